@@ -1,0 +1,37 @@
+"""ebssim: simulate Amazon EBS volume performance over time.
+
+>>> import ebssim
+>>> r = ebssim.simulate(ebssim.gp2(100), ebssim.ClosedLoop(in_flight=32, io_size="4k"), duration_s=2700)
+>>> r.cliff_time_s
+2000.0
+"""
+
+from __future__ import annotations
+
+from .burst import burst_duration_s, cliff_time_s, refill_time_s
+from .plot import plot
+from .simulation import BOUND_NAMES, RunResult, Simulation, VolumeResult, simulate
+from .volumes import VOLUME_TYPES, Volume, gp2, gp3
+from .workloads import ClosedLoop, Idle, OpenLoop, Workload
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BOUND_NAMES",
+    "VOLUME_TYPES",
+    "ClosedLoop",
+    "Idle",
+    "OpenLoop",
+    "RunResult",
+    "Simulation",
+    "Volume",
+    "VolumeResult",
+    "Workload",
+    "burst_duration_s",
+    "cliff_time_s",
+    "gp2",
+    "gp3",
+    "plot",
+    "refill_time_s",
+    "simulate",
+]

@@ -1,0 +1,298 @@
+"""Running simulations and reading their results."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Union, overload
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _core
+from .volumes import Volume
+from .workloads import Idle, OpenLoop, Workload, _steps
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["simulate", "Simulation", "VolumeResult", "RunResult", "BOUND_NAMES"]
+
+#: Names of the codes in :attr:`VolumeResult.bound`, by code.
+BOUND_NAMES = ("demand", "volume_iops", "volume_throughput")
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class VolumeResult:
+    """Per-step outputs of one volume over one run (numpy arrays, one entry per step).
+
+    ``time_s[k]`` is the start of step ``k``; rates are averages over the step.
+    """
+
+    volume: Volume
+    workload: Workload
+    t0_s: float
+    dt_s: float
+    n_steps: int
+    """Steps in the run (the arrays are empty when the run was not recorded)."""
+    iops: FloatArray
+    """Application I/Os completed per second."""
+    ebs_iops: FloatArray
+    """EBS-counted operations per second (256 KiB units on SSD)."""
+    throughput_mib_s: FloatArray
+    credits: FloatArray
+    """I/O credits at the end of each step."""
+    queue_length: FloatArray
+    """Mean I/Os outstanding (waiting + in service)."""
+    latency_s: FloatArray
+    """Mean latency of the I/Os completed in the step (NaN where none completed)."""
+    bound: npt.NDArray[np.uint8]
+    """Which limit held the volume back: index into :data:`BOUND_NAMES`."""
+    totals: Dict[str, Any]
+
+    @property
+    def time_s(self) -> FloatArray:
+        return self.t0_s + self.dt_s * np.arange(self.iops.shape[0], dtype=np.float64)
+
+    @property
+    def latency_ms(self) -> FloatArray:
+        return self.latency_s * 1e3
+
+    @property
+    def burst_balance_pct(self) -> FloatArray:
+        """CloudWatch's BurstBalance: credits left as a percentage (NaN for types without a bucket)."""
+        cap = self.volume.credit_capacity
+        if cap <= 0:
+            return np.full(self.credits.shape[0], np.nan)
+        return self.credits * (100.0 / cap)
+
+    @property
+    def cliff_time_s(self) -> Optional[float]:
+        """When the credit bucket first ran dry in this run, seconds (None: it never did)."""
+        t = float(self.totals["cliff_time_s"])
+        return None if math.isnan(t) else t
+
+    @property
+    def burst_balance_end_pct(self) -> Optional[float]:
+        """BurstBalance at the end of the run (None for types without a bucket)."""
+        cap = self.volume.credit_capacity
+        return float(self.totals["credits_end"]) * 100.0 / cap if cap > 0 else None
+
+    @property
+    def mean_iops(self) -> float:
+        return float(self.totals["served_ops"]) / (self.n_steps * self.dt_s) if self.n_steps else math.nan
+
+    @property
+    def mean_latency_ms(self) -> float:
+        """Mean latency over the run, weighted by the I/Os that completed."""
+        ops = float(self.totals["served_ops"])
+        return float(self.totals["latency_ops_s"]) / ops * 1e3 if ops > 0 else math.nan
+
+    def window(self, start_s: float, end_s: float) -> Dict[str, float]:
+        """Mean IOPS, throughput and I/O-weighted mean latency for steps starting in [start_s, end_s)."""
+        t = self.time_s
+        sel = (t >= start_s) & (t < end_s)
+        ops = self.iops[sel] * self.dt_s
+        done = ops > 0
+        served = float(ops.sum())
+        lat = float((self.latency_s[sel][done] * ops[done]).sum() / served) if served > 0 else math.nan
+        return {
+            "iops": float(self.iops[sel].mean()) if sel.any() else math.nan,
+            "throughput_mib_s": float(self.throughput_mib_s[sel].mean()) if sel.any() else math.nan,
+            "latency_ms": lat * 1e3,
+        }
+
+    def summary(self) -> Dict[str, Any]:
+        """The run in a few numbers."""
+        steps = self.totals["steps_bound"]
+        n = max(1, self.n_steps)
+        return {
+            "volume": str(self.volume),
+            "workload": str(self.workload),
+            "mean_iops": self.mean_iops,
+            "mean_latency_ms": self.mean_latency_ms,
+            "cliff_time_s": self.cliff_time_s,
+            "burst_balance_end_pct": self.burst_balance_end_pct,
+            "throttled_fraction": {name: steps[i] / n for i, name in enumerate(BOUND_NAMES)},
+            "backlog_ops_end": float(self.totals["backlog_ops"]),
+        }
+
+    def to_pandas(self) -> "pd.DataFrame":
+        """A DataFrame indexed by ``time_s`` with one column per output."""
+        import pandas as pd
+
+        df = pd.DataFrame(
+            {
+                "iops": self.iops,
+                "ebs_iops": self.ebs_iops,
+                "throughput_mib_s": self.throughput_mib_s,
+                "credits": self.credits,
+                "burst_balance_pct": self.burst_balance_pct,
+                "queue_length": self.queue_length,
+                "latency_ms": self.latency_ms,
+                "bound": pd.Categorical.from_codes(self.bound.astype(np.int8), categories=list(BOUND_NAMES)),
+            },
+            index=pd.Index(self.time_s, name="time_s"),
+        )
+        return df
+
+    def __repr__(self) -> str:
+        cliff = self.cliff_time_s
+        c = f"cliff at {cliff:.0f} s" if cliff is not None else "no cliff"
+        return (
+            f"<VolumeResult {self.volume}: {self.n_steps} steps of {self.dt_s:g} s, "
+            f"{self.mean_iops:.0f} IOPS mean, {self.mean_latency_ms:.2f} ms mean latency, {c}>"
+        )
+
+
+class RunResult(Sequence[VolumeResult]):
+    """The results of one run, one :class:`VolumeResult` per volume."""
+
+    def __init__(self, results: List[VolumeResult]) -> None:
+        self._results = results
+
+    @overload
+    def __getitem__(self, i: int) -> VolumeResult: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[VolumeResult]: ...
+    def __getitem__(self, i: Union[int, slice]) -> Union[VolumeResult, Sequence[VolumeResult]]:
+        return self._results[i]
+
+    def __len__(self) -> int:
+        return len(self._results)
+
+    def __iter__(self) -> Iterator[VolumeResult]:
+        return iter(self._results)
+
+    def to_pandas(self) -> "pd.DataFrame":
+        """One long DataFrame: a ``volume`` column (position) plus every output column."""
+        import pandas as pd
+
+        frames = [r.to_pandas().reset_index().assign(volume=i) for i, r in enumerate(self._results)]
+        return pd.concat(frames, ignore_index=True)
+
+    def __repr__(self) -> str:
+        return "RunResult([\n  " + ",\n  ".join(repr(r) for r in self._results) + "\n])"
+
+
+class Simulation:
+    """Volumes stepped together with a fixed step ``dt``. State (credits, backlog, clock) carries
+    from one :meth:`run` to the next, so phases and rests are consecutive runs.
+
+    >>> sim = Simulation([gp2(100)])
+    >>> burst = sim.run([ClosedLoop(32, "4k")], duration_s=2700)
+    >>> rest = sim.rest(600)   # earns 300 credits per second
+    """
+
+    def __init__(self, volumes: Sequence[Volume], dt: float = 1.0) -> None:
+        vols = list(volumes)
+        if not vols:
+            raise ValueError("volumes is empty: a simulation needs at least one volume")
+        for i, v in enumerate(vols):
+            if not isinstance(v, Volume):
+                raise ValueError(f"volumes[{i}] must be an ebssim.Volume, got {type(v).__name__}")
+        _steps(dt, dt)  # validates dt
+        self.volumes = vols
+        self.dt = float(dt)
+        self._sim = _core.Simulation([v._spec() for v in vols], self.dt)
+
+    @property
+    def time_s(self) -> float:
+        """Simulated time so far."""
+        return float(self._sim.time_s)
+
+    def credits(self, i: int = 0) -> float:
+        return float(self._sim.credits(i))
+
+    def run(
+        self, workloads: Sequence[Workload], duration_s: Optional[float] = None, *, record: bool = True
+    ) -> RunResult:
+        """Advance the simulation with one workload per volume.
+
+        ``duration_s`` may be omitted when an :class:`OpenLoop` trace sets the length. The
+        compiled loop runs with the GIL released.
+        """
+        ws = list(workloads)
+        if len(ws) != len(self.volumes):
+            raise ValueError(f"workloads has {len(ws)} entries but the simulation has {len(self.volumes)} volumes")
+        n = self._n_steps(ws, duration_s)
+        raw = self._sim.run([w._native for w in ws], n, record)
+        out = []
+        for i, (v, w) in enumerate(zip(self.volumes, ws)):
+            s = raw["series"][i] if record else _empty_series()
+            out.append(
+                VolumeResult(
+                    volume=v,
+                    workload=w,
+                    t0_s=float(raw["t0_s"]),
+                    dt_s=float(raw["dt_s"]),
+                    n_steps=int(raw["n_steps"]),
+                    totals=raw["totals"][i],
+                    **s,
+                )
+            )
+        return RunResult(out)
+
+    def rest(self, duration_s: float, *, record: bool = True) -> RunResult:
+        """Let every volume idle for ``duration_s`` (gp2 earns credits)."""
+        return self.run([Idle() for _ in self.volumes], duration_s, record=record)
+
+    def _n_steps(self, ws: List[Workload], duration_s: Optional[float]) -> int:
+        trace_steps = {w.n_steps for w in ws if isinstance(w, OpenLoop)}
+        if len(trace_steps) > 1:
+            raise ValueError(f"open-loop traces have different lengths {sorted(trace_steps)}: they must match")
+        if duration_s is None:
+            if not trace_steps:
+                raise ValueError("duration_s is required unless an OpenLoop trace sets the length")
+            return trace_steps.pop()
+        n = _steps(duration_s, self.dt)
+        if trace_steps and n != next(iter(trace_steps)):
+            raise ValueError(
+                f"duration_s={duration_s!r} is {n} steps of dt={self.dt:g} but the trace has "
+                f"{next(iter(trace_steps))} steps"
+            )
+        return n
+
+    def __repr__(self) -> str:
+        vols = ", ".join(str(v) for v in self.volumes)
+        return f"<Simulation t={self.time_s:g} s, dt={self.dt:g} s: {vols}>"
+
+
+def _empty_series() -> Dict[str, Any]:
+    e = np.empty(0)
+    return {
+        "iops": e,
+        "ebs_iops": e,
+        "throughput_mib_s": e,
+        "credits": e,
+        "queue_length": e,
+        "latency_s": e,
+        "bound": np.empty(0, dtype=np.uint8),
+    }
+
+
+def simulate(
+    volume: Volume,
+    workload: Workload,
+    duration_s: Optional[float] = None,
+    *,
+    dt: float = 1.0,
+    record: bool = True,
+) -> VolumeResult:
+    """Run one workload on one fresh volume and return its per-step results.
+
+    Parameters
+    ----------
+    volume : Volume
+        For example ``ebssim.gp2(100)``.
+    workload : ClosedLoop, OpenLoop or Idle
+    duration_s : float, optional
+        Length of the run; optional for an OpenLoop trace (its length sets it).
+    dt : float
+        Step in seconds (default 1; finer steps such as 0.001 resolve sub-second behaviour).
+    record : bool
+        Keep per-step arrays (default). ``False`` keeps only the totals, for speed.
+    """
+    return Simulation([volume], dt=dt).run([workload], duration_s, record=record)[0]

@@ -1,0 +1,177 @@
+"""Workloads: what a volume is asked to do during a run."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _core
+from ._units import SizeLike, parse_size
+
+__all__ = ["ClosedLoop", "OpenLoop", "Idle", "Workload", "PATTERNS"]
+
+PATTERNS = ("random", "sequential")
+
+
+def _check_pattern(pattern: str) -> bool:
+    if pattern not in PATTERNS:
+        raise ValueError(f"pattern={pattern!r} must be one of {', '.join(PATTERNS)}")
+    return pattern == "sequential"
+
+
+def _service_time_s(service_time_ms: Optional[float]) -> float:
+    if service_time_ms is None:
+        return math.nan
+    st = float(service_time_ms)
+    if not math.isfinite(st) or st <= 0:
+        raise ValueError(f"service_time_ms={service_time_ms!r} must be a positive, finite number of ms")
+    return st / 1e3
+
+
+@dataclass(frozen=True)
+class ClosedLoop:
+    """``in_flight`` I/Os always outstanding, as fio keeps ``numjobs x iodepth`` in flight.
+
+    The volume completes ``min(in_flight / service_time, limits)`` I/Os per second; when a
+    limit binds, I/Os wait, so mean latency is ``in_flight / completion rate`` (Little's law).
+
+    Parameters
+    ----------
+    in_flight : float
+        I/Os outstanding at all times (queue depth). Sync engines such as psync keep one per job.
+    io_size : int, float or str
+        Size of each I/O: bytes, or a string such as ``"4k"`` or ``"1MiB"``.
+    read_fraction : float
+        Share of I/Os that are reads, 0..1.
+    pattern : {"random", "sequential"}
+        Sequential small I/Os merge into 256 KiB EBS operations; random ones count one each.
+    service_time_ms : float, optional
+        Unloaded service time; default from the volume's latency model.
+    """
+
+    in_flight: float = 1
+    io_size: SizeLike = 4096
+    read_fraction: float = 1.0
+    pattern: str = "random"
+    service_time_ms: Optional[float] = None
+    _native: Any = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        sequential = _check_pattern(self.pattern)
+        native = _core.ClosedLoop(
+            float(self.in_flight),
+            parse_size(self.io_size),
+            read_fraction=float(self.read_fraction),
+            sequential=sequential,
+            service_time_s=_service_time_s(self.service_time_ms),
+        )
+        object.__setattr__(self, "_native", native)
+
+    @property
+    def io_bytes(self) -> float:
+        return parse_size(self.io_size)
+
+    def __str__(self) -> str:
+        size = self.io_bytes
+        size_s = f"{size / 2**20:g} MiB" if size >= 2**20 else f"{size / 1024:g} KiB"
+        kind = "reads" if self.read_fraction == 1 else "writes" if self.read_fraction == 0 else "I/O"
+        return f"{size_s} {self.pattern} {kind} at queue depth {self.in_flight:g}"
+
+
+@dataclass(frozen=True, eq=False)
+class OpenLoop:
+    """A trace: I/Os and bytes arriving in each step. Demand above the limits queues and is
+    served later (FIFO, work-conserving), which shows as queue length and latency.
+
+    Parameters
+    ----------
+    ops : array_like
+        I/Os arriving in each step (length = number of steps).
+    bytes : array_like
+        Bytes arriving in each step (same length).
+    read_fraction, pattern, service_time_ms
+        As for :class:`ClosedLoop`.
+    """
+
+    ops: npt.NDArray[np.float64]
+    bytes: npt.NDArray[np.float64]
+    read_fraction: float = 1.0
+    pattern: str = "random"
+    service_time_ms: Optional[float] = None
+    _native: Any = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        sequential = _check_pattern(self.pattern)
+        ops = _as_series(self.ops, "ops")
+        nbytes = _as_series(self.bytes, "bytes")
+        object.__setattr__(self, "ops", ops)
+        object.__setattr__(self, "bytes", nbytes)
+        native = _core.OpenLoop(
+            ops,
+            nbytes,
+            read_fraction=float(self.read_fraction),
+            sequential=sequential,
+            service_time_s=_service_time_s(self.service_time_ms),
+        )
+        object.__setattr__(self, "_native", native)
+
+    @classmethod
+    def constant(
+        cls, iops: float, io_size: SizeLike, duration_s: float, *, dt: float = 1.0, **kwargs: Any
+    ) -> "OpenLoop":
+        """A constant arrival rate of ``iops`` I/Os of ``io_size`` for ``duration_s``."""
+        n = _steps(duration_s, dt)
+        size = parse_size(io_size)
+        ops = np.full(n, float(iops) * dt)
+        return cls(ops, ops * size, **kwargs)
+
+    @property
+    def n_steps(self) -> int:
+        return int(self.ops.shape[0])
+
+    def __str__(self) -> str:
+        return f"open-loop trace of {self.n_steps} steps ({self.ops.sum():.4g} I/Os)"
+
+
+def _as_series(x: Any, name: str) -> npt.NDArray[np.float64]:
+    try:
+        a = np.ascontiguousarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{name} must be a 1-D array of numbers: {e}") from None
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {a.shape}")
+    return a
+
+
+@dataclass(frozen=True)
+class Idle:
+    """The volume rests: no new I/O; gp2 earns credits; a queued backlog still drains."""
+
+    _native: Any = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_native", _core.Idle())
+
+    def __str__(self) -> str:
+        return "idle"
+
+
+Workload = Union[ClosedLoop, OpenLoop, Idle]
+
+
+def _steps(duration_s: float, dt: float) -> int:
+    """Whole number of steps in ``duration_s``; a clear error otherwise."""
+    d = float(duration_s)
+    step = float(dt)
+    if not math.isfinite(step) or step <= 0:
+        raise ValueError(f"dt={dt!r} must be a positive, finite number of seconds")
+    if not math.isfinite(d) or d <= 0:
+        raise ValueError(f"duration_s={duration_s!r} must be a positive, finite number of seconds")
+    n = round(d / step)
+    if n < 1 or abs(n * step - d) > 1e-9 * max(1.0, d):
+        raise ValueError(f"duration_s={duration_s!r} is not a whole number of steps of dt={dt!r}")
+    return int(n)

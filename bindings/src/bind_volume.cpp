@@ -1,0 +1,55 @@
+#include <string>
+
+#include "ebssim/burst.hpp"
+#include "ebssim/volume.hpp"
+#include "ebssim/workload.hpp"
+#include "pybind.hpp"
+
+using namespace ebssim;
+
+void bind_volume(py::module_& m) {
+    py::class_<VolumeParams>(m, "VolumeParams")
+        .def_property_readonly("type", [](const VolumeParams& p) { return std::string(to_string(p.type)); })
+        .def_readonly("size_gib", &VolumeParams::size_gib)
+        .def_readonly("io_unit_bytes", &VolumeParams::io_unit_bytes)
+        .def_readonly("baseline_iops", &VolumeParams::baseline_iops)
+        .def_readonly("burst_iops", &VolumeParams::burst_iops)
+        .def_readonly("credit_capacity", &VolumeParams::credit_capacity)
+        .def_readonly("initial_credits", &VolumeParams::initial_credits)
+        .def_readonly("tput_burst_bytes_s", &VolumeParams::tput_burst_bytes_s)
+        .def_readonly("tput_base_bytes_s", &VolumeParams::tput_base_bytes_s)
+        .def_readonly("latency_s", &VolumeParams::latency_s)
+        .def_readonly("transfer_bytes_s", &VolumeParams::transfer_bytes_s)
+        .def("service_time_s", &VolumeParams::service_time_s, py::arg("io_bytes"));
+
+    py::class_<VolumeSpec>(m, "VolumeSpec")
+        .def(py::init([](const std::string& type, double size_gib, double iops, double throughput_mib_s,
+                         double burst_balance_pct, double latency_ms, double transfer_mib_s) {
+                 return VolumeSpec{parse_volume_type(type), size_gib,   iops,          throughput_mib_s,
+                                   burst_balance_pct,       latency_ms, transfer_mib_s};
+             }),
+             py::arg("type"), py::arg("size_gib"), py::arg("iops") = unset, py::arg("throughput_mib_s") = unset,
+             py::arg("burst_balance_pct") = unset, py::arg("latency_ms") = unset,
+             py::arg("transfer_mib_s") = unset)
+        .def_property_readonly("type", [](const VolumeSpec& s) { return std::string(to_string(s.type)); })
+        .def_readonly("size_gib", &VolumeSpec::size_gib)
+        .def_readonly("iops", &VolumeSpec::iops)
+        .def_readonly("throughput_mib_s", &VolumeSpec::throughput_mib_s)
+        .def_readonly("burst_balance_pct", &VolumeSpec::burst_balance_pct)
+        .def_readonly("latency_ms", &VolumeSpec::latency_ms)
+        .def_readonly("transfer_mib_s", &VolumeSpec::transfer_mib_s);
+
+    m.def("make_volume", &make_volume, py::arg("spec"),
+          "Validate a volume against AWS's rules and return its limit parameters.");
+
+    m.def("burst_duration_s", &burst_duration_s, py::arg("params"), py::arg("counted_iops"),
+          py::arg("credits") = unset);
+    m.def("refill_time_s", &refill_time_s, py::arg("params"), py::arg("counted_iops") = 0.0,
+          py::arg("credits") = unset);
+    m.def(
+        "counted_ops_per_io",
+        [](double io_bytes, double unit_bytes, bool sequential) {
+            return counted_ops_per_io(io_bytes, unit_bytes, sequential ? Pattern::sequential : Pattern::random);
+        },
+        py::arg("io_bytes"), py::arg("unit_bytes"), py::arg("sequential"));
+}

@@ -1,0 +1,10 @@
+#pragma once
+/// \file ebssim.hpp
+/// Everything public in libebssim.
+
+#include "ebssim/burst.hpp"
+#include "ebssim/engine.hpp"
+#include "ebssim/error.hpp"
+#include "ebssim/units.hpp"
+#include "ebssim/volume.hpp"
+#include "ebssim/workload.hpp"

@@ -1,0 +1,48 @@
+#pragma once
+/// \file workload.hpp
+/// What a volume is asked to do during a run: nothing (rest), a closed loop (fio-like, a fixed
+/// number of I/Os in flight) or an open loop (a trace of demanded ops and bytes per step).
+
+#include <cstdint>
+#include <span>
+#include <variant>
+
+#include "ebssim/volume.hpp"
+
+namespace ebssim {
+
+/// Random I/Os are counted one by one; physically sequential ones merge up to the counting unit.
+enum class Pattern : std::uint8_t { random, sequential };
+
+/// The volume rests: no new I/O (a backlog left by an earlier trace still drains).
+struct Idle {};
+
+/// N I/Os always in flight (numjobs x iodepth). Completes min(N / service_time, limits) I/Os per second.
+struct ClosedLoop {
+    double in_flight = 1;           ///< I/Os outstanding at all times
+    double io_bytes = 4096;         ///< size of each I/O, bytes
+    double read_fraction = 1.0;     ///< share of I/Os that are reads, 0..1
+    Pattern pattern = Pattern::random;
+    double service_time_s = unset;  ///< unloaded service time; default from the volume's latency model
+};
+
+/// Demanded application ops and bytes per step. Demand above the limits queues (FIFO,
+/// work-conserving) and is served in later steps. The spans must outlive the run.
+struct OpenLoop {
+    std::span<const double> ops;    ///< I/Os arriving in each step
+    std::span<const double> bytes;  ///< bytes arriving in each step
+    double read_fraction = 1.0;
+    Pattern pattern = Pattern::random;
+    double service_time_s = unset;  ///< default: the volume's model at the step's mean I/O size
+};
+
+using Workload = std::variant<Idle, ClosedLoop, OpenLoop>;
+
+/// EBS-counted operations per application I/O of the given size: random I/Os count
+/// ceil(size / unit) (at least 1); sequential ones merge, counting size / unit.
+double counted_ops_per_io(double io_bytes, double unit_bytes, Pattern pattern) noexcept;
+
+/// Check a workload against a run of n_steps; throws ConfigError naming the field and value.
+void validate_workload(const Workload& w, std::int64_t n_steps);
+
+}  // namespace ebssim

@@ -1,0 +1,76 @@
+#include "ebssim/workload.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "ebssim/error.hpp"
+#include "validate.hpp"
+
+namespace ebssim {
+
+double counted_ops_per_io(double io_bytes, double unit_bytes, Pattern pattern) noexcept {
+    double units = io_bytes / unit_bytes;
+    if (pattern == Pattern::sequential) return units;
+    // A tiny tolerance so that 256 KiB counts as 1, not 2, after floating-point division.
+    double whole = std::ceil(units - 1e-9);
+    return whole < 1.0 ? 1.0 : whole;
+}
+
+namespace {
+
+using detail::require_finite;
+using detail::require_positive;
+
+void check_read_fraction(double rf) {
+    require_finite(rf, "read_fraction");
+    if (rf < 0 || rf > 1) throw ConfigError(fmt::format("read_fraction={} must be between 0 and 1", rf));
+}
+
+void check_service_time(double st) {
+    if (std::isnan(st)) return;  // default
+    require_positive(st, "service_time_s");
+}
+
+void check_series(std::span<const double> xs, std::string_view field) {
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+        double x = xs[i];
+        if (!std::isfinite(x) || x < 0) {
+            throw ConfigError(fmt::format("{}[{}]={} must be finite and >= 0", field, i, x));
+        }
+    }
+}
+
+}  // namespace
+
+void validate_workload(const Workload& w, std::int64_t n_steps) {
+    if (const auto* c = std::get_if<ClosedLoop>(&w)) {
+        require_positive(c->in_flight, "in_flight");
+        require_positive(c->io_bytes, "io_bytes");
+        if (c->io_bytes > 1024.0 * 1024.0 * 1024.0) {
+            throw ConfigError(fmt::format("io_bytes={} exceeds the 1 GiB limit on one I/O", c->io_bytes));
+        }
+        check_read_fraction(c->read_fraction);
+        check_service_time(c->service_time_s);
+    } else if (const auto* o = std::get_if<OpenLoop>(&w)) {
+        if (o->ops.size() != o->bytes.size()) {
+            throw ConfigError(fmt::format("ops has {} steps but bytes has {}: the arrays must have the same length",
+                                          o->ops.size(), o->bytes.size()));
+        }
+        if (static_cast<std::int64_t>(o->ops.size()) != n_steps) {
+            throw ConfigError(fmt::format("ops has {} steps but the run has n_steps={}", o->ops.size(), n_steps));
+        }
+        check_series(o->ops, "ops");
+        check_series(o->bytes, "bytes");
+        for (std::size_t i = 0; i < o->ops.size(); ++i) {
+            if (o->ops[i] == 0 && o->bytes[i] > 0) {
+                throw ConfigError(fmt::format("bytes[{}]={} with ops[{}]=0: bytes need at least one I/O", i,
+                                              o->bytes[i], i));
+            }
+        }
+        check_read_fraction(o->read_fraction);
+        check_service_time(o->service_time_s);
+    }
+}
+
+}  // namespace ebssim
