@@ -57,36 +57,48 @@ def plot(
 
     fig = Figure(figsize=figsize, layout="constrained")
     ax_iops, ax_bb, ax_lat = fig.subplots(3, 1, sharex=True)
-    for r, label in zip(rs, labels):
+    styles = ["-", "--", ":", "-."]
+    no_bucket = []
+    for j, (r, label) in enumerate(zip(rs, labels)):
         t = r.time_s / scale[time_unit]
-        (line,) = ax_iops.plot(t, r.iops, label=label, lw=1.5)
+        # Distinct line styles keep identical series (e.g. two volumes before a cliff) visible.
+        ls = styles[j % len(styles)]
+        (line,) = ax_iops.plot(t, r.iops, label=label, lw=1.6, ls=ls, zorder=3 - 0.1 * j)
         color = line.get_color()
         bb = r.burst_balance_pct
-        if not np.all(np.isnan(bb)):
-            ax_bb.plot(t, bb, color=color, lw=1.5, label=label)
-        ax_lat.plot(t, r.latency_ms, color=color, lw=1.5, label=label)
+        if np.all(np.isnan(bb)):
+            no_bucket.append(label)
+        else:
+            ax_bb.plot(t, bb, color=color, lw=1.6, ls=ls)
+        ax_lat.plot(t, r.latency_ms, color=color, lw=1.6, ls=ls)
         cliff = r.cliff_time_s
         if cliff is not None:
             for ax in (ax_iops, ax_bb, ax_lat):
                 ax.axvline(cliff / scale[time_unit], color=color, ls=":", lw=1)
             ax_iops.annotate(
-                f"cliff {cliff:.0f} s",
+                f"cliff at {cliff:.0f} s",
                 (cliff / scale[time_unit], float(np.nanmax(r.iops))),
-                xytext=(4, -12),
+                xytext=(5, -14),
                 textcoords="offset points",
                 color=color,
                 fontsize=8,
+                bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none", "alpha": 0.85},
+                zorder=5,
             )
     ax_iops.set_ylabel("IOPS")
-    ax_iops.set_ylim(bottom=0)
-    ax_iops.legend(loc="upper right", fontsize=8)
+    ax_iops.set_ylim(0, 1.15 * max(float(np.nanmax(r.iops)) if r.iops.size else 1.0 for r in rs))
     ax_bb.set_ylabel("BurstBalance %")
     ax_bb.set_ylim(-3, 103)
+    if no_bucket:
+        ax_bb.text(0.99, 0.94, "no credit bucket: " + ", ".join(no_bucket), transform=ax_bb.transAxes,
+                   ha="right", va="top", fontsize=8, color="0.35")
     ax_lat.set_ylabel("mean latency (ms)")
     ax_lat.set_ylim(bottom=0)
     ax_lat.set_xlabel(f"time ({time_unit})")
     for ax in (ax_iops, ax_bb, ax_lat):
         ax.grid(True, alpha=0.3)
+    # The legend sits above the panels, where it cannot cover data.
+    fig.legend(loc="outside upper center", ncols=min(len(rs), 3), fontsize=8, frameon=False)
     if title:
-        fig.suptitle(title)
+        ax_iops.set_title(title, fontsize=11)
     return fig
