@@ -145,13 +145,17 @@ void kernel(const VolumeParams& p, double& credits, double& b_ops, double& b_byt
             double c = pool - served_cnt;
             c = c < 0 ? 0 : (c > cap_credits ? cap_credits : c);
             credits = c;
-            if (!cliff_seen && before > 0 && c <= 0) {
-                cliff_seen = true;
+            // A cliff: the bucket runs dry in this step, or starts the run dry under demand that
+            // wants more than the baseline.
+            if (!cliff_seen && c <= 0 && (before > 0 || k == 0)) {
                 // Interpolate inside the step: the bucket drained at the rate the demand asked for.
                 double wanted = std::min({av_cnt, burst_cap, f_bytes < 1.0 ? f_bytes * av_cnt : inf});
                 double spend = wanted - earned;
-                double frac = spend > 0 ? std::min(1.0, before / spend) : 1.0;
-                tot.cliff_time_s = t0 + (static_cast<double>(k) + frac) * dt;
+                if (before > 0 || spend > 0) {
+                    cliff_seen = true;
+                    double frac = spend > 0 ? std::min(1.0, before / spend) : 1.0;
+                    tot.cliff_time_s = t0 + (static_cast<double>(k) + frac) * dt;
+                }
             }
         }
 

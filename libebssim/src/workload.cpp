@@ -35,8 +35,10 @@ void check_service_time(double st) {
 void check_series(std::span<const double> xs, std::string_view field) {
     for (std::size_t i = 0; i < xs.size(); ++i) {
         double x = xs[i];
-        if (!std::isfinite(x) || x < 0) {
-            throw ConfigError(fmt::format("{}[{}]={} must be finite and >= 0", field, i, x));
+        // The upper bound keeps sums finite; it is far above what any volume can serve.
+        if (!std::isfinite(x) || x < 0 || x > max_demand_per_step) {
+            throw ConfigError(fmt::format("{}[{}]={} must be finite, >= 0 and <= {:g} per step", field, i, x,
+                                          max_demand_per_step));
         }
     }
 }

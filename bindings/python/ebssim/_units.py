@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from typing import Union
 
@@ -35,7 +36,7 @@ def parse_size(value: SizeLike, field: str = "io_size") -> float:
     """
     if isinstance(value, bool):
         raise ValueError(f"{field}={value!r} must be a size in bytes or a string like '4k'")
-    if isinstance(value, (int, float)):
+    if isinstance(value, numbers.Real):  # int, float and numpy scalars
         size = float(value)
     elif isinstance(value, str):
         m = _SIZE_RE.match(value)

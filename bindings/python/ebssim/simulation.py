@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from . import _core
 from .volumes import Volume
-from .workloads import Idle, OpenLoop, Workload, _steps
+from .workloads import ClosedLoop, Idle, OpenLoop, Workload, _steps
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -70,7 +70,9 @@ class VolumeResult:
 
     @property
     def cliff_time_s(self) -> Optional[float]:
-        """When the credit bucket first ran dry in this run, seconds (None: it never did)."""
+        """When the credit bucket first ran dry in this run (None: it never did), in simulated
+        seconds since the Simulation started, like :attr:`time_s`. A bucket that starts empty
+        under demand above baseline has its cliff at the start of the run."""
         t = float(self.totals["cliff_time_s"])
         return None if math.isnan(t) else t
 
@@ -92,6 +94,8 @@ class VolumeResult:
 
     def window(self, start_s: float, end_s: float) -> Dict[str, float]:
         """Mean IOPS, throughput and I/O-weighted mean latency for steps starting in [start_s, end_s)."""
+        if self.iops.shape[0] != self.n_steps:
+            raise ValueError("this result was run with record=False and has no per-step series")
         t = self.time_s
         sel = (t >= start_s) & (t < end_s)
         ops = self.iops[sel] * self.dt_s
@@ -217,6 +221,9 @@ class Simulation:
         ws = list(workloads)
         if len(ws) != len(self.volumes):
             raise ValueError(f"workloads has {len(ws)} entries but the simulation has {len(self.volumes)} volumes")
+        for i, w in enumerate(ws):
+            if not isinstance(w, (ClosedLoop, OpenLoop, Idle)):
+                raise ValueError(f"workloads[{i}]={w!r} must be a ClosedLoop, OpenLoop or Idle")
         n = self._n_steps(ws, duration_s)
         raw = self._sim.run([w._native for w in ws], n, record)
         out = []

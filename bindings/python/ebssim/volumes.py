@@ -13,8 +13,17 @@ __all__ = ["Volume", "gp2", "gp3", "VOLUME_TYPES"]
 VOLUME_TYPES = ("gp2", "gp3")
 
 
-def _nan(x: Optional[float]) -> float:
-    return math.nan if x is None else float(x)
+def _opt(x: Optional[float], field: str) -> float:
+    """None means "AWS's default" (NaN for the core); a NaN the caller passed is an error."""
+    if x is None:
+        return math.nan
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        raise ValueError(f"{field}={x!r} must be a number") from None
+    if math.isnan(v):
+        raise ValueError(f"{field}=nan must be a finite number (omit it, or pass None, for the default)")
+    return v
 
 
 @dataclass(frozen=True)
@@ -57,12 +66,12 @@ class Volume:
     def _spec(self) -> _core.VolumeSpec:
         return _core.VolumeSpec(
             self.type,
-            float(self.size_gib),
-            iops=_nan(self.iops),
-            throughput_mib_s=_nan(self.throughput_mib_s),
-            burst_balance_pct=_nan(self.burst_balance_pct),
-            latency_ms=_nan(self.latency_ms),
-            transfer_mib_s=_nan(self.transfer_mib_s),
+            _opt(self.size_gib, "size_gib"),
+            iops=_opt(self.iops, "iops"),
+            throughput_mib_s=_opt(self.throughput_mib_s, "throughput_mib_s"),
+            burst_balance_pct=_opt(self.burst_balance_pct, "burst_balance_pct"),
+            latency_ms=_opt(self.latency_ms, "latency_ms"),
+            transfer_mib_s=_opt(self.transfer_mib_s, "transfer_mib_s"),
         )
 
     @property

@@ -16,11 +16,24 @@ __all__ = ["ClosedLoop", "OpenLoop", "Idle", "Workload", "PATTERNS"]
 
 PATTERNS = ("random", "sequential")
 
+#: Largest demand per step the core accepts (ops or bytes), far above any EBS volume, so sums stay finite.
+MAX_PER_STEP = 1e15
+
 
 def _check_pattern(pattern: str) -> bool:
     if pattern not in PATTERNS:
         raise ValueError(f"pattern={pattern!r} must be one of {', '.join(PATTERNS)}")
     return pattern == "sequential"
+
+
+def _check_read_fraction(rf: float) -> float:
+    try:
+        v = float(rf)
+    except (TypeError, ValueError):
+        raise ValueError(f"read_fraction={rf!r} must be a number between 0 and 1") from None
+    if not 0.0 <= v <= 1.0:  # also rejects NaN
+        raise ValueError(f"read_fraction={rf!r} must be between 0 and 1")
+    return v
 
 
 def _service_time_s(service_time_ms: Optional[float]) -> float:
@@ -62,10 +75,16 @@ class ClosedLoop:
 
     def __post_init__(self) -> None:
         sequential = _check_pattern(self.pattern)
+        try:
+            in_flight = float(self.in_flight)
+        except (TypeError, ValueError):
+            raise ValueError(f"in_flight={self.in_flight!r} must be a number of I/Os") from None
+        if not (math.isfinite(in_flight) and in_flight > 0):
+            raise ValueError(f"in_flight={self.in_flight!r} must be a positive, finite number of I/Os")
         native = _core.ClosedLoop(
-            float(self.in_flight),
+            in_flight,
             parse_size(self.io_size),
-            read_fraction=float(self.read_fraction),
+            read_fraction=_check_read_fraction(self.read_fraction),
             sequential=sequential,
             service_time_s=_service_time_s(self.service_time_ms),
         )
@@ -85,7 +104,7 @@ class ClosedLoop:
 @dataclass(frozen=True, eq=False)
 class OpenLoop:
     """A trace: I/Os and bytes arriving in each step. Demand above the limits queues and is
-    served later (FIFO, work-conserving), which shows as queue length and latency.
+    served later (a work-conserving fluid queue), which shows as queue length and latency.
 
     Parameters
     ----------
@@ -108,12 +127,16 @@ class OpenLoop:
         sequential = _check_pattern(self.pattern)
         ops = _as_series(self.ops, "ops")
         nbytes = _as_series(self.bytes, "bytes")
+        if ops.shape != nbytes.shape:
+            raise ValueError(
+                f"ops has {ops.shape[0]} steps but bytes has {nbytes.shape[0]}: the arrays must have the same length"
+            )
         object.__setattr__(self, "ops", ops)
         object.__setattr__(self, "bytes", nbytes)
         native = _core.OpenLoop(
             ops,
             nbytes,
-            read_fraction=float(self.read_fraction),
+            read_fraction=_check_read_fraction(self.read_fraction),
             sequential=sequential,
             service_time_s=_service_time_s(self.service_time_ms),
         )
@@ -144,6 +167,10 @@ def _as_series(x: Any, name: str) -> npt.NDArray[np.float64]:
         raise ValueError(f"{name} must be a 1-D array of numbers: {e}") from None
     if a.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {a.shape}")
+    bad = ~(np.isfinite(a) & (a >= 0) & (a <= MAX_PER_STEP))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"{name}[{i}]={float(a[i])!r} must be finite, >= 0 and <= {MAX_PER_STEP:g} per step")
     return a
 
 

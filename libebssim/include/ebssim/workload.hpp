@@ -26,8 +26,8 @@ struct ClosedLoop {
     double service_time_s = unset;  ///< unloaded service time; default from the volume's latency model
 };
 
-/// Demanded application ops and bytes per step. Demand above the limits queues (FIFO,
-/// work-conserving) and is served in later steps. The spans must outlive the run.
+/// Demanded application ops and bytes per step. Demand above the limits queues (a fluid,
+/// work-conserving queue) and is served in later steps. The spans must outlive the run.
 struct OpenLoop {
     std::span<const double> ops;    ///< I/Os arriving in each step
     std::span<const double> bytes;  ///< bytes arriving in each step
@@ -37,6 +37,9 @@ struct OpenLoop {
 };
 
 using Workload = std::variant<Idle, ClosedLoop, OpenLoop>;
+
+/// Largest open-loop demand per step (ops or bytes) accepted, so that sums stay finite.
+inline constexpr double max_demand_per_step = 1e15;
 
 /// EBS-counted operations per application I/O of the given size: random I/Os count
 /// ceil(size / unit) (at least 1); sequential ones merge, counting size / unit.
