@@ -32,8 +32,8 @@ void check_iops(double counted_iops) {
 
 double burst_duration_s(const VolumeParams& p, double counted_iops, double credits) {
     check_iops(counted_iops);
-    if (!p.has_bucket()) return inf;
     double c = checked_credits(p, credits, p.initial_credits);
+    if (!p.has_bucket()) return inf;
     double drain = std::min(counted_iops, p.burst_iops) - p.baseline_iops;
     if (drain <= 0) return inf;
     return c / drain;
@@ -41,8 +41,8 @@ double burst_duration_s(const VolumeParams& p, double counted_iops, double credi
 
 double refill_time_s(const VolumeParams& p, double counted_iops, double credits) {
     check_iops(counted_iops);
-    if (!p.has_bucket()) return inf;
     double c = checked_credits(p, credits, 0.0);
+    if (!p.has_bucket()) return inf;
     double gain = p.baseline_iops - counted_iops;
     if (gain <= 0) return c >= p.credit_capacity ? 0.0 : inf;
     return (p.credit_capacity - c) / gain;

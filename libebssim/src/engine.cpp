@@ -149,7 +149,8 @@ void kernel(const VolumeParams& p, double& credits, double& b_ops, double& b_byt
             // wants more than the baseline.
             if (!cliff_seen && c <= 0 && (before > 0 || k == 0)) {
                 // Interpolate inside the step: the bucket drained at the rate the demand asked for.
-                double wanted = std::min({av_cnt, burst_cap, f_bytes < 1.0 ? f_bytes * av_cnt : inf});
+                // What the demand asks for while credits last (the throughput cap with credits).
+                double wanted = std::min({av_cnt, burst_cap, av_bytes > 0 ? tput_hi / av_bytes * av_cnt : inf});
                 double spend = wanted - earned;
                 if (before > 0 || spend > 0) {
                     cliff_seen = true;

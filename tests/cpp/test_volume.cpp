@@ -1,8 +1,10 @@
 #include <doctest/doctest.h>
 
 #include "ebssim/ebssim.hpp"
+#include "helpers.hpp"
 
 using namespace ebssim;
+using namespace ebssim_test;
 
 TEST_CASE("gp2 baseline is 3 IOPS per GiB between 100 and 16,000") {
     CHECK(gp2::baseline_iops(1) == 100);
@@ -10,4 +12,181 @@ TEST_CASE("gp2 baseline is 3 IOPS per GiB between 100 and 16,000") {
     CHECK(gp2::baseline_iops(100) == 300);
     CHECK(gp2::baseline_iops(5334) == 16000);
     CHECK(gp2::baseline_iops(16384) == 16000);
+}
+
+TEST_CASE("gp2 baseline: the 100 and 16,000 IOPS corners") {
+    // 33.33 GiB x 3 = 99.99 -> clamped to 100; 34 x 3 = 102 is above the floor.
+    CHECK(gp2::baseline_iops(33.33) == 100);
+    CHECK(gp2::baseline_iops(34) == 102);
+    // 250 x 3 = 750; 334 x 3 = 1,002; 1,000 x 3 = 3,000 (= the burst ceiling).
+    CHECK(gp2::baseline_iops(250) == 750);
+    CHECK(gp2::baseline_iops(334) == 1002);
+    CHECK(gp2::baseline_iops(1000) == 3000);
+    // 5,333 x 3 = 15,999 is still below the cap; 5,334 x 3 = 16,002 is clamped.
+    CHECK(gp2::baseline_iops(5333) == 15999);
+}
+
+TEST_CASE("gp2 throughput tier: 128 MiB/s up to 170 GiB, 250 MiB/s above") {
+    CHECK(gp2::throughput_tier_mib_s(1) == 128);
+    CHECK(gp2::throughput_tier_mib_s(170) == 128);
+    CHECK(gp2::throughput_tier_mib_s(171) == 250);
+    CHECK(gp2::throughput_tier_mib_s(334) == 250);
+    CHECK(gp2::throughput_tier_mib_s(16384) == 250);
+}
+
+TEST_CASE("gp2 100 GiB: limits derived from the AWS rules") {
+    VolumeParams p = make_volume(gp2_spec(100));
+    CHECK(p.type == VolumeType::gp2);
+    CHECK(p.size_gib == 100);
+    CHECK(p.io_unit_bytes == 256 * KiB);
+    CHECK(p.baseline_iops == 300);           // 3 x 100
+    CHECK(p.burst_iops == 3000);             // below 1 TiB: bursts to 3,000
+    CHECK(p.credit_capacity == 5.4e6);
+    CHECK(p.initial_credits == 5.4e6);       // starts full
+    CHECK(p.has_bucket());
+    // With credits: min(128, 3,000 x 0.25 = 750) = 128 MiB/s.
+    CHECK(p.tput_burst_bytes_s == 128 * MiB);
+    // Without: min(128, 300 x 0.25 = 75) = 75 MiB/s (AWS's own example: 100 GiB -> 75 MiB/s).
+    CHECK(p.tput_base_bytes_s == 75 * MiB);
+}
+
+TEST_CASE("gp2 throughput caps with and without credits, by size") {
+    SUBCASE("1 GiB: 128 with credits, 100 IOPS x 0.25 = 25 MiB/s without") {
+        VolumeParams p = make_volume(gp2_spec(1));
+        CHECK(p.tput_burst_bytes_s == 128 * MiB);
+        CHECK(p.tput_base_bytes_s == 25 * MiB);
+    }
+    SUBCASE("170 GiB: last size on the 128 tier; 510 x 0.25 = 127.5 MiB/s without credits") {
+        VolumeParams p = make_volume(gp2_spec(170));
+        CHECK(p.tput_burst_bytes_s == 128 * MiB);
+        CHECK(p.tput_base_bytes_s == 127.5 * MiB);
+    }
+    SUBCASE("250 GiB: 250 with credits, 750 x 0.25 = 187.5 MiB/s without") {
+        VolumeParams p = make_volume(gp2_spec(250));
+        CHECK(p.tput_burst_bytes_s == 250 * MiB);
+        CHECK(p.tput_base_bytes_s == 187.5 * MiB);
+    }
+    SUBCASE("334 GiB: 1,002 x 0.25 = 250.5 -> 250 MiB/s regardless of credits") {
+        VolumeParams p = make_volume(gp2_spec(334));
+        CHECK(p.tput_burst_bytes_s == 250 * MiB);
+        CHECK(p.tput_base_bytes_s == 250 * MiB);
+    }
+    SUBCASE("1,000 GiB and 5,334 GiB: no burst above baseline, 250 MiB/s") {
+        VolumeParams a = make_volume(gp2_spec(1000));
+        CHECK(a.baseline_iops == 3000);
+        CHECK(a.burst_iops == 3000);
+        CHECK(a.tput_base_bytes_s == 250 * MiB);
+        VolumeParams b = make_volume(gp2_spec(5334));
+        CHECK(b.baseline_iops == 16000);
+        CHECK(b.burst_iops == 16000);  // never below the baseline
+        CHECK(b.tput_burst_bytes_s == 250 * MiB);
+        CHECK(b.tput_base_bytes_s == 250 * MiB);
+    }
+}
+
+TEST_CASE("gp2 initial credits follow burst_balance_pct") {
+    CHECK(make_volume(gp2_spec(100, 100)).initial_credits == 5.4e6);
+    CHECK(make_volume(gp2_spec(100, 50)).initial_credits == 2.7e6);     // 5.4e6 x 0.5
+    CHECK(make_volume(gp2_spec(100, 25)).initial_credits == 1.35e6);    // 5.4e6 x 0.25
+    CHECK(make_volume(gp2_spec(100, 0)).initial_credits == 0);
+    CHECK(make_volume(gp2_spec(100, 0.1)).initial_credits == near(5400));  // 5.4e6 x 0.001
+}
+
+TEST_CASE("gp2 size limits 1 and 16,384 GiB are accepted") {
+    CHECK(make_volume(gp2_spec(1)).baseline_iops == 100);
+    CHECK(make_volume(gp2_spec(16384)).baseline_iops == 16000);
+}
+
+TEST_CASE("gp3 defaults: 3,000 IOPS and 125 MiB/s at any size, no bucket") {
+    for (double size : {1.0, 100.0, 65536.0}) {
+        CAPTURE(size);
+        VolumeParams p = make_volume(gp3_spec(size));
+        CHECK(p.type == VolumeType::gp3);
+        CHECK(p.baseline_iops == 3000);
+        CHECK(p.burst_iops == 3000);
+        CHECK_FALSE(p.has_bucket());
+        CHECK(p.credit_capacity == 0);
+        CHECK(p.initial_credits == 0);
+        CHECK(p.tput_burst_bytes_s == 125 * MiB);
+        CHECK(p.tput_base_bytes_s == 125 * MiB);
+        CHECK(p.io_unit_bytes == 256 * KiB);
+    }
+}
+
+TEST_CASE("gp3 provisioned limits at the edges of AWS's rules") {
+    SUBCASE("80,000 IOPS needs 160 GiB (80,000 / 500); 2,000 MiB/s needs 8,000 IOPS (2,000 / 0.25)") {
+        VolumeParams p = make_volume(gp3_spec(160, 80000, 2000));
+        CHECK(p.baseline_iops == 80000);
+        CHECK(p.burst_iops == 80000);
+        CHECK(p.tput_burst_bytes_s == 2000 * MiB);
+        CHECK(p.tput_base_bytes_s == 2000 * MiB);
+    }
+    SUBCASE("16 GiB: 500 x 16 = 8,000 IOPS and 0.25 x 8,000 = 2,000 MiB/s, both exactly at the limit") {
+        VolumeParams p = make_volume(gp3_spec(16, 8000, 2000));
+        CHECK(p.baseline_iops == 8000);
+        CHECK(p.tput_base_bytes_s == 2000 * MiB);
+    }
+    SUBCASE("1 GiB keeps the included 3,000 IOPS (the 500/GiB ratio applies above the baseline)") {
+        VolumeParams p = make_volume(gp3_spec(1, 3000));
+        CHECK(p.baseline_iops == 3000);
+    }
+    SUBCASE("3,000 IOPS allow 0.25 x 3,000 = 750 MiB/s") {
+        VolumeParams p = make_volume(gp3_spec(100, ebssim::unset, 750));
+        CHECK(p.baseline_iops == 3000);
+        CHECK(p.tput_base_bytes_s == 750 * MiB);
+    }
+}
+
+TEST_CASE("default service time: 0.5 ms + size / (1024 MiB/s)") {
+    VolumeParams p = make_volume(gp3_spec(100));
+    CHECK(p.latency_s == near(0.0005));
+    CHECK(p.transfer_bytes_s == 1024 * MiB);
+    CHECK(p.service_time_s(0) == near(0.0005));
+    // 4 KiB: 0.5e-3 + 4096 / 2^30 = 0.000503814697265625 s
+    CHECK(p.service_time_s(4 * KiB) == near(0.000503814697265625));
+    // 1 MiB: 0.5e-3 + 1/1024 = 0.0014765625 s
+    CHECK(p.service_time_s(MiB) == near(0.0014765625));
+}
+
+TEST_CASE("service time from latency_ms and transfer_mib_s") {
+    VolumeSpec s = gp2_spec(100);
+    s.latency_ms = 2;
+    s.transfer_mib_s = 512;
+    VolumeParams p = make_volume(s);
+    // 2 ms + 1 MiB / 512 MiB/s = 0.002 + 0.001953125 = 0.003953125 s
+    CHECK(p.service_time_s(MiB) == near(0.003953125));
+}
+
+TEST_CASE("volume type names") {
+    CHECK(to_string(VolumeType::gp2) == "gp2");
+    CHECK(to_string(VolumeType::gp3) == "gp3");
+    CHECK(parse_volume_type("gp2") == VolumeType::gp2);
+    CHECK(parse_volume_type("gp3") == VolumeType::gp3);
+    std::string msg = config_error_message([] { parse_volume_type("io9"); });
+    CHECK(msg.find("io9") != std::string::npos);
+    CHECK(msg.find("gp2") != std::string::npos);
+    CHECK(msg.find("gp3") != std::string::npos);
+}
+
+TEST_CASE("counted_ops_per_io: SSD I/Os count in 256 KiB units") {
+    const double unit = 256 * KiB;
+    SUBCASE("random I/Os count ceil(size / 256 KiB), at least one") {
+        CHECK(counted_ops_per_io(4 * KiB, unit, Pattern::random) == 1);
+        CHECK(counted_ops_per_io(32 * KiB, unit, Pattern::random) == 1);   // AWS: any I/O under 32 KiB = 1 op
+        CHECK(counted_ops_per_io(256 * KiB, unit, Pattern::random) == 1);  // exactly the unit: not 2
+        CHECK(counted_ops_per_io(257 * KiB, unit, Pattern::random) == 2);  // ceil(257/256) = 2
+        CHECK(counted_ops_per_io(512 * KiB, unit, Pattern::random) == 2);
+        CHECK(counted_ops_per_io(MiB, unit, Pattern::random) == 4);        // 1,024 / 256
+        CHECK(counted_ops_per_io(1, unit, Pattern::random) == 1);
+    }
+    SUBCASE("sequential I/Os merge: size / 256 KiB") {
+        CHECK(counted_ops_per_io(4 * KiB, unit, Pattern::sequential) == 1.0 / 64);    // 4 / 256
+        CHECK(counted_ops_per_io(32 * KiB, unit, Pattern::sequential) == 0.125);      // 8 x 32 KiB = 1 op
+        CHECK(counted_ops_per_io(256 * KiB, unit, Pattern::sequential) == 1);
+        CHECK(counted_ops_per_io(MiB, unit, Pattern::sequential) == 4);
+    }
+    SUBCASE("HDD unit of 1 MiB") {
+        CHECK(counted_ops_per_io(128 * KiB, MiB, Pattern::random) == 1);
+        CHECK(counted_ops_per_io(128 * KiB, MiB, Pattern::sequential) == 0.125);  // 8 x 128 KiB = 1 op
+    }
 }

@@ -1,0 +1,280 @@
+// Google Benchmark suite for the engine's step loop.
+//
+//   make bench-cpp                         # Release build in build/bench, runs everything
+//   build/bench/bench/ebssim_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+//   build/bench/bench/ebssim_bench --benchmark_filter=OpenLoop_gp2/
+//
+// items_per_second is volume-steps per second (volumes x steps per run); s_per_vstep is its
+// inverse (seconds per volume-step, e.g. 20.1n = 20.1 ns). Product target: >= 50 M
+// volume-steps/s on one core, Release build, gp2 under an open-loop trace (BM_OpenLoop_gp2).
+//
+// Each iteration is what a caller pays for one run: a fresh Simulation (full bucket), validation
+// of the workload, the step loop and, with record=true, allocating and filling the per-step series
+// (freed at the end of the iteration). Traces are generated once, outside the timed region.
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <numbers>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ebssim/engine.hpp"
+#include "ebssim/volume.hpp"
+#include "ebssim/workload.hpp"
+
+#ifndef EBSSIM_BENCH_BUILD_TYPE
+#define EBSSIM_BENCH_BUILD_TYPE "unknown"
+#endif
+#ifndef EBSSIM_BENCH_COMPILER
+#define EBSSIM_BENCH_COMPILER "unknown"
+#endif
+
+namespace {
+
+using namespace ebssim;
+
+constexpr std::int64_t kSteps = 1'000'000;  // 1 s steps: about 11.6 days
+constexpr double kDay = 86400.0;
+
+struct Trace {
+    std::vector<double> ops;
+    std::vector<double> bytes;
+};
+
+// A synthetic open-loop trace at 1 s steps, fixed seed; bench/bench_replay.py generates the
+// same kind (same parameters, numpy's generator). Diurnal demand of 40..160 IOPS (below a
+// 100 GiB gp2's 300 IOPS baseline, so the bucket refills) plus bursts: Poisson, 4 a day, each
+// 60..900 s at 1,000..6,000 IOPS, so some exceed the 3,000 IOPS burst rate; clusters of them drain
+// the bucket, and large-I/O bursts hit the 128 MiB/s cap. I/O size log-uniform 4..64 KiB (per
+// step; fixed within a burst). Whole I/Os per step with +-40 % noise.
+struct TraceShape {
+    double base_iops = 100, diurnal_iops = 60;
+    double bursts_per_day = 4, burst_min_s = 60, burst_max_s = 900;
+    double burst_min_iops = 1000, burst_max_iops = 6000;
+};
+
+double io_size(double u01) { return 4096.0 * std::exp2(4.0 * u01); }  // 4..64 KiB
+
+Trace make_trace(std::int64_t n, std::uint64_t seed, const TraceShape& sh = {}) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    const auto len = static_cast<std::size_t>(n);
+    std::vector<double> rate(len), size(len);
+    for (std::size_t k = 0; k < len; ++k) {
+        rate[k] = sh.base_iops +
+                  sh.diurnal_iops * std::sin(2.0 * std::numbers::pi * (static_cast<double>(k) / kDay - 0.25));
+        size[k] = io_size(u(rng));
+    }
+    std::poisson_distribution<std::int64_t> count(sh.bursts_per_day * static_cast<double>(n) / kDay);
+    std::uniform_int_distribution<std::int64_t> start(0, n - 1);
+    std::vector<std::int64_t> starts(static_cast<std::size_t>(count(rng)));
+    for (auto& s : starts) s = start(rng);
+    std::sort(starts.begin(), starts.end());
+    for (std::int64_t s : starts) {
+        auto d = static_cast<std::int64_t>(sh.burst_min_s + (sh.burst_max_s - sh.burst_min_s) * u(rng));
+        double r = sh.burst_min_iops + (sh.burst_max_iops - sh.burst_min_iops) * u(rng);
+        double z = io_size(u(rng));
+        for (std::int64_t k = s; k < std::min(n, s + d); ++k) {
+            rate[static_cast<std::size_t>(k)] = r;
+            size[static_cast<std::size_t>(k)] = z;
+        }
+    }
+    Trace t;
+    t.ops.resize(len);
+    t.bytes.resize(len);
+    for (std::size_t k = 0; k < len; ++k) {
+        double ops = std::floor(rate[k] * (0.6 + 0.8 * u(rng)) + u(rng));
+        t.ops[k] = ops;
+        t.bytes[k] = ops * size[k];
+    }
+    return t;
+}
+
+// Worst case for branch prediction: every step independently uniform in 0..5,600 I/Os of
+// 4..64 KiB. On a default gp3 (3,000 IOPS, 125 MiB/s, no bucket) that is 93 % utilisation, so the
+// queue empties and fills at random and the bound (demand / IOPS / throughput) flips from step to
+// step instead of staying put for minutes as in the realistic trace.
+Trace make_noisy_trace(std::int64_t n, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    Trace t;
+    t.ops.resize(static_cast<std::size_t>(n));
+    t.bytes.resize(static_cast<std::size_t>(n));
+    for (std::size_t k = 0; k < t.ops.size(); ++k) {
+        double ops = std::floor(5600.0 * u(rng));
+        t.ops[k] = ops;
+        t.bytes[k] = ops * io_size(u(rng));
+    }
+    return t;
+}
+
+// Traces are generated on first use and kept for the whole process (the workloads' spans point
+// into them).
+const Trace& trace(std::uint64_t seed) {
+    static std::map<std::uint64_t, Trace> cache;
+    auto it = cache.find(seed);
+    if (it == cache.end()) it = cache.emplace(seed, make_trace(kSteps, 1000 + seed)).first;
+    return it->second;
+}
+
+const Trace& noisy_trace() {
+    static const Trace t = make_noisy_trace(kSteps, 7);
+    return t;
+}
+
+OpenLoop open_loop(const Trace& t) { return OpenLoop{t.ops, t.bytes}; }
+
+VolumeSpec gp2_spec(double size_gib) { return VolumeSpec{VolumeType::gp2, size_gib}; }
+VolumeSpec gp3_spec(double size_gib) { return VolumeSpec{VolumeType::gp3, size_gib}; }
+
+// What the trace made the volume do (one untimed run): shows that it exercises every branch.
+void add_trace_counters(benchmark::State& state, const VolumeSpec& spec, const Workload& w) {
+    Simulation sim({spec});
+    RunResult r = sim.run({w}, kSteps, true);
+    const VolumeTotals& t = r.totals[0];
+    const auto n = static_cast<double>(kSteps);
+    state.counters["demand%"] = 100.0 * static_cast<double>(t.steps_bound[0]) / n;
+    state.counters["iops_bound%"] = 100.0 * static_cast<double>(t.steps_bound[1]) / n;
+    state.counters["tput_bound%"] = 100.0 * static_cast<double>(t.steps_bound[2]) / n;
+    // How often the bound changes from one step to the next (branch predictability).
+    const auto& bound = r.series[0].bound;
+    std::int64_t changes = 0;
+    for (std::size_t k = 1; k < bound.size(); ++k) changes += bound[k] != bound[k - 1];
+    state.counters["bound_changes%"] = 100.0 * static_cast<double>(changes) / n;
+    if (sim.params(0).has_bucket()) {
+        // Times the bucket ran dry (a stretch at baseline that briefly earns credits counts again).
+        int drains = 0;
+        double prev = sim.params(0).initial_credits;
+        for (double c : r.series[0].credits) {
+            if (prev > 0 && c <= 0) ++drains;
+            prev = c;
+        }
+        state.counters["drains"] = drains;
+    }
+}
+
+void set_rates(benchmark::State& state, std::int64_t volumes, std::int64_t steps) {
+    const std::int64_t vsteps = volumes * steps;
+    state.SetItemsProcessed(state.iterations() * vsteps);
+    state.counters["s_per_vstep"] = benchmark::Counter(static_cast<double>(vsteps),
+                                                       benchmark::Counter::kIsIterationInvariantRate |
+                                                           benchmark::Counter::kInvert);
+}
+
+template <class Make>
+void run_loop(benchmark::State& state, Make make_sim, const std::vector<Workload>& ws, std::int64_t steps,
+              bool record) {
+    for (auto _ : state) {
+        Simulation sim = make_sim();
+        RunResult r = sim.run(ws, steps, record);
+        benchmark::DoNotOptimize(r.totals.data());
+        benchmark::DoNotOptimize(r.series.data());
+        benchmark::ClobberMemory();
+    }
+    set_rates(state, static_cast<std::int64_t>(ws.size()), steps);
+}
+
+// (a) One 100 GiB gp2 volume under the open-loop trace. The product target applies here.
+void BM_OpenLoop_gp2(benchmark::State& state) {
+    const bool record = state.range(0) != 0;
+    const VolumeSpec spec = gp2_spec(100);
+    const std::vector<Workload> ws{open_loop(trace(0))};
+    add_trace_counters(state, spec, ws[0]);
+    run_loop(state, [&] { return Simulation({spec}); }, ws, kSteps, record);
+}
+BENCHMARK(BM_OpenLoop_gp2)->ArgName("record")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// (a') The same trace on a default gp3 (no bucket), and gp3 on a trace whose bound flips at
+// random every step (branch-predictor worst case). Not part of the target; they show how much
+// the bucket logic and branch mispredictions cost.
+void BM_OpenLoop_gp3(benchmark::State& state) {
+    const bool record = state.range(0) != 0;
+    const VolumeSpec spec = gp3_spec(100);
+    const std::vector<Workload> ws{open_loop(trace(0))};
+    add_trace_counters(state, spec, ws[0]);
+    run_loop(state, [&] { return Simulation({spec}); }, ws, kSteps, record);
+}
+BENCHMARK(BM_OpenLoop_gp3)->ArgName("record")->Arg(0)->Unit(benchmark::kMillisecond);
+
+void BM_OpenLoop_gp3_noisy(benchmark::State& state) {
+    const bool record = state.range(0) != 0;
+    const VolumeSpec spec = gp3_spec(100);
+    const std::vector<Workload> ws{open_loop(noisy_trace())};
+    add_trace_counters(state, spec, ws[0]);
+    run_loop(state, [&] { return Simulation({spec}); }, ws, kSteps, record);
+}
+BENCHMARK(BM_OpenLoop_gp3_noisy)->ArgName("record")->Arg(0)->Unit(benchmark::kMillisecond);
+
+// (b) Closed loop, 32 x 16 KiB random reads in flight, on a 100 GiB gp2 (bursts, hits the cliff
+// after ~30 min, then baseline) and a default gp3 (3,000 IOPS / 125 MiB/s, IOPS-bound throughout).
+void BM_ClosedLoop(benchmark::State& state) {
+    const bool gp3 = state.range(0) != 0;
+    const bool record = state.range(1) != 0;
+    const VolumeSpec spec = gp3 ? gp3_spec(100) : gp2_spec(100);
+    const std::vector<Workload> ws{ClosedLoop{32, 16384}};
+    state.SetLabel(gp3 ? "gp3 100 GiB" : "gp2 100 GiB");
+    add_trace_counters(state, spec, ws[0]);
+    run_loop(state, [&] { return Simulation({spec}); }, ws, kSteps, record);
+}
+BENCHMARK(BM_ClosedLoop)
+    ->ArgNames({"gp3", "record"})
+    ->ArgsProduct({{0, 1}, {0, 1}})
+    ->Unit(benchmark::kMillisecond);
+
+// (c) Several gp2 volumes (100..250 GiB) in one Simulation, each with its own trace (own seed).
+// items = volumes x steps, so the per-volume cost of a step compares with BM_OpenLoop_gp2.
+void BM_OpenLoop_gp2_volumes(benchmark::State& state) {
+    const auto volumes = static_cast<std::uint64_t>(state.range(0));
+    const bool record = state.range(1) != 0;
+    std::vector<VolumeSpec> specs;
+    std::vector<Workload> ws;
+    for (std::uint64_t i = 0; i < volumes; ++i) {
+        specs.push_back(gp2_spec(100.0 + 10.0 * static_cast<double>(i)));
+        ws.push_back(open_loop(trace(i)));
+    }
+    run_loop(state, [&] { return Simulation(specs); }, ws, kSteps, record);
+}
+BENCHMARK(BM_OpenLoop_gp2_volumes)
+    ->ArgNames({"volumes", "record"})
+    ->ArgsProduct({{1, 4, 16}, {0, 1}})
+    ->Unit(benchmark::kMillisecond);
+
+// Where the time goes: the floor of the loop with no trace to read (Idle), and the validation
+// pass Simulation::run makes over an open-loop trace before stepping (part of every run above).
+void BM_Idle_gp2(benchmark::State& state) {
+    const bool record = state.range(0) != 0;
+    const VolumeSpec spec = gp2_spec(100);
+    const std::vector<Workload> ws{Idle{}};
+    run_loop(state, [&] { return Simulation({spec}); }, ws, kSteps, record);
+}
+BENCHMARK(BM_Idle_gp2)->ArgName("record")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+void BM_ValidateOpenLoop(benchmark::State& state) {
+    const Workload w = open_loop(trace(0));
+    for (auto _ : state) {
+        validate_workload(w, kSteps);
+        benchmark::ClobberMemory();
+    }
+    set_rates(state, 1, kSteps);
+}
+BENCHMARK(BM_ValidateOpenLoop)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    benchmark::AddCustomContext("ebssim_build_type", EBSSIM_BENCH_BUILD_TYPE);
+    benchmark::AddCustomContext("ebssim_compiler", EBSSIM_BENCH_COMPILER);
+    benchmark::AddCustomContext("ebssim_steps_per_run", std::to_string(kSteps));
+    benchmark::AddCustomContext("ebssim_target", "BM_OpenLoop_gp2: >= 50M volume-steps/s (items_per_second)");
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}

@@ -1,0 +1,146 @@
+// Closed forms for the gp2 credit bucket (AWS's burst table) and their agreement with the
+// stepped engine.
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "ebssim/ebssim.hpp"
+#include "helpers.hpp"
+
+using namespace ebssim;
+using namespace ebssim_test;
+
+namespace {
+double burst_s(double size_gib) { return burst_duration_s(make_volume(gp2_spec(size_gib)), 3000); }
+double refill_s(double size_gib) { return refill_time_s(make_volume(gp2_spec(size_gib))); }
+}  // namespace
+
+TEST_CASE("AWS gp2 burst table: seconds at 3,000 counted IOPS from a full bucket") {
+    // duration = 5.4e6 / (3,000 - baseline)
+    // 1 GiB: baseline 100 -> 5.4e6 / 2,900 = 1,862.07 s (AWS table: 1,862)
+    CHECK(burst_s(1) == near(1862.0689655172414));
+    CHECK(std::round(burst_s(1)) == 1862);
+    // 33 GiB still has the 100 IOPS floor: same duration.
+    CHECK(burst_s(33) == near(1862.0689655172414));
+    // 100 GiB: 5.4e6 / 2,700 = 2,000 s
+    CHECK(burst_s(100) == near(2000));
+    // 250 GiB: 5.4e6 / 2,250 = 2,400 s
+    CHECK(burst_s(250) == near(2400));
+    // 334 GiB: baseline 1,002 -> 5.4e6 / 1,998 = 2,702.70 s (AWS table: 2,703)
+    CHECK(burst_s(334) == near(2702.7027027027027));
+    CHECK(std::round(burst_s(334)) == 2703);
+    // 500 GiB: 5.4e6 / 1,500 = 3,600 s
+    CHECK(burst_s(500) == near(3600));
+    // 750 GiB: 5.4e6 / 750 = 7,200 s
+    CHECK(burst_s(750) == near(7200));
+    // 1,000 GiB: baseline 3,000 = burst, never runs out; 5,334 GiB: baseline 16,000.
+    CHECK(std::isinf(burst_s(1000)));
+    CHECK(burst_s(1000) > 0);
+    CHECK(std::isinf(burst_s(5334)));
+    CHECK(std::isinf(burst_s(16384)));
+}
+
+TEST_CASE("AWS gp2 burst table: seconds to refill an empty bucket while idle") {
+    // refill = 5.4e6 / baseline
+    CHECK(refill_s(1) == near(54000));                // / 100
+    CHECK(refill_s(100) == near(18000));              // / 300
+    CHECK(refill_s(250) == near(7200));               // / 750
+    CHECK(refill_s(334) == near(5389.221556886228));  // / 1,002
+    CHECK(std::round(refill_s(334)) == 5389);
+    CHECK(refill_s(500) == near(3600));               // / 1,500
+    CHECK(refill_s(750) == near(2400));               // / 2,250
+}
+
+TEST_CASE("burst_duration_s from a partial balance") {
+    VolumeParams p = make_volume(gp2_spec(100));
+    // 1,350,000 credits (25 %) / (3,000 - 300) = 500 s
+    CHECK(burst_duration_s(p, 3000, 1.35e6) == near(500));
+    // The same balance set through the spec becomes the default starting point.
+    VolumeParams q = make_volume(gp2_spec(100, 25));
+    CHECK(burst_duration_s(q, 3000) == near(500));
+    // An empty bucket lasts 0 s above baseline.
+    CHECK(burst_duration_s(p, 3000, 0.0) == 0);
+    // 54,000 credits (1 %) / 2,700 = 20 s
+    CHECK(burst_duration_s(make_volume(gp2_spec(100, 1)), 3000) == near(20));
+}
+
+TEST_CASE("burst_duration_s at other demands") {
+    VolumeParams p = make_volume(gp2_spec(100));
+    // 1,000 counted IOPS: 5.4e6 / (1,000 - 300) = 7,714.29 s
+    CHECK(burst_duration_s(p, 1000) == near(5.4e6 / 700.0));
+    CHECK(burst_duration_s(p, 1000) == near(7714.285714285714));
+    // Above the burst ceiling the volume still spends only 3,000 - 300 per second.
+    CHECK(burst_duration_s(p, 10000) == near(2000));
+    // At or below baseline the bucket never drains.
+    CHECK(std::isinf(burst_duration_s(p, 300)));
+    CHECK(std::isinf(burst_duration_s(p, 100)));
+    CHECK(std::isinf(burst_duration_s(p, 0)));
+    // gp3 has no bucket: never runs out.
+    CHECK(std::isinf(burst_duration_s(make_volume(gp3_spec(100)), 3000)));
+}
+
+TEST_CASE("refill_time_s from a partial balance and under load") {
+    VolumeParams p = make_volume(gp2_spec(100));
+    // From half full, idle: (5.4e6 - 2.7e6) / 300 = 9,000 s
+    CHECK(refill_time_s(p, 0, 2.7e6) == near(9000));
+    // From empty while serving 100 counted IOPS: 5.4e6 / (300 - 100) = 27,000 s
+    CHECK(refill_time_s(p, 100) == near(27000));
+    // Already full: 0 s, even at baseline demand.
+    CHECK(refill_time_s(p, 0, 5.4e6) == 0);
+    CHECK(refill_time_s(p, 300, 5.4e6) == 0);
+    // At or above baseline, a bucket that is not full never refills.
+    CHECK(std::isinf(refill_time_s(p, 300, 1e6)));
+    CHECK(std::isinf(refill_time_s(p, 3000)));
+    // gp3: no bucket.
+    CHECK(std::isinf(refill_time_s(make_volume(gp3_spec(100)))));
+}
+
+TEST_CASE("the stepped engine reproduces the burst table (cliff interpolated inside the step)") {
+    // 32 x 4 KiB random reads in flight ask for 32 / 0.000503815 = 63,515 IOPS, far above 3,000,
+    // so every volume below 1 TiB runs at 3,000 counted IOPS until its bucket is empty.
+    struct Row {
+        double size_gib;
+        double cliff_s;  // 5.4e6 / (3,000 - baseline)
+    };
+    const std::vector<Row> rows = {
+        {1, 5.4e6 / 2900},    // 1,862.07
+        {100, 2000},
+        {250, 2400},
+        {334, 5.4e6 / 1998},  // 2,702.70
+        {500, 3600},
+        {750, 7200},
+    };
+    for (const Row& row : rows) {
+        CAPTURE(row.size_gib);
+        Simulation sim = single(gp2_spec(row.size_gib));
+        RunResult r = run1(sim, closed_loop(32, 4 * KiB), 7300, false);
+        CHECK(r.series.empty());
+        CHECK(r.totals[0].cliff_time_s == near(row.cliff_s, 1e-12));
+        CHECK(r.totals[0].credits_end == 0);
+        // The closed form on the same parameters agrees.
+        CHECK(burst_duration_s(sim.params(0), 3000) == near(row.cliff_s, 1e-12));
+    }
+    // 1,000 GiB never hits a cliff: its baseline is the burst ceiling.
+    Simulation big = single(gp2_spec(1000));
+    RunResult r = run1(big, closed_loop(32, 4 * KiB), 7300, false);
+    CHECK(std::isnan(r.totals[0].cliff_time_s));
+    CHECK(r.totals[0].credits_end == 5.4e6);
+    CHECK(r.totals[0].served_counted == near(3000.0 * 7300));
+}
+
+TEST_CASE("the stepped engine refills in refill_time_s") {
+    // 100 GiB gp2 from empty, idle: +300 credits per second; full after 5.4e6 / 300 = 18,000 s.
+    Simulation sim = single(gp2_spec(100, 0));
+    run1(sim, Idle{}, 9000, false);
+    CHECK(sim.credits(0) == near(2.7e6));  // 300 x 9,000
+    run1(sim, Idle{}, 8999, false);
+    CHECK(sim.credits(0) == near(5.4e6 - 300));  // one second short
+    run1(sim, Idle{}, 1, false);
+    CHECK(sim.credits(0) == near(5.4e6));
+    // Capped: more rest earns nothing more.
+    run1(sim, Idle{}, 1000, false);
+    CHECK(sim.credits(0) == 5.4e6);
+    CHECK(sim.time_s() == 19000);
+}
