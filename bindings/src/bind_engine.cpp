@@ -59,6 +59,18 @@ py::dict series_dict(StepSeries&& s) {
     return d;
 }
 
+py::tuple steps_tuple(const std::int64_t (&steps)[n_bounds]) {
+    py::tuple t(n_bounds);
+    for (int i = 0; i < n_bounds; ++i) t[static_cast<std::size_t>(i)] = steps[i];
+    return t;
+}
+
+SharePolicy parse_share(const std::string& s) {
+    if (s == "proportional") return SharePolicy::proportional;
+    if (s == "fair") return SharePolicy::fair;
+    throw ConfigError(fmt::format("share='{}' is not a sharing policy; expected 'proportional' or 'fair'", s));
+}
+
 py::dict totals_dict(const VolumeTotals& t) {
     py::dict d;
     d["demanded_ops"] = t.demanded_ops;
@@ -71,7 +83,28 @@ py::dict totals_dict(const VolumeTotals& t) {
     d["backlog_bytes"] = t.backlog_bytes;
     d["credits_end"] = t.credits_end;
     d["cliff_time_s"] = t.cliff_time_s;
-    d["steps_bound"] = py::make_tuple(t.steps_bound[0], t.steps_bound[1], t.steps_bound[2]);
+    d["steps_bound"] = steps_tuple(t.steps_bound);
+    return d;
+}
+
+py::dict instance_dict(RunResult& r, bool record) {
+    py::dict d;
+    const InstanceTotals& t = r.instance_totals;
+    d["served_counted"] = t.served_counted;
+    d["served_bytes"] = t.served_bytes;
+    d["io_credits_end"] = t.io_credits_end;
+    d["bytes_credits_end"] = t.bytes_credits_end;
+    d["io_cliff_time_s"] = t.io_cliff_time_s;
+    d["bytes_cliff_time_s"] = t.bytes_cliff_time_s;
+    d["steps_bound"] = steps_tuple(t.steps_bound);
+    if (record) {
+        InstanceSeries& s = r.instance_series;
+        d["iops"] = to_numpy(std::move(s.iops));
+        d["throughput_mb_s"] = to_numpy(std::move(s.throughput_mb_s));
+        d["io_balance_pct"] = to_numpy(std::move(s.io_balance_pct));
+        d["byte_balance_pct"] = to_numpy(std::move(s.byte_balance_pct));
+        d["bound"] = to_numpy(std::move(s.bound));
+    }
     return d;
 }
 
@@ -114,8 +147,42 @@ void bind_engine(py::module_& m) {
         .def_property_readonly("sequential", [](const PyOpenLoop& o) { return o.w.pattern == Pattern::sequential; })
         .def_property_readonly("service_time_s", [](const PyOpenLoop& o) { return o.w.service_time_s; });
 
+    py::class_<InstanceSpec>(m, "InstanceSpec")
+        .def(py::init([](const std::string& name, double baseline_iops, double max_iops, double baseline_mb_s,
+                         double max_mb_s, bool nitro, double burst_s, double refill_s, double io_balance_pct,
+                         double byte_balance_pct, const std::string& share) {
+                 return InstanceSpec{name,    baseline_iops, max_iops,       baseline_mb_s,
+                                     max_mb_s, nitro,        burst_s,        refill_s,
+                                     io_balance_pct, byte_balance_pct, parse_share(share)};
+             }),
+             py::arg("name"), py::arg("baseline_iops"), py::arg("max_iops"), py::arg("baseline_mb_s"),
+             py::arg("max_mb_s"), py::arg("nitro") = true, py::arg("burst_s") = 1800.0,
+             py::arg("refill_s") = 84600.0, py::arg("io_balance_pct") = 100.0, py::arg("byte_balance_pct") = 100.0,
+             py::arg("share") = "proportional")
+        .def_readonly("name", &InstanceSpec::name)
+        .def_readonly("baseline_iops", &InstanceSpec::baseline_iops)
+        .def_readonly("max_iops", &InstanceSpec::max_iops)
+        .def_readonly("baseline_mb_s", &InstanceSpec::baseline_mb_s)
+        .def_readonly("max_mb_s", &InstanceSpec::max_mb_s)
+        .def_readonly("nitro", &InstanceSpec::nitro);
+
+    py::class_<InstanceParams>(m, "InstanceParams")
+        .def_readonly("name", &InstanceParams::name)
+        .def_readonly("nitro", &InstanceParams::nitro)
+        .def_readonly("baseline_iops", &InstanceParams::baseline_iops)
+        .def_readonly("max_iops", &InstanceParams::max_iops)
+        .def_readonly("baseline_bytes_s", &InstanceParams::baseline_bytes_s)
+        .def_readonly("max_bytes_s", &InstanceParams::max_bytes_s)
+        .def_readonly("io_capacity", &InstanceParams::io_capacity)
+        .def_readonly("bytes_capacity", &InstanceParams::bytes_capacity)
+        .def_readonly("io_earn_idle", &InstanceParams::io_earn_idle)
+        .def_readonly("bytes_earn_idle", &InstanceParams::bytes_earn_idle);
+    m.def("make_instance", &make_instance, py::arg("spec"));
+
     py::class_<Simulation>(m, "Simulation")
         .def(py::init<const std::vector<VolumeSpec>&, double>(), py::arg("volumes"), py::arg("dt_s") = 1.0)
+        .def(py::init<const std::vector<VolumeSpec>&, const InstanceSpec&, double>(), py::arg("volumes"),
+             py::arg("instance"), py::arg("dt_s") = 1.0)
         .def(
             "run",
             [](Simulation& sim, const py::list& workloads, std::int64_t n_steps, bool record) {
@@ -139,6 +206,7 @@ void bind_engine(py::module_& m) {
                 for (const auto& t : r.totals) totals.append(totals_dict(t));
                 out["series"] = series;
                 out["totals"] = totals;
+                out["instance"] = r.has_instance ? py::object(instance_dict(r, record)) : py::object(py::none());
                 return out;
             },
             py::arg("workloads"), py::arg("n_steps"), py::arg("record") = true)
@@ -147,5 +215,8 @@ void bind_engine(py::module_& m) {
         .def_property_readonly("time_s", &Simulation::time_s)
         .def("params", &Simulation::params, py::arg("i"), py::return_value_policy::copy)
         .def("credits", &Simulation::credits, py::arg("i"))
-        .def("backlog_ops", &Simulation::backlog_ops, py::arg("i"));
+        .def("backlog_ops", &Simulation::backlog_ops, py::arg("i"))
+        .def_property_readonly("has_instance", &Simulation::has_instance)
+        .def_property_readonly("instance_io_credits", &Simulation::instance_io_credits)
+        .def_property_readonly("instance_bytes_credits", &Simulation::instance_bytes_credits);
 }

@@ -11,6 +11,7 @@ void bind_volume(py::module_& m) {
     py::class_<VolumeParams>(m, "VolumeParams")
         .def_property_readonly("type", [](const VolumeParams& p) { return std::string(to_string(p.type)); })
         .def_readonly("size_gib", &VolumeParams::size_gib)
+        .def_readonly("nitro", &VolumeParams::nitro)
         .def_readonly("io_unit_bytes", &VolumeParams::io_unit_bytes)
         .def_readonly("baseline_iops", &VolumeParams::baseline_iops)
         .def_readonly("burst_iops", &VolumeParams::burst_iops)
@@ -39,7 +40,7 @@ void bind_volume(py::module_& m) {
         .def_readonly("latency_ms", &VolumeSpec::latency_ms)
         .def_readonly("transfer_mib_s", &VolumeSpec::transfer_mib_s);
 
-    m.def("make_volume", &make_volume, py::arg("spec"),
+    m.def("make_volume", &make_volume, py::arg("spec"), py::arg("nitro") = true,
           "Validate a volume against AWS's rules and return its limit parameters.");
 
     m.def("burst_duration_s", &burst_duration_s, py::arg("params"), py::arg("counted_iops"),

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -17,9 +18,8 @@ namespace {
 constexpr double inf = std::numeric_limits<double>::infinity();
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
-// What a workload offers in one step: new arrivals (open loop) or the completions the
-// closed loop would reach unthrottled. `service_time_s` is NaN when the kernel must derive it
-// from the mean I/O size of what is available.
+// What a workload offers in one step: new arrivals (open loop) or the completions the closed
+// loop would reach unthrottled, in application ops, bytes and EBS-counted operations.
 struct Offer {
     double ops;
     double bytes;
@@ -63,15 +63,227 @@ struct IdleSource {
     Offer operator()(std::int64_t) const noexcept { return {0, 0, 0}; }
 };
 
+// One volume's step, split in two so that an instance can scale what the volumes ask for
+// between `offer` and `commit`. Alone, the pair inlines into a tight loop.
+template <class Source>
+class Stepper {
+public:
+    Stepper(const VolumeParams& p, Simulation::State& s, Source src, double dt, double t0, StepSeries* out,
+            VolumeTotals& tot)
+        : p_(p), s_(s), src_(src), out_(out), tot_(tot), dt_(dt), t0_(t0),
+          earned_(p.baseline_iops * dt), burst_cap_(p.burst_iops * dt), tput_hi_(p.tput_burst_bytes_s * dt),
+          tput_lo_(p.tput_base_bytes_s * dt), inv_dt_(1.0 / dt), bucket_(p.has_bucket()) {}
+
+    /// Volume limits for step k; returns what the volume would serve (counted ops, bytes).
+    void offer(std::int64_t k) noexcept {
+        a_ = src_(k);
+        av_ops_ = s_.backlog_ops + a_.ops;
+        av_bytes_ = s_.backlog_bytes + a_.bytes;
+        av_cnt_ = s_.backlog_counted + a_.counted;
+        // Without a bucket credits stay 0 and burst == baseline, so the same expressions give
+        // the provisioned caps.
+        pool_ = s_.credits + earned_;
+        cap_cnt_ = std::min(burst_cap_, pool_);
+        const double cap_bytes = s_.credits > 0 ? tput_hi_ : tput_lo_;
+        f_cnt_ = av_cnt_ > 0 ? cap_cnt_ / av_cnt_ : inf;
+        f_bytes_ = av_bytes_ > 0 ? cap_bytes / av_bytes_ : inf;
+        f_ = 1.0;
+        bound_ = Bound::demand;
+        if (f_cnt_ < 1.0 && f_cnt_ <= f_bytes_) {
+            f_ = f_cnt_;
+            bound_ = Bound::volume_iops;
+        } else if (f_bytes_ < 1.0) {
+            f_ = f_bytes_;
+            bound_ = Bound::volume_throughput;
+        }
+    }
+    [[nodiscard]] double want_counted() const noexcept { return bound_ == Bound::volume_iops ? cap_cnt_ : f_ * av_cnt_; }
+    [[nodiscard]] double want_bytes() const noexcept { return f_ * av_bytes_; }
+
+    /// Serve the fraction g (<= 1) of what offer() allowed; g < 1 means the instance bound.
+    void commit(std::int64_t k, double g, Bound instance_bound) noexcept {
+        double f = f_;
+        Bound bound = bound_;
+        double served_cnt;
+        if (g < 1.0) {
+            f *= g;
+            bound = instance_bound;
+            served_cnt = g * want_counted();
+        } else {
+            served_cnt = want_counted();  // exact at the IOPS cap, so the bucket empties to exactly zero
+        }
+        const double served_ops = f * av_ops_;
+        const double served_bytes = f * av_bytes_;
+        const double prev_b_ops = s_.backlog_ops;
+
+        if constexpr (Source::closed) {
+            // The closed loop waits instead of queueing: only an earlier backlog stays queued.
+            s_.backlog_ops *= 1.0 - f;
+            s_.backlog_bytes *= 1.0 - f;
+            s_.backlog_counted *= 1.0 - f;
+            tot_.demanded_ops += f * a_.ops;
+            tot_.demanded_bytes += f * a_.bytes;
+        } else {
+            s_.backlog_ops = av_ops_ - served_ops;
+            s_.backlog_bytes = av_bytes_ - served_bytes;
+            s_.backlog_counted = av_cnt_ - served_cnt;
+            tot_.demanded_ops += a_.ops;
+            tot_.demanded_bytes += a_.bytes;
+        }
+
+        if (bucket_) {
+            const double before = s_.credits;
+            double c = pool_ - served_cnt;
+            c = c < 0 ? 0 : (c > p_.credit_capacity ? p_.credit_capacity : c);
+            s_.credits = c;
+            // A cliff: the bucket runs dry in this step, or starts the run dry under demand that
+            // wants more than the baseline.
+            if (c <= 0 && (before > 0 || k == 0) && std::isnan(tot_.cliff_time_s)) {
+                // Interpolate inside the step: the bucket drained at the rate the demand asked for
+                // while credits last (the throughput cap with credits).
+                double wanted =
+                    std::min({av_cnt_, burst_cap_, av_bytes_ > 0 ? tput_hi_ / av_bytes_ * av_cnt_ : inf}) * g;
+                double spend = wanted - earned_;
+                if (before > 0 || spend > 0) {
+                    double frac = spend > 0 ? std::min(1.0, before / spend) : 1.0;
+                    tot_.cliff_time_s = t0_ + (static_cast<double>(k) + frac) * dt_;
+                }
+            }
+        }
+
+        // Little's law: mean latency = mean outstanding I/Os / completion rate.
+        const double rate = served_ops * inv_dt_;
+        double st;
+        if constexpr (Source::closed) {
+            st = src_.service_time_s;
+        } else {
+            st = !std::isnan(src_.service_time_s) ? src_.service_time_s
+                 : av_ops_ > 0                     ? p_.service_time_s(av_bytes_ / av_ops_)
+                                                   : p_.latency_s;
+        }
+        const double waiting = 0.5 * (prev_b_ops + s_.backlog_ops);
+        double outstanding;
+        if constexpr (Source::closed) {
+            outstanding = src_.in_flight + waiting;
+        } else {
+            outstanding = rate * st + waiting;
+        }
+        double latency = nan;
+        if (rate > 0) {
+            latency = outstanding / rate;
+            if (latency < st) latency = st;
+            tot_.latency_ops_s += latency * served_ops;
+        }
+
+        tot_.served_ops += served_ops;
+        tot_.served_bytes += served_bytes;
+        tot_.served_counted += served_cnt;
+        tot_.steps_bound[static_cast<int>(bound)] += 1;
+
+        if (out_ != nullptr) {
+            out_->iops[k] = rate;
+            out_->ebs_iops[k] = served_cnt * inv_dt_;
+            out_->throughput_mib_s[k] = served_bytes * inv_dt_ * (1.0 / units::MiB);
+            out_->credits[k] = s_.credits;
+            out_->queue_length[k] = outstanding;
+            out_->latency_s[k] = latency;
+            out_->bound[k] = static_cast<std::uint8_t>(bound);
+        }
+    }
+
+private:
+    const VolumeParams& p_;
+    Simulation::State& s_;
+    Source src_;
+    StepSeries* out_;
+    VolumeTotals& tot_;
+    double dt_, t0_, earned_, burst_cap_, tput_hi_, tput_lo_, inv_dt_;
+    bool bucket_;
+    // Scratch between offer() and commit().
+    Offer a_{};
+    double av_ops_ = 0, av_bytes_ = 0, av_cnt_ = 0, pool_ = 0, cap_cnt_ = 0, f_cnt_ = 0, f_bytes_ = 0, f_ = 1;
+    Bound bound_ = Bound::demand;
+};
+
+using AnyStepper = std::variant<Stepper<ClosedSource>, Stepper<OpenSource>, Stepper<IdleSource>>;
+
+AnyStepper make_stepper(const VolumeParams& p, Simulation::State& s, const Workload& w, double dt, double t0,
+                        StepSeries* out, VolumeTotals& tot) {
+    if (const auto* c = std::get_if<ClosedLoop>(&w)) {
+        double st = std::isnan(c->service_time_s) ? p.service_time_s(c->io_bytes) : c->service_time_s;
+        double per = counted_ops_per_io(c->io_bytes, p.io_unit_bytes, c->pattern);
+        double ops = c->in_flight / st * dt;
+        return Stepper<ClosedSource>(p, s, ClosedSource{{ops, ops * c->io_bytes, ops * per}, c->in_flight, st}, dt,
+                                     t0, out, tot);
+    }
+    if (const auto* o = std::get_if<OpenLoop>(&w)) {
+        return Stepper<OpenSource>(p, s,
+                                   OpenSource{o->ops.data(), o->bytes.data(), 1.0 / p.io_unit_bytes,
+                                              o->pattern == Pattern::sequential, o->service_time_s},
+                                   dt, t0, out, tot);
+    }
+    return Stepper<IdleSource>(p, s, IdleSource{}, dt, t0, out, tot);
+}
+
+void resize_series(StepSeries& s, std::size_t n) {
+    s.iops.resize(n);
+    s.ebs_iops.resize(n);
+    s.throughput_mib_s.resize(n);
+    s.credits.resize(n);
+    s.queue_length.resize(n);
+    s.latency_s.resize(n);
+    s.bound.resize(n);
+}
+
+// Max-min fair water level: the largest x with sum(min(want_i, x)) <= cap.
+double water_level(std::vector<double>& wants, double cap) {
+    std::sort(wants.begin(), wants.end());
+    double left = cap;
+    std::size_t n = wants.size();
+    for (std::size_t i = 0; i < n; ++i) {
+        double share = left / static_cast<double>(n - i);
+        if (wants[i] >= share) return share;
+        left -= wants[i];
+    }
+    return inf;
+}
+
+// The instance's shared bucket: earns in proportion to unused baseline, spends above it.
+struct InstanceBucket {
+    double base, max_rate, capacity, earn_idle;
+    double& credits;
+    [[nodiscard]] double cap(double dt) const noexcept { return std::min(max_rate * dt, base * dt + credits); }
+    void use(double used, double dt) noexcept {
+        if (capacity <= 0) return;
+        double b = base * dt;
+        double c = used <= b ? credits + earn_idle * dt * (1.0 - used / b) : credits - (used - b);
+        credits = c < 0 ? 0 : (c > capacity ? capacity : c);
+    }
+    [[nodiscard]] double pct() const noexcept { return capacity > 0 ? credits / capacity * 100.0 : 100.0; }
+};
+
 }  // namespace
 
 Simulation::Simulation(const std::vector<VolumeSpec>& volumes, double dt_s) : dt_s_(dt_s) {
     detail::require_positive(dt_s, "dt_s");
+    init_volumes(volumes, true);
+}
+
+Simulation::Simulation(const std::vector<VolumeSpec>& volumes, const InstanceSpec& instance, double dt_s)
+    : dt_s_(dt_s) {
+    detail::require_positive(dt_s, "dt_s");
+    instance_ = make_instance(instance);
+    inst_io_credits_ = instance_->io_initial;
+    inst_bytes_credits_ = instance_->bytes_initial;
+    init_volumes(volumes, instance_->nitro);
+}
+
+void Simulation::init_volumes(const std::vector<VolumeSpec>& volumes, bool nitro) {
     if (volumes.empty()) throw ConfigError("volumes is empty: a simulation needs at least one volume");
     params_.reserve(volumes.size());
     for (std::size_t i = 0; i < volumes.size(); ++i) {
         try {
-            params_.push_back(make_volume(volumes[i]));
+            params_.push_back(make_volume(volumes[i], nitro));
         } catch (const ConfigError& e) {
             if (volumes.size() == 1) throw;
             throw ConfigError(fmt::format("volume {}: {}", i, e.what()));
@@ -80,151 +292,107 @@ Simulation::Simulation(const std::vector<VolumeSpec>& volumes, double dt_s) : dt
     }
 }
 
-namespace {
-
-// One volume through n steps. Inlined per source type so the step loop has no indirect calls.
-template <class Source>
-void kernel(const VolumeParams& p, double& credits, double& b_ops, double& b_bytes, double& b_cnt,
-            const Source& src, std::int64_t n, double dt, double t0, StepSeries* out, VolumeTotals& tot) {
-    const double earned = p.baseline_iops * dt;
-    const double burst_cap = p.burst_iops * dt;
-    const double tput_hi = p.tput_burst_bytes_s * dt;
-    const double tput_lo = p.tput_base_bytes_s * dt;
-    const double cap_credits = p.credit_capacity;
-    const bool bucket = p.has_bucket();
-    const double inv_dt = 1.0 / dt;
-    bool cliff_seen = false;
-
-    for (std::int64_t k = 0; k < n; ++k) {
-        const Offer a = src(k);
-        const double prev_b_ops = b_ops;
-        const double av_ops = b_ops + a.ops;
-        const double av_bytes = b_bytes + a.bytes;
-        const double av_cnt = b_cnt + a.counted;
-
-        // Limits this step. Without a bucket credits stay 0 and burst == baseline, so the
-        // same expressions give the provisioned caps.
-        const double pool = credits + earned;
-        const double cap_cnt = std::min(burst_cap, pool);
-        const double cap_bytes = credits > 0 ? tput_hi : tput_lo;
-        const double f_cnt = av_cnt > 0 ? cap_cnt / av_cnt : inf;
-        const double f_bytes = av_bytes > 0 ? cap_bytes / av_bytes : inf;
-
-        double f = 1.0;
-        Bound bound = Bound::demand;
-        double served_cnt = av_cnt;
-        if (f_cnt < 1.0 && f_cnt <= f_bytes) {
-            f = f_cnt;
-            bound = Bound::volume_iops;
-            served_cnt = cap_cnt;  // exact, so the bucket empties to exactly zero
-        } else if (f_bytes < 1.0) {
-            f = f_bytes;
-            bound = Bound::volume_throughput;
-            served_cnt = f * av_cnt;
-        }
-        const double served_ops = f * av_ops;
-        const double served_bytes = f * av_bytes;
-
-        if constexpr (Source::closed) {
-            // The closed loop waits instead of queueing: only an earlier backlog stays queued.
-            b_ops *= 1.0 - f;
-            b_bytes *= 1.0 - f;
-            b_cnt *= 1.0 - f;
-            tot.demanded_ops += f * a.ops;
-            tot.demanded_bytes += f * a.bytes;
-        } else {
-            b_ops = av_ops - served_ops;
-            b_bytes = av_bytes - served_bytes;
-            b_cnt = av_cnt - served_cnt;
-            tot.demanded_ops += a.ops;
-            tot.demanded_bytes += a.bytes;
-        }
-
-        if (bucket) {
-            const double before = credits;
-            double c = pool - served_cnt;
-            c = c < 0 ? 0 : (c > cap_credits ? cap_credits : c);
-            credits = c;
-            // A cliff: the bucket runs dry in this step, or starts the run dry under demand that
-            // wants more than the baseline.
-            if (!cliff_seen && c <= 0 && (before > 0 || k == 0)) {
-                // Interpolate inside the step: the bucket drained at the rate the demand asked for.
-                // What the demand asks for while credits last (the throughput cap with credits).
-                double wanted = std::min({av_cnt, burst_cap, av_bytes > 0 ? tput_hi / av_bytes * av_cnt : inf});
-                double spend = wanted - earned;
-                if (before > 0 || spend > 0) {
-                    cliff_seen = true;
-                    double frac = spend > 0 ? std::min(1.0, before / spend) : 1.0;
-                    tot.cliff_time_s = t0 + (static_cast<double>(k) + frac) * dt;
+void Simulation::run_independent(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record) {
+    // Volumes that share no budget are independent: step each through the whole run in turn,
+    // which keeps its state in registers and its source type known at compile time.
+    for (std::size_t i = 0; i < params_.size(); ++i) {
+        AnyStepper any = make_stepper(params_[i], state_[i], ws[i], dt_s_, r.t0_s, record ? &r.series[i] : nullptr,
+                                      r.totals[i]);
+        std::visit(
+            [n](auto& st) {
+                for (std::int64_t k = 0; k < n; ++k) {
+                    st.offer(k);
+                    st.commit(k, 1.0, Bound::demand);
                 }
-            }
-        }
-
-        // Little's law: mean latency = mean outstanding I/Os / completion rate.
-        const double rate = served_ops * inv_dt;
-        double st;
-        if constexpr (Source::closed) {
-            st = src.service_time_s;
-        } else {
-            st = !std::isnan(src.service_time_s) ? src.service_time_s
-                 : av_ops > 0                    ? p.service_time_s(av_bytes / av_ops)
-                                                 : p.latency_s;
-        }
-        const double waiting = 0.5 * (prev_b_ops + b_ops);
-        double outstanding;
-        if constexpr (Source::closed) {
-            outstanding = src.in_flight + waiting;
-        } else {
-            outstanding = rate * st + waiting;
-        }
-        double latency = nan;
-        if (rate > 0) {
-            latency = outstanding / rate;
-            if (latency < st) latency = st;
-            tot.latency_ops_s += latency * served_ops;
-        }
-
-        tot.served_ops += served_ops;
-        tot.served_bytes += served_bytes;
-        tot.served_counted += served_cnt;
-        tot.steps_bound[static_cast<int>(bound)] += 1;
-
-        if (out != nullptr) {
-            out->iops[k] = rate;
-            out->ebs_iops[k] = served_cnt * inv_dt;
-            out->throughput_mib_s[k] = served_bytes * inv_dt * (1.0 / units::MiB);
-            out->credits[k] = credits;
-            out->queue_length[k] = outstanding;
-            out->latency_s[k] = latency;
-            out->bound[k] = static_cast<std::uint8_t>(bound);
-        }
+            },
+            any);
     }
 }
 
-}  // namespace
-
-void Simulation::run_volume(std::size_t i, const Workload& w, std::int64_t n, StepSeries* series,
-                            VolumeTotals& totals) {
-    const VolumeParams& p = params_[i];
-    State& s = state_[i];
-    const double t0 = time_s();
-    if (const auto* c = std::get_if<ClosedLoop>(&w)) {
-        double st = std::isnan(c->service_time_s) ? p.service_time_s(c->io_bytes) : c->service_time_s;
-        double per = counted_ops_per_io(c->io_bytes, p.io_unit_bytes, c->pattern);
-        double ops = c->in_flight / st * dt_s_;
-        ClosedSource src{{ops, ops * c->io_bytes, ops * per}, c->in_flight, st};
-        kernel(p, s.credits, s.backlog_ops, s.backlog_bytes, s.backlog_counted, src, n, dt_s_, t0, series, totals);
-    } else if (const auto* o = std::get_if<OpenLoop>(&w)) {
-        OpenSource src{o->ops.data(), o->bytes.data(), 1.0 / p.io_unit_bytes, o->pattern == Pattern::sequential,
-                       o->service_time_s};
-        kernel(p, s.credits, s.backlog_ops, s.backlog_bytes, s.backlog_counted, src, n, dt_s_, t0, series, totals);
-    } else {
-        IdleSource src;
-        kernel(p, s.credits, s.backlog_ops, s.backlog_bytes, s.backlog_counted, src, n, dt_s_, t0, series, totals);
+void Simulation::run_shared(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record) {
+    const InstanceParams& ip = *instance_;
+    const std::size_t nv = params_.size();
+    std::vector<AnyStepper> steppers;
+    steppers.reserve(nv);
+    for (std::size_t i = 0; i < nv; ++i) {
+        steppers.push_back(make_stepper(params_[i], state_[i], ws[i], dt_s_, r.t0_s,
+                                        record ? &r.series[i] : nullptr, r.totals[i]));
     }
-    totals.backlog_ops = s.backlog_ops;
-    totals.backlog_bytes = s.backlog_bytes;
-    totals.credits_end = s.credits;
+    InstanceBucket io{ip.baseline_iops, ip.max_iops, ip.io_capacity, ip.io_earn_idle, inst_io_credits_};
+    InstanceBucket by{ip.baseline_bytes_s, ip.max_bytes_s, ip.bytes_capacity, ip.bytes_earn_idle,
+                      inst_bytes_credits_};
+    InstanceTotals& it = r.instance_totals;
+    InstanceSeries* out = record ? &r.instance_series : nullptr;
+    std::vector<double> want_cnt(nv), want_bytes(nv), g(nv), scratch(nv);
+    const double dt = dt_s_;
+
+    for (std::int64_t k = 0; k < n; ++k) {
+        double sum_cnt = 0, sum_bytes = 0;
+        for (std::size_t i = 0; i < nv; ++i) {
+            std::visit([&](auto& st) {
+                st.offer(k);
+                want_cnt[i] = st.want_counted();
+                want_bytes[i] = st.want_bytes();
+            }, steppers[i]);
+            sum_cnt += want_cnt[i];
+            sum_bytes += want_bytes[i];
+        }
+        const double cap_io = io.cap(dt);
+        const double cap_by = by.cap(dt);
+        const double g_io = sum_cnt > cap_io ? cap_io / sum_cnt : 1.0;
+        const double g_by = sum_bytes > cap_by ? cap_by / sum_bytes : 1.0;
+        Bound ib = Bound::demand;
+        if (g_io < 1.0 || g_by < 1.0) ib = g_io <= g_by ? Bound::instance_iops : Bound::instance_throughput;
+
+        if (ib == Bound::demand || ip.share == SharePolicy::proportional) {
+            const double gg = std::min(g_io, g_by);
+            std::fill(g.begin(), g.end(), gg);
+        } else {
+            // Max-min fair on each resource; a volume keeps the smaller of its two shares.
+            scratch = want_cnt;
+            const double lvl_io = g_io < 1.0 ? water_level(scratch, cap_io) : inf;
+            scratch = want_bytes;
+            const double lvl_by = g_by < 1.0 ? water_level(scratch, cap_by) : inf;
+            for (std::size_t i = 0; i < nv; ++i) {
+                double a = want_cnt[i] > lvl_io ? lvl_io / want_cnt[i] : 1.0;
+                double b = want_bytes[i] > lvl_by ? lvl_by / want_bytes[i] : 1.0;
+                g[i] = std::min(a, b);
+            }
+        }
+
+        double used_cnt = 0, used_bytes = 0;
+        for (std::size_t i = 0; i < nv; ++i) {
+            std::visit([&](auto& st) { st.commit(k, g[i], ib); }, steppers[i]);
+            used_cnt += g[i] * want_cnt[i];
+            used_bytes += g[i] * want_bytes[i];
+        }
+        // Exact at the cap, so the instance bucket empties to exactly zero.
+        if (ib == Bound::instance_iops && ip.share == SharePolicy::proportional) used_cnt = cap_io;
+        const double io_before = io.credits, by_before = by.credits;
+        io.use(used_cnt, dt);
+        by.use(used_bytes, dt);
+        const double t = r.t0_s + static_cast<double>(k) * dt;
+        if (io_before > 0 && io.credits <= 0 && std::isnan(it.io_cliff_time_s)) {
+            double spend = std::min(sum_cnt, ip.max_iops * dt) - ip.baseline_iops * dt;
+            it.io_cliff_time_s = t + dt * (spend > 0 ? std::min(1.0, io_before / spend) : 1.0);
+        }
+        if (by_before > 0 && by.credits <= 0 && std::isnan(it.bytes_cliff_time_s)) {
+            double spend = std::min(sum_bytes, ip.max_bytes_s * dt) - ip.baseline_bytes_s * dt;
+            it.bytes_cliff_time_s = t + dt * (spend > 0 ? std::min(1.0, by_before / spend) : 1.0);
+        }
+        it.served_counted += used_cnt;
+        it.served_bytes += used_bytes;
+        it.steps_bound[static_cast<int>(ib)] += 1;
+        if (out != nullptr) {
+            out->iops[k] = used_cnt / dt;
+            out->throughput_mb_s[k] = used_bytes / dt / units::MB;
+            out->io_balance_pct[k] = io.pct();
+            out->byte_balance_pct[k] = by.pct();
+            out->bound[k] = static_cast<std::uint8_t>(ib);
+        }
+    }
+    it.io_credits_end = inst_io_credits_;
+    it.bytes_credits_end = inst_bytes_credits_;
 }
 
 RunResult Simulation::run(const std::vector<Workload>& workloads, std::int64_t n_steps, bool record) {
@@ -251,23 +419,29 @@ RunResult Simulation::run(const std::vector<Workload>& workloads, std::int64_t n
     r.dt_s = dt_s_;
     r.n_steps = n_steps;
     r.totals.resize(params_.size());
+    r.has_instance = has_instance();
+    const auto n = static_cast<std::size_t>(n_steps);
     if (record) {
         r.series.resize(params_.size());
-        auto n = static_cast<std::size_t>(n_steps);
-        for (auto& s : r.series) {
-            s.iops.resize(n);
-            s.ebs_iops.resize(n);
-            s.throughput_mib_s.resize(n);
-            s.credits.resize(n);
-            s.queue_length.resize(n);
-            s.latency_s.resize(n);
-            s.bound.resize(n);
+        for (auto& s : r.series) resize_series(s, n);
+        if (has_instance()) {
+            auto& is = r.instance_series;
+            is.iops.resize(n);
+            is.throughput_mb_s.resize(n);
+            is.io_balance_pct.resize(n);
+            is.byte_balance_pct.resize(n);
+            is.bound.resize(n);
         }
     }
-    // Volumes without a shared instance budget are independent: step each through the whole
-    // run in turn, which keeps its state in registers.
+    if (has_instance()) {
+        run_shared(workloads, n_steps, r, record);
+    } else {
+        run_independent(workloads, n_steps, r, record);
+    }
     for (std::size_t i = 0; i < params_.size(); ++i) {
-        run_volume(i, workloads[i], n_steps, record ? &r.series[i] : nullptr, r.totals[i]);
+        r.totals[i].backlog_ops = state_[i].backlog_ops;
+        r.totals[i].backlog_bytes = state_[i].backlog_bytes;
+        r.totals[i].credits_end = state_[i].credits;
     }
     step_ += n_steps;
     return r;

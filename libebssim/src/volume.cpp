@@ -15,20 +15,38 @@ std::string_view to_string(VolumeType type) {
     switch (type) {
         case VolumeType::gp2: return "gp2";
         case VolumeType::gp3: return "gp3";
+        case VolumeType::io1: return "io1";
+        case VolumeType::io2: return "io2";
+        case VolumeType::st1: return "st1";
+        case VolumeType::sc1: return "sc1";
+        case VolumeType::standard: return "standard";
     }
     return "?";
 }
 
 VolumeType parse_volume_type(std::string_view name) {
-    if (name == "gp2") return VolumeType::gp2;
-    if (name == "gp3") return VolumeType::gp3;
-    throw ConfigError(fmt::format("volume type '{}' is not supported; known types: gp2, gp3", name));
+    for (auto t : {VolumeType::gp2, VolumeType::gp3, VolumeType::io1, VolumeType::io2, VolumeType::st1,
+                   VolumeType::sc1, VolumeType::standard}) {
+        if (name == to_string(t)) return t;
+    }
+    throw ConfigError(fmt::format(
+        "volume type '{}' is not an EBS volume type; known types: gp2, gp3, io1, io2, st1, sc1, standard", name));
 }
 
 namespace gp2 {
 double baseline_iops(double size_gib) { return std::clamp(3.0 * size_gib, 100.0, 16000.0); }
 double throughput_tier_mib_s(double size_gib) { return size_gib <= 170.0 ? 128.0 : 250.0; }
 }  // namespace gp2
+
+namespace io1 {
+double throughput_mib_s(double iops) {
+    return iops <= 32000.0 ? std::min(500.0, iops * 0.25) : std::min(1000.0, iops / 64.0);
+}
+}  // namespace io1
+
+namespace io2 {
+double throughput_mib_s(double iops) { return std::min(4000.0, iops * 0.256); }
+}  // namespace io2
 
 namespace {
 
@@ -48,9 +66,19 @@ void require_size(const VolumeSpec& s, double lo, double hi) {
     }
 }
 
-void fill_service_time(const VolumeSpec& s, VolumeParams& p) {
-    double latency_ms = std::isnan(s.latency_ms) ? default_ssd_latency_ms : s.latency_ms;
-    double transfer = std::isnan(s.transfer_mib_s) ? default_ssd_transfer_mib_s : s.transfer_mib_s;
+double initial_balance(const VolumeSpec& s) {
+    double balance = std::isnan(s.burst_balance_pct) ? 100.0 : s.burst_balance_pct;
+    require_finite(balance, "burst_balance_pct");
+    if (balance < 0 || balance > 100) {
+        throw ConfigError(fmt::format("burst_balance_pct={} is out of range 0 to 100", balance));
+    }
+    return balance;
+}
+
+void fill_service_time(const VolumeSpec& s, VolumeParams& p, double default_latency_ms,
+                       double default_transfer_mib_s) {
+    double latency_ms = std::isnan(s.latency_ms) ? default_latency_ms : s.latency_ms;
+    double transfer = std::isnan(s.transfer_mib_s) ? default_transfer_mib_s : s.transfer_mib_s;
     require_finite(latency_ms, "latency_ms");
     require_finite(transfer, "transfer_mib_s");
     if (latency_ms <= 0) {
@@ -63,16 +91,18 @@ void fill_service_time(const VolumeSpec& s, VolumeParams& p) {
     p.transfer_bytes_s = transfer * units::MiB;
 }
 
+// Types whose performance is not provisioned reject iops and throughput settings.
+void reject_provisioning(const VolumeSpec& s, std::string_view why_iops) {
+    require_unset(s.iops, "iops", why_iops);
+    require_unset(s.throughput_mib_s, "throughput_mib_s",
+                  fmt::format("{} throughput is not provisioned; only gp3 accepts a throughput setting",
+                              to_string(s.type)));
+}
+
 VolumeParams make_gp2(const VolumeSpec& s) {
     require_size(s, gp2::min_size_gib, gp2::max_size_gib);
-    require_unset(s.iops, "iops", "gp2 IOPS are not provisioned (baseline is 3 IOPS per GiB); use gp3, io1 or io2");
-    require_unset(s.throughput_mib_s, "throughput_mib_s",
-                  "gp2 throughput is not provisioned; only gp3 accepts a throughput setting");
-    double balance = std::isnan(s.burst_balance_pct) ? 100.0 : s.burst_balance_pct;
-    require_finite(balance, "burst_balance_pct");
-    if (balance < 0 || balance > 100) {
-        throw ConfigError(fmt::format("burst_balance_pct={} is out of range 0 to 100", balance));
-    }
+    reject_provisioning(s, "gp2 IOPS are not provisioned (baseline is 3 IOPS per GiB); use gp3, io1 or io2");
+    double balance = initial_balance(s);
     VolumeParams p;
     p.type = VolumeType::gp2;
     p.size_gib = s.size_gib;
@@ -87,7 +117,7 @@ VolumeParams make_gp2(const VolumeSpec& s) {
     // DERIVED rule (docs/model.md): cap = min(tier, IOPS cap x 256 KiB).
     p.tput_burst_bytes_s = std::min(tier, p.burst_iops * 0.25) * units::MiB;
     p.tput_base_bytes_s = std::min(tier, p.baseline_iops * 0.25) * units::MiB;
-    fill_service_time(s, p);
+    fill_service_time(s, p, default_ssd_latency_ms, default_ssd_transfer_mib_s);
     return p;
 }
 
@@ -125,18 +155,119 @@ VolumeParams make_gp3(const VolumeSpec& s) {
     p.burst_iops = iops;
     p.tput_burst_bytes_s = tput * units::MiB;
     p.tput_base_bytes_s = tput * units::MiB;
-    fill_service_time(s, p);
+    fill_service_time(s, p, default_ssd_latency_ms, default_ssd_transfer_mib_s);
+    return p;
+}
+
+VolumeParams make_piops(const VolumeSpec& s, bool nitro) {
+    const bool is_io1 = s.type == VolumeType::io1;
+    const double min_size = is_io1 ? io1::min_size_gib : io2::min_size_gib;
+    const double max_size = is_io1 ? io1::max_size_gib : io2::max_size_gib;
+    const double min_iops = is_io1 ? io1::min_iops : io2::min_iops;
+    const double max_iops = is_io1 ? io1::max_iops : io2::max_iops;
+    const double ratio = is_io1 ? io1::max_iops_per_gib : io2::max_iops_per_gib;
+    const auto name = to_string(s.type);
+    require_size(s, min_size, max_size);
+    require_unset(s.burst_balance_pct, "burst_balance_pct", fmt::format("{} has no burst bucket", name));
+    require_unset(s.throughput_mib_s, "throughput_mib_s",
+                  fmt::format("{} throughput follows its provisioned IOPS; only gp3 accepts a throughput setting",
+                              name));
+    if (std::isnan(s.iops)) {
+        throw ConfigError(fmt::format("iops is required for {}: provisioned IOPS from {} to {}", name, min_iops,
+                                      max_iops));
+    }
+    require_finite(s.iops, "iops");
+    if (s.iops < min_iops || s.iops > max_iops) {
+        throw ConfigError(fmt::format("iops={} is out of range: {} IOPS are {} to {}", s.iops, name, min_iops,
+                                      max_iops));
+    }
+    if (s.iops > ratio * s.size_gib) {
+        throw ConfigError(fmt::format("iops={} exceeds {}'s limit of {} IOPS per GiB: size_gib={} allows at most {} IOPS",
+                                      s.iops, name, ratio, s.size_gib, ratio * s.size_gib));
+    }
+    if (!nitro && !is_io1 && s.iops > io2::max_iops_non_nitro_attach) {
+        throw ConfigError(fmt::format(
+            "iops={}: an io2 volume provisioned above {} IOPS cannot be attached to a non-Nitro instance",
+            s.iops, io2::max_iops_non_nitro_attach));
+    }
+    VolumeParams p;
+    p.type = s.type;
+    p.nitro = nitro;
+    p.size_gib = s.size_gib;
+    p.io_unit_bytes = units::ssd_io_unit_bytes;
+    double iops = s.iops;
+    double tput = is_io1 ? io1::throughput_mib_s(iops) : io2::throughput_mib_s(iops);
+    if (!nitro) {
+        iops = std::min(iops, non_nitro_max_iops);
+        tput = std::min(tput, non_nitro_max_mib_s);
+    }
+    p.baseline_iops = iops;
+    p.burst_iops = iops;
+    p.tput_burst_bytes_s = tput * units::MiB;
+    p.tput_base_bytes_s = tput * units::MiB;
+    fill_service_time(s, p, is_io1 ? default_ssd_latency_ms : default_io2_latency_ms, default_ssd_transfer_mib_s);
+    return p;
+}
+
+// st1/sc1: credits are MiB of throughput; every I/O up to 1 MiB costs one 1 MiB credit, so the
+// engine counts operations in 1 MiB units and the bucket holds the volume's size in MiB.
+VolumeParams make_hdd(const VolumeSpec& s) {
+    const HddRates& r = s.type == VolumeType::st1 ? st1_rates : sc1_rates;
+    require_size(s, hdd_min_size_gib, hdd_max_size_gib);
+    reject_provisioning(s, fmt::format("{} performance follows its size (MiB/s per TiB); IOPS are not provisioned",
+                                       to_string(s.type)));
+    double balance = initial_balance(s);
+    const double tib = s.size_gib / 1024.0;
+    const double base = std::min(r.baseline_cap_mib_s, r.baseline_mib_s_per_tib * tib);
+    const double burst = std::min(r.burst_cap_mib_s, r.burst_mib_s_per_tib * tib);
+    VolumeParams p;
+    p.type = s.type;
+    p.size_gib = s.size_gib;
+    p.io_unit_bytes = units::hdd_io_unit_bytes;
+    p.baseline_iops = std::min(base, r.max_iops);
+    p.burst_iops = std::min(burst, r.max_iops);
+    p.credit_capacity = s.size_gib * 1024.0;  // a full bucket scans the whole volume once
+    p.initial_credits = p.credit_capacity * balance / 100.0;
+    p.tput_burst_bytes_s = burst * units::MiB;
+    p.tput_base_bytes_s = base * units::MiB;
+    fill_service_time(s, p, default_hdd_latency_ms, default_hdd_transfer_mib_s);
+    return p;
+}
+
+VolumeParams make_standard(const VolumeSpec& s) {
+    require_size(s, standard::min_size_gib, standard::max_size_gib);
+    reject_provisioning(s, "standard (magnetic) IOPS are not provisioned");
+    double balance = initial_balance(s);
+    VolumeParams p;
+    p.type = VolumeType::standard;
+    p.size_gib = s.size_gib;
+    // Magnetic: counted in 1 MiB units like the HDD types (assumption, docs/model.md).
+    p.io_unit_bytes = units::hdd_io_unit_bytes;
+    p.baseline_iops = standard::baseline_iops;
+    p.burst_iops = standard::burst_iops;
+    p.credit_capacity = standard::credit_capacity;
+    p.initial_credits = standard::credit_capacity * balance / 100.0;
+    p.tput_burst_bytes_s = standard::burst_mib_s * units::MiB;
+    p.tput_base_bytes_s = standard::baseline_mib_s * units::MiB;
+    fill_service_time(s, p, default_hdd_latency_ms, default_hdd_transfer_mib_s);
     return p;
 }
 
 }  // namespace
 
-VolumeParams make_volume(const VolumeSpec& spec) {
+VolumeParams make_volume(const VolumeSpec& spec, bool nitro) {
+    VolumeParams p;
     switch (spec.type) {
-        case VolumeType::gp2: return make_gp2(spec);
-        case VolumeType::gp3: return make_gp3(spec);
+        case VolumeType::gp2: p = make_gp2(spec); break;
+        case VolumeType::gp3: p = make_gp3(spec); break;
+        case VolumeType::io1:
+        case VolumeType::io2: return make_piops(spec, nitro);
+        case VolumeType::st1:
+        case VolumeType::sc1: p = make_hdd(spec); break;
+        case VolumeType::standard: p = make_standard(spec); break;
     }
-    throw ConfigError("unknown volume type");
+    p.nitro = nitro;
+    return p;
 }
 
 }  // namespace ebssim

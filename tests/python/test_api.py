@@ -128,7 +128,7 @@ def test_record_false_keeps_totals_only():
     assert s["mean_iops"] == pytest.approx(6.03e6 / 2100)
     # (6e6 x 32/3,000 + 30,000 x 32/300) / 6.03e6 s = (64,000 + 3,200) / 6.03e6 = 11.144 ms
     assert s["mean_latency_ms"] == pytest.approx(67200 / 6.03e6 * 1e3, rel=1e-9)
-    assert r.to_pandas().shape == (0, 8)
+    assert r.to_pandas().shape == (0, 12)
 
 
 def test_record_false_same_totals_as_recorded():
@@ -263,7 +263,7 @@ def test_volume_str_and_equality():
     assert gp2(100) == gp2(100)
     assert gp2(100) != gp2(101)
     assert "gp3" in gp3(50)._repr_html_()
-    assert ebssim.VOLUME_TYPES == ("gp2", "gp3")
+    assert ebssim.VOLUME_TYPES == ("gp2", "gp3", "io1", "io2", "st1", "sc1", "standard")
 
 
 def test_volume_is_frozen():
@@ -358,4 +358,10 @@ def test_output_arrays_are_numpy_float64():
     for a in (r.iops, r.ebs_iops, r.throughput_mib_s, r.credits, r.queue_length, r.latency_s):
         assert isinstance(a, np.ndarray) and a.dtype == np.float64 and a.shape == (5,)
     assert r.bound.dtype == np.uint8
-    assert ebssim.BOUND_NAMES == ("demand", "volume_iops", "volume_throughput")
+    assert ebssim.BOUND_NAMES == (
+        "demand",
+        "volume_iops",
+        "volume_throughput",
+        "instance_iops",
+        "instance_throughput",
+    )

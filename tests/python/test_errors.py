@@ -125,7 +125,7 @@ def test_bad_latency(latency):
         gp2(100, latency_ms=latency)
 
 
-@pytest.mark.parametrize("name", ["io1", "io2", "st1", "GP2", "", "gp4"])
+@pytest.mark.parametrize("name", ["io3", "st2", "GP2", "", "gp4"])
 def test_unknown_volume_type(name):
     with raises(rf"type={re.escape(repr(name))}.*gp2, gp3"):
         Volume(name, 100)

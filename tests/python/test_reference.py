@@ -484,7 +484,13 @@ def test_summary(gp2_qd32):
     assert s["mean_latency_ms"] == pytest.approx(86400 / 6.21e6 * 1e3, rel=1e-9)
     assert s["cliff_time_s"] == pytest.approx(2000.0, abs=1.0)
     assert s["burst_balance_end_pct"] == 0.0
-    assert s["throttled_fraction"] == {"demand": 0.0, "volume_iops": 1.0, "volume_throughput": 0.0}
+    assert s["throttled_fraction"] == {
+        "demand": 0.0,
+        "volume_iops": 1.0,
+        "volume_throughput": 0.0,
+        "instance_iops": 0.0,
+        "instance_throughput": 0.0,
+    }
     assert s["backlog_ops_end"] == 0.0
     assert "gp2" in s["volume"] and "100" in s["volume"]
     assert "4 KiB" in s["workload"] and "32" in s["workload"]
@@ -496,7 +502,13 @@ def test_summary(gp2_qd32):
 def test_summary_gp3_and_throttled_fraction_mix():
     # QD 1 x 4 KiB on gp3 for 10 s is never throttled; 1 MiB QD 8 always throughput-bound.
     s = simulate(gp3(100), ClosedLoop(1, "4k"), duration_s=10).summary()
-    assert s["throttled_fraction"] == {"demand": 1.0, "volume_iops": 0.0, "volume_throughput": 0.0}
+    assert s["throttled_fraction"] == {
+        "demand": 1.0,
+        "volume_iops": 0.0,
+        "volume_throughput": 0.0,
+        "instance_iops": 0.0,
+        "instance_throughput": 0.0,
+    }
     assert s["cliff_time_s"] is None
     assert s["burst_balance_end_pct"] is None
     assert s["mean_latency_ms"] == pytest.approx(ST_4K * 1e3, rel=1e-12)
@@ -541,6 +553,10 @@ def test_to_pandas(gp2_qd32):
         "iops",
         "ebs_iops",
         "throughput_mib_s",
+        "read_iops",
+        "write_iops",
+        "read_mib_s",
+        "write_mib_s",
         "credits",
         "burst_balance_pct",
         "queue_length",
@@ -554,7 +570,7 @@ def test_to_pandas(gp2_qd32):
     np.testing.assert_array_equal(df["credits"].to_numpy(), gp2_qd32.credits)
     np.testing.assert_allclose(df["latency_ms"].to_numpy(), gp2_qd32.latency_s * 1e3)
     assert isinstance(df["bound"].dtype, pd.CategoricalDtype)
-    assert list(df["bound"].cat.categories) == ["demand", "volume_iops", "volume_throughput"]
+    assert list(df["bound"].cat.categories) == list(ebssim.BOUND_NAMES)
     assert (df["bound"] == "volume_iops").all()
     assert df.loc[1000.0, "iops"] == pytest.approx(3000.0)
     assert df.loc[2500.0, "iops"] == pytest.approx(300.0)

@@ -10,15 +10,20 @@ from __future__ import annotations
 
 from .burst import burst_duration_s, cliff_time_s, refill_time_s
 from .plot import plot
-from .simulation import BOUND_NAMES, RunResult, Simulation, VolumeResult, simulate
-from .volumes import VOLUME_TYPES, Volume, gp2, gp3
+from .instances import SHARE_POLICIES, Catalog, Instance, instance, load_catalog
+from .simulation import BOUND_NAMES, InstanceResult, RunResult, Simulation, VolumeResult, simulate
+from .volumes import VOLUME_TYPES, Volume, gp2, gp3, io1, io2, sc1, standard, st1
 from .workloads import ClosedLoop, Idle, OpenLoop, Workload
 
 __version__ = "0.1.0"
 
 __all__ = [
     "BOUND_NAMES",
+    "SHARE_POLICIES",
     "VOLUME_TYPES",
+    "Catalog",
+    "Instance",
+    "InstanceResult",
     "ClosedLoop",
     "Idle",
     "OpenLoop",
@@ -31,6 +36,13 @@ __all__ = [
     "cliff_time_s",
     "gp2",
     "gp3",
+    "instance",
+    "io1",
+    "io2",
+    "load_catalog",
+    "sc1",
+    "st1",
+    "standard",
     "plot",
     "refill_time_s",
     "simulate",

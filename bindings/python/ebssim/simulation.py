@@ -10,16 +10,17 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
+from .instances import Instance, instance as _catalog_instance
 from .volumes import Volume
 from .workloads import ClosedLoop, Idle, OpenLoop, Workload, _steps
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["simulate", "Simulation", "VolumeResult", "RunResult", "BOUND_NAMES"]
+__all__ = ["simulate", "Simulation", "VolumeResult", "RunResult", "InstanceResult", "BOUND_NAMES"]
 
 #: Names of the codes in :attr:`VolumeResult.bound`, by code.
-BOUND_NAMES = ("demand", "volume_iops", "volume_throughput")
+BOUND_NAMES = ("demand", "volume_iops", "volume_throughput", "instance_iops", "instance_throughput")
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -59,6 +60,27 @@ class VolumeResult:
     @property
     def latency_ms(self) -> FloatArray:
         return self.latency_s * 1e3
+
+    @property
+    def read_fraction(self) -> float:
+        """Share of the I/Os that are reads (1 for Idle)."""
+        return float(getattr(self.workload, "read_fraction", 1.0))
+
+    @property
+    def read_iops(self) -> FloatArray:
+        return self.iops * self.read_fraction
+
+    @property
+    def write_iops(self) -> FloatArray:
+        return self.iops * (1.0 - self.read_fraction)
+
+    @property
+    def read_mib_s(self) -> FloatArray:
+        return self.throughput_mib_s * self.read_fraction
+
+    @property
+    def write_mib_s(self) -> FloatArray:
+        return self.throughput_mib_s * (1.0 - self.read_fraction)
 
     @property
     def burst_balance_pct(self) -> FloatArray:
@@ -132,6 +154,10 @@ class VolumeResult:
                 "iops": self.iops,
                 "ebs_iops": self.ebs_iops,
                 "throughput_mib_s": self.throughput_mib_s,
+                "read_iops": self.read_iops,
+                "write_iops": self.write_iops,
+                "read_mib_s": self.read_mib_s,
+                "write_mib_s": self.write_mib_s,
                 "credits": self.credits,
                 "burst_balance_pct": self.burst_balance_pct,
                 "queue_length": self.queue_length,
@@ -151,11 +177,72 @@ class VolumeResult:
         )
 
 
-class RunResult(Sequence[VolumeResult]):
-    """The results of one run, one :class:`VolumeResult` per volume."""
+@dataclass(frozen=True)
+class InstanceResult:
+    """Per-step outputs of the instance the volumes share (numpy arrays, one entry per step)."""
 
-    def __init__(self, results: List[VolumeResult]) -> None:
+    instance: Instance
+    t0_s: float
+    dt_s: float
+    n_steps: int
+    iops: FloatArray
+    """EBS-counted operations per second over all attached volumes."""
+    throughput_mb_s: FloatArray
+    """Decimal MB/s over all attached volumes."""
+    io_balance_pct: FloatArray
+    """CloudWatch's EBSIOBalance% at the end of each step."""
+    byte_balance_pct: FloatArray
+    """CloudWatch's EBSByteBalance% at the end of each step."""
+    bound: npt.NDArray[np.uint8]
+    totals: Dict[str, Any]
+
+    @property
+    def time_s(self) -> FloatArray:
+        return self.t0_s + self.dt_s * np.arange(self.iops.shape[0], dtype=np.float64)
+
+    @property
+    def cliff_time_s(self) -> Optional[float]:
+        """First time either instance bucket (I/O or bytes) ran dry in this run (None: never)."""
+        ts = [float(self.totals["io_cliff_time_s"]), float(self.totals["bytes_cliff_time_s"])]
+        ts = [t for t in ts if not math.isnan(t)]
+        return min(ts) if ts else None
+
+    @property
+    def io_balance_end_pct(self) -> float:
+        cap = float(self.instance._params.io_capacity)
+        return float(self.totals["io_credits_end"]) / cap * 100.0 if cap > 0 else 100.0
+
+    @property
+    def byte_balance_end_pct(self) -> float:
+        cap = float(self.instance._params.bytes_capacity)
+        return float(self.totals["bytes_credits_end"]) / cap * 100.0 if cap > 0 else 100.0
+
+    def to_pandas(self) -> "pd.DataFrame":
+        import pandas as pd
+
+        return pd.DataFrame(
+            {
+                "iops": self.iops,
+                "throughput_mb_s": self.throughput_mb_s,
+                "io_balance_pct": self.io_balance_pct,
+                "byte_balance_pct": self.byte_balance_pct,
+                "bound": pd.Categorical.from_codes(self.bound.astype(np.int8), categories=list(BOUND_NAMES)),
+            },
+            index=pd.Index(self.time_s, name="time_s"),
+        )
+
+    def __repr__(self) -> str:
+        cliff = self.cliff_time_s
+        c = f"balance ran out at {cliff:.0f} s" if cliff is not None else "balance never ran out"
+        return f"<InstanceResult {self.instance}: {c}>"
+
+
+class RunResult(Sequence[VolumeResult]):
+    """The results of one run, one :class:`VolumeResult` per volume, and the instance's if any."""
+
+    def __init__(self, results: List[VolumeResult], instance: Optional[InstanceResult] = None) -> None:
         self._results = results
+        self.instance = instance
 
     @overload
     def __getitem__(self, i: int) -> VolumeResult: ...
@@ -178,7 +265,8 @@ class RunResult(Sequence[VolumeResult]):
         return pd.concat(frames, ignore_index=True)
 
     def __repr__(self) -> str:
-        return "RunResult([\n  " + ",\n  ".join(repr(r) for r in self._results) + "\n])"
+        inst = f",\n  {self.instance!r}" if self.instance is not None else ""
+        return "RunResult([\n  " + ",\n  ".join(repr(r) for r in self._results) + inst + "\n])"
 
 
 class Simulation:
@@ -190,7 +278,9 @@ class Simulation:
     >>> rest = sim.rest(600)   # earns 300 credits per second
     """
 
-    def __init__(self, volumes: Sequence[Volume], dt: float = 1.0) -> None:
+    def __init__(
+        self, volumes: Sequence[Volume], dt: float = 1.0, *, instance: Union[Instance, str, None] = None
+    ) -> None:
         vols = list(volumes)
         if not vols:
             raise ValueError("volumes is empty: a simulation needs at least one volume")
@@ -200,7 +290,16 @@ class Simulation:
         _steps(dt, dt)  # validates dt
         self.volumes = vols
         self.dt = float(dt)
-        self._sim = _core.Simulation([v._spec() for v in vols], self.dt)
+        if isinstance(instance, str):
+            instance = _catalog_instance(instance)
+        if instance is not None and not isinstance(instance, Instance):
+            raise ValueError(f"instance must be an ebssim.Instance or an instance type name, got {type(instance).__name__}")
+        self.instance: Optional[Instance] = instance
+        specs = [v._spec() for v in vols]
+        if instance is None:
+            self._sim = _core.Simulation(specs, self.dt)
+        else:
+            self._sim = _core.Simulation(specs, instance._spec(), self.dt)
 
     @property
     def time_s(self) -> float:
@@ -240,7 +339,23 @@ class Simulation:
                     **s,
                 )
             )
-        return RunResult(out)
+        inst = None
+        if self.instance is not None:
+            d = raw["instance"]
+            e = np.empty(0)
+            inst = InstanceResult(
+                instance=self.instance,
+                t0_s=float(raw["t0_s"]),
+                dt_s=float(raw["dt_s"]),
+                n_steps=int(raw["n_steps"]),
+                iops=d.get("iops", e),
+                throughput_mb_s=d.get("throughput_mb_s", e),
+                io_balance_pct=d.get("io_balance_pct", e),
+                byte_balance_pct=d.get("byte_balance_pct", e),
+                bound=d.get("bound", np.empty(0, dtype=np.uint8)),
+                totals={k: v for k, v in d.items() if not isinstance(v, np.ndarray)},
+            )
+        return RunResult(out, inst)
 
     def rest(self, duration_s: float, *, record: bool = True) -> RunResult:
         """Let every volume idle for ``duration_s`` (gp2 earns credits)."""
@@ -264,7 +379,8 @@ class Simulation:
 
     def __repr__(self) -> str:
         vols = ", ".join(str(v) for v in self.volumes)
-        return f"<Simulation t={self.time_s:g} s, dt={self.dt:g} s: {vols}>"
+        on = f" on {self.instance}" if self.instance is not None else ""
+        return f"<Simulation t={self.time_s:g} s, dt={self.dt:g} s: {vols}{on}>"
 
 
 def _empty_series() -> Dict[str, Any]:
@@ -287,6 +403,7 @@ def simulate(
     *,
     dt: float = 1.0,
     record: bool = True,
+    instance: Union[Instance, str, None] = None,
 ) -> VolumeResult:
     """Run one workload on one fresh volume and return its per-step results.
 
@@ -301,5 +418,7 @@ def simulate(
         Step in seconds (default 1; finer steps such as 0.001 resolve sub-second behaviour).
     record : bool
         Keep per-step arrays (default). ``False`` keeps only the totals, for speed.
+    instance : Instance or str, optional
+        Attach the volume to an instance type (e.g. ``"m5.large"``) whose EBS limits then apply.
     """
-    return Simulation([volume], dt=dt).run([workload], duration_s, record=record)[0]
+    return Simulation([volume], dt=dt, instance=instance).run([workload], duration_s, record=record)[0]

@@ -8,9 +8,9 @@ from typing import Optional
 
 from . import _core
 
-__all__ = ["Volume", "gp2", "gp3", "VOLUME_TYPES"]
+__all__ = ["Volume", "gp2", "gp3", "io1", "io2", "st1", "sc1", "standard", "VOLUME_TYPES"]
 
-VOLUME_TYPES = ("gp2", "gp3")
+VOLUME_TYPES = ("gp2", "gp3", "io1", "io2", "st1", "sc1", "standard")
 
 
 def _opt(x: Optional[float], field: str) -> float:
@@ -33,20 +33,22 @@ class Volume:
     Parameters
     ----------
     type : str
-        ``"gp2"`` or ``"gp3"``.
+        One of ``gp2 gp3 io1 io2 st1 sc1 standard`` (io2 is Block Express, as all io2 is since 2025).
     size_gib : float
         Size in GiB.
     iops : float, optional
-        Provisioned IOPS (gp3; default 3,000). gp2 rejects it: its IOPS follow its size.
+        Provisioned IOPS: gp3 (default 3,000), io1 and io2 (required). The other types reject
+        it: their IOPS follow their size.
     throughput_mib_s : float, optional
-        Provisioned throughput in MiB/s (gp3; default 125).
+        Provisioned throughput in MiB/s (gp3 only; default 125).
     burst_balance_pct : float, optional
-        Initial BurstBalance in percent (gp2; default 100, a new volume starts full).
+        Initial BurstBalance in percent (gp2, st1, sc1, standard; default 100: a new volume
+        starts full).
     latency_ms : float, optional
-        Unloaded latency of a small I/O in ms (default 0.5 for SSD types); service time is
-        ``latency_ms + io_size / transfer_mib_s``.
+        Unloaded latency of a small I/O in ms (defaults: 0.5 SSD, 0.25 io2 Block Express,
+        5 HDD); service time is ``latency_ms + io_size / transfer_mib_s``.
     transfer_mib_s : float, optional
-        Per-I/O transfer rate of the service-time model, MiB/s (default 1,024).
+        Per-I/O transfer rate of the service-time model, MiB/s (default 1,024 SSD, 250 HDD).
     """
 
     type: str
@@ -112,12 +114,24 @@ class Volume:
         """Unloaded service time of one I/O of ``io_bytes``, seconds."""
         return float(self._params.service_time_s(float(io_bytes)))
 
+    @property
+    def has_bucket(self) -> bool:
+        """True for the types with a burst bucket (gp2, st1, sc1, standard)."""
+        return self.credit_capacity > 0
+
     def __str__(self) -> str:
         if self.type == "gp2":
             return (
                 f"gp2 {self.size_gib:g} GiB ({self.baseline_iops:g} IOPS baseline, "
                 f"burst {self.max_iops:g}, {self.max_throughput_mib_s:g} MiB/s)"
             )
+        if self.type in ("st1", "sc1"):
+            return (
+                f"{self.type} {self.size_gib:g} GiB ({self.baseline_throughput_mib_s:g} MiB/s baseline, "
+                f"burst {self.max_throughput_mib_s:g} MiB/s)"
+            )
+        if self.type == "standard":
+            return f"standard {self.size_gib:g} GiB ({self.baseline_iops:g} IOPS baseline, burst {self.max_iops:g})"
         return f"{self.type} {self.size_gib:g} GiB ({self.max_iops:g} IOPS, {self.max_throughput_mib_s:g} MiB/s)"
 
     def _repr_html_(self) -> str:
@@ -138,3 +152,36 @@ def gp3(
 ) -> Volume:
     """A gp3 volume: 3,000 IOPS and 125 MiB/s included, provisioned up to 80,000 and 2,000 MiB/s."""
     return Volume("gp3", size_gib, iops=iops, throughput_mib_s=throughput_mib_s, latency_ms=latency_ms)
+
+
+def io1(size_gib: float, iops: float, *, latency_ms: Optional[float] = None) -> Volume:
+    """An io1 volume: 100..64,000 provisioned IOPS, at most 50 per GiB; 256 KiB per IOPS up to
+    500 MiB/s, 16 KiB per IOPS above 32,000 IOPS, 1,000 MiB/s at most."""
+    return Volume("io1", size_gib, iops=iops, latency_ms=latency_ms)
+
+
+def io2(size_gib: float, iops: float, *, latency_ms: Optional[float] = None) -> Volume:
+    """An io2 (Block Express) volume: 100..256,000 IOPS, at most 1,000 per GiB; 0.256 MiB/s per
+    IOPS up to 4,000 MiB/s."""
+    return Volume("io2", size_gib, iops=iops, latency_ms=latency_ms)
+
+
+def st1(size_gib: float, *, burst_balance_pct: Optional[float] = None, latency_ms: Optional[float] = None) -> Volume:
+    """An st1 (throughput-optimized HDD) volume: 40 MiB/s per TiB baseline, bursts to 250 MiB/s
+    per TiB (both capped at 500), on a bucket worth the volume's size; every I/O up to 1 MiB
+    costs 1 MiB."""
+    return Volume("st1", size_gib, burst_balance_pct=burst_balance_pct, latency_ms=latency_ms)
+
+
+def sc1(size_gib: float, *, burst_balance_pct: Optional[float] = None, latency_ms: Optional[float] = None) -> Volume:
+    """An sc1 (cold HDD) volume: 12 MiB/s per TiB baseline (cap 192), bursts to 80 MiB/s per TiB
+    (cap 250)."""
+    return Volume("sc1", size_gib, burst_balance_pct=burst_balance_pct, latency_ms=latency_ms)
+
+
+def standard(
+    size_gib: float, *, burst_balance_pct: Optional[float] = None, latency_ms: Optional[float] = None
+) -> Volume:
+    """A standard (magnetic, previous generation) volume; a simple assumed model: 100 IOPS
+    baseline, bursts to 200 (docs/model.md)."""
+    return Volume("standard", size_gib, burst_balance_pct=burst_balance_pct, latency_ms=latency_ms)

@@ -5,6 +5,7 @@
 #include "ebssim/burst.hpp"
 #include "ebssim/engine.hpp"
 #include "ebssim/error.hpp"
+#include "ebssim/instance.hpp"
 #include "ebssim/units.hpp"
 #include "ebssim/volume.hpp"
 #include "ebssim/workload.hpp"

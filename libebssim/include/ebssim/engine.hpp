@@ -1,36 +1,51 @@
 #pragma once
 /// \file engine.hpp
-/// The discrete-time engine: a set of volumes, their bucket state, and runs that advance it.
-/// State (credits, backlog, clock) carries from one run to the next, so phases and rests are
+/// The discrete-time engine: a set of volumes, optionally attached to one instance whose EBS
+/// budget they share, their bucket state, and runs that advance it. State (credits, backlog,
+/// instance balances, clock) carries from one run to the next, so phases and rests are
 /// consecutive runs on the same Simulation.
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
+#include "ebssim/instance.hpp"
 #include "ebssim/volume.hpp"
 #include "ebssim/workload.hpp"
 
 namespace ebssim {
 
-/// Which limit held the volume back in a step.
+/// Which limit held a volume back in a step.
 enum class Bound : std::uint8_t {
-    demand = 0,             ///< served everything it could (not throttled)
-    volume_iops = 1,        ///< the volume's IOPS limit (gp2: burst or, without credits, baseline)
-    volume_throughput = 2,  ///< the volume's throughput limit
+    demand = 0,               ///< served everything it could (not throttled)
+    volume_iops = 1,          ///< the volume's IOPS limit (gp2: burst or, without credits, baseline)
+    volume_throughput = 2,    ///< the volume's throughput limit
+    instance_iops = 3,        ///< the instance's EBS IOPS budget, shared with the other volumes
+    instance_throughput = 4,  ///< the instance's EBS throughput budget
 };
+inline constexpr int n_bounds = 5;
 
 /// Per-step outputs of one volume. Rates are per second over the step.
 struct StepSeries {
     std::vector<double> iops;              ///< application I/Os completed per second
     std::vector<double> ebs_iops;          ///< EBS-counted operations per second
     std::vector<double> throughput_mib_s;  ///< MiB/s completed
-    std::vector<double> credits;           ///< I/O credits at the end of the step
+    std::vector<double> credits;           ///< burst credits at the end of the step (I/O credits; MiB on st1/sc1)
     std::vector<double> queue_length;      ///< mean I/Os outstanding (waiting + in service)
     std::vector<double> latency_s;         ///< mean latency of the I/Os completed (NaN if none)
     std::vector<std::uint8_t> bound;       ///< Bound code
 };
 
-/// Cheap per-run totals, always computed.
+/// Per-step outputs of the instance.
+struct InstanceSeries {
+    std::vector<double> iops;           ///< EBS-counted operations per second, all volumes
+    std::vector<double> throughput_mb_s;  ///< decimal MB/s, all volumes
+    std::vector<double> io_balance_pct;   ///< EBSIOBalance% at the end of the step
+    std::vector<double> byte_balance_pct; ///< EBSByteBalance% at the end of the step
+    std::vector<std::uint8_t> bound;    ///< Bound::demand, instance_iops or instance_throughput
+};
+
+/// Cheap per-run totals of one volume, always computed.
 struct VolumeTotals {
     double demanded_ops = 0;    ///< I/Os that arrived (open loop) or were issued (closed loop)
     double demanded_bytes = 0;
@@ -42,7 +57,18 @@ struct VolumeTotals {
     double backlog_bytes = 0;
     double credits_end = 0;
     double cliff_time_s = unset;  ///< first time the credit bucket ran dry in this run (NaN: never)
-    std::int64_t steps_bound[3] = {0, 0, 0};  ///< steps spent in each Bound
+    std::int64_t steps_bound[n_bounds] = {0, 0, 0, 0, 0};  ///< steps spent in each Bound
+};
+
+/// Per-run totals of the instance.
+struct InstanceTotals {
+    double served_counted = 0;
+    double served_bytes = 0;
+    double io_credits_end = 0;
+    double bytes_credits_end = 0;
+    double io_cliff_time_s = unset;     ///< first time EBSIOBalance% reached 0 in this run
+    double bytes_cliff_time_s = unset;  ///< first time EBSByteBalance% reached 0 in this run
+    std::int64_t steps_bound[n_bounds] = {0, 0, 0, 0, 0};
 };
 
 /// Outputs of one run.
@@ -52,13 +78,19 @@ struct RunResult {
     std::int64_t n_steps = 0;
     std::vector<StepSeries> series;    ///< one per volume; empty when not recorded
     std::vector<VolumeTotals> totals;  ///< one per volume
+    bool has_instance = false;
+    InstanceSeries instance_series;    ///< empty without an instance or when not recorded
+    InstanceTotals instance_totals;
 };
 
-/// A set of volumes stepped together with a fixed step dt.
+/// A set of volumes stepped together with a fixed step dt, optionally sharing one instance.
 class Simulation {
 public:
-    /// Validates every spec (ConfigError naming the volume, field, value and rule).
+    /// Volumes without an instance: no instance-level limit applies. Validates every spec
+    /// (ConfigError naming the volume, field, value and rule).
     explicit Simulation(const std::vector<VolumeSpec>& volumes, double dt_s = 1.0);
+    /// Volumes attached to one instance, sharing its EBS budget.
+    Simulation(const std::vector<VolumeSpec>& volumes, const InstanceSpec& instance, double dt_s = 1.0);
 
     /// Advance n_steps with one workload per volume. Per-step series are filled when record is true.
     RunResult run(const std::vector<Workload>& workloads, std::int64_t n_steps, bool record = true);
@@ -69,22 +101,31 @@ public:
     [[nodiscard]] const VolumeParams& params(std::size_t i) const { return params_.at(i); }
     [[nodiscard]] double credits(std::size_t i) const { return state_.at(i).credits; }
     [[nodiscard]] double backlog_ops(std::size_t i) const { return state_.at(i).backlog_ops; }
+    [[nodiscard]] bool has_instance() const noexcept { return instance_.has_value(); }
+    [[nodiscard]] const InstanceParams& instance() const { return instance_.value(); }
+    [[nodiscard]] double instance_io_credits() const noexcept { return inst_io_credits_; }
+    [[nodiscard]] double instance_bytes_credits() const noexcept { return inst_bytes_credits_; }
 
     /// Upper bound on steps per run with recording on (memory: about 50 bytes per step per volume).
     static constexpr std::int64_t max_recorded_steps = 200'000'000;
 
-private:
     struct State {
         double credits = 0;
         double backlog_ops = 0;
         double backlog_bytes = 0;
         double backlog_counted = 0;
     };
-    void run_volume(std::size_t i, const Workload& w, std::int64_t n_steps, StepSeries* series,
-                    VolumeTotals& totals);
+
+private:
+    void init_volumes(const std::vector<VolumeSpec>& volumes, bool nitro);
+    void run_independent(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record);
+    void run_shared(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record);
 
     std::vector<VolumeParams> params_;
     std::vector<State> state_;
+    std::optional<InstanceParams> instance_;
+    double inst_io_credits_ = 0;
+    double inst_bytes_credits_ = 0;
     double dt_s_;
     std::int64_t step_ = 0;
 };

@@ -11,7 +11,7 @@
 namespace ebssim {
 
 /// The EBS volume types.
-enum class VolumeType : std::uint8_t { gp2, gp3 };
+enum class VolumeType : std::uint8_t { gp2, gp3, io1, io2, st1, sc1, standard };
 
 /// Name of a volume type as AWS spells it ("gp2").
 std::string_view to_string(VolumeType type);
@@ -24,9 +24,9 @@ inline constexpr double unset = std::numeric_limits<double>::quiet_NaN();
 struct VolumeSpec {
     VolumeType type = VolumeType::gp2;
     double size_gib = unset;            ///< volume size, GiB
-    double iops = unset;                ///< provisioned IOPS (gp3); must be unset for gp2
-    double throughput_mib_s = unset;    ///< provisioned throughput, MiB/s (gp3)
-    double burst_balance_pct = unset;   ///< initial BurstBalance, percent (gp2); default 100
+    double iops = unset;                ///< provisioned IOPS (gp3, io1, io2); rejected for the others
+    double throughput_mib_s = unset;    ///< provisioned throughput, MiB/s (gp3 only)
+    double burst_balance_pct = unset;   ///< initial BurstBalance, percent (gp2, st1, sc1, standard); default 100
     double latency_ms = unset;          ///< unloaded latency of a small I/O, ms
     double transfer_mib_s = unset;      ///< per-I/O transfer rate for the size-dependent part of service time, MiB/s
 };
@@ -35,6 +35,7 @@ struct VolumeSpec {
 struct VolumeParams {
     VolumeType type = VolumeType::gp2;
     double size_gib = 0;
+    bool nitro = true;               ///< limits as attached to a Nitro instance
     double io_unit_bytes = 0;        ///< counting unit: I/Os up to this size count once
     double baseline_iops = 0;        ///< counted ops/s always available (gp2 baseline, gp3 provisioned)
     double burst_iops = 0;           ///< counted ops/s while credits remain (== baseline when no burst)
@@ -53,8 +54,13 @@ struct VolumeParams {
 };
 
 /// Validate a spec against AWS's rules and derive its limits; throws ConfigError naming the
-/// field, the value and the rule.
-VolumeParams make_volume(const VolumeSpec& spec);
+/// field, the value and the rule. `nitro` = false applies the limits of a volume attached to a
+/// Xen (non-Nitro) instance: io1/io2 deliver at most 32,000 IOPS and 500 MiB/s there, and io2
+/// provisioned above 64,000 IOPS cannot be attached at all.
+VolumeParams make_volume(const VolumeSpec& spec, bool nitro = true);
+
+/// True for st1 and sc1 (HDD types counted in 1 MiB units).
+[[nodiscard]] constexpr bool is_hdd(VolumeType t) noexcept { return t == VolumeType::st1 || t == VolumeType::sc1; }
 
 namespace gp2 {
 inline constexpr double credit_capacity = 5.4e6;  ///< I/O credits in a full bucket
@@ -78,8 +84,61 @@ inline constexpr double min_size_gib = 1.0;
 inline constexpr double max_size_gib = 65536.0;
 }  // namespace gp3
 
-/// Default unloaded latency (ms) and transfer rate (MiB/s) of the service-time model for SSD types.
+namespace io1 {
+inline constexpr double min_size_gib = 4.0;
+inline constexpr double max_size_gib = 16384.0;
+inline constexpr double min_iops = 100.0;
+inline constexpr double max_iops = 64000.0;
+inline constexpr double max_iops_per_gib = 50.0;
+/// 256 KiB per IOPS up to 500 MiB/s at or below 32,000 IOPS; 16 KiB per IOPS above, up to 1,000 MiB/s.
+double throughput_mib_s(double iops);
+}  // namespace io1
+
+namespace io2 {
+inline constexpr double min_size_gib = 4.0;
+inline constexpr double max_size_gib = 65536.0;
+inline constexpr double min_iops = 100.0;
+inline constexpr double max_iops = 256000.0;
+inline constexpr double max_iops_per_gib = 1000.0;
+inline constexpr double max_iops_non_nitro_attach = 64000.0;
+/// Block Express: 0.256 MiB/s per provisioned IOPS, up to 4,000 MiB/s.
+double throughput_mib_s(double iops);
+}  // namespace io2
+
+/// io1/io2 attached to a non-Nitro instance deliver at most this many IOPS (and 500 MiB/s).
+inline constexpr double non_nitro_max_iops = 32000.0;
+inline constexpr double non_nitro_max_mib_s = 500.0;
+
+/// st1 and sc1: throughput-credit buckets, MiB/s per TiB with caps.
+struct HddRates {
+    double baseline_mib_s_per_tib;
+    double baseline_cap_mib_s;
+    double burst_mib_s_per_tib;
+    double burst_cap_mib_s;
+    double max_iops;
+};
+inline constexpr HddRates st1_rates{40.0, 500.0, 250.0, 500.0, 500.0};
+inline constexpr HddRates sc1_rates{12.0, 192.0, 80.0, 250.0, 250.0};
+inline constexpr double hdd_min_size_gib = 125.0;
+inline constexpr double hdd_max_size_gib = 16384.0;
+
+/// standard (magnetic): AWS documents only ranges (about 100 IOPS average, bursts to hundreds,
+/// 40-90 MiB/s). ebssim's assumption: a gp2-like bucket, see docs/model.md.
+namespace standard {
+inline constexpr double min_size_gib = 1.0;
+inline constexpr double max_size_gib = 1024.0;
+inline constexpr double baseline_iops = 100.0;
+inline constexpr double burst_iops = 200.0;
+inline constexpr double credit_capacity = 360000.0;  ///< one hour of bursting at 200 IOPS
+inline constexpr double baseline_mib_s = 40.0;
+inline constexpr double burst_mib_s = 90.0;
+}  // namespace standard
+
+/// Default unloaded latency (ms) and transfer rate (MiB/s) of the service-time model.
 inline constexpr double default_ssd_latency_ms = 0.5;
 inline constexpr double default_ssd_transfer_mib_s = 1024.0;
+inline constexpr double default_io2_latency_ms = 0.25;  ///< Block Express: "under 500 us" at 16 KiB
+inline constexpr double default_hdd_latency_ms = 5.0;   ///< a seek and half a rotation
+inline constexpr double default_hdd_transfer_mib_s = 250.0;
 
 }  // namespace ebssim
