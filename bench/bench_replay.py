@@ -107,7 +107,7 @@ def pure_python_replay(
     b_ops = b_bytes = b_cnt = 0.0
     dem_ops = dem_bytes = 0.0
     srv_ops = srv_bytes = srv_cnt = lat_ops_s = 0.0
-    steps_bound = [0, 0, 0]
+    steps_bound = [0, 0, 0, 0, 0]  # demand, volume IOPS, volume throughput, instance IOPS, instance throughput
     cliff_seen = False
     cliff_time_s = nan
 
@@ -167,7 +167,7 @@ def pure_python_replay(
         # A cliff: the bucket runs dry in this step, or starts the run dry under demand that wants
         # more than the baseline; interpolated inside the step at the rate the demand asked for.
         if not cliff_seen and credits <= 0 and (before > 0 or k == 0):
-            wanted = min(av_cnt, burst_cap, f_bytes * av_cnt if f_bytes < 1.0 else inf)
+            wanted = min(av_cnt, burst_cap, tput_hi / av_bytes * av_cnt if av_bytes > 0 else inf)
             spend = wanted - earned
             if before > 0 or spend > 0:
                 cliff_seen = True

@@ -31,9 +31,9 @@ InArray as_1d(const py::handle& obj, const char* field) {
 
 // Hand a vector to numpy without copying: the array owns the heap vector through a capsule.
 template <class T>
-py::array_t<T> to_numpy(std::vector<T>&& v) {
-    auto* heap = new std::vector<T>(std::move(v));
-    py::capsule owner(heap, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+py::array_t<T> to_numpy(Series<T>&& v) {
+    auto* heap = new Series<T>(std::move(v));
+    py::capsule owner(heap, [](void* p) { delete static_cast<Series<T>*>(p); });
     return py::array_t<T>(static_cast<py::ssize_t>(heap->size()), heap->data(), owner);
 }
 

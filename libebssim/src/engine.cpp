@@ -24,6 +24,7 @@ struct Offer {
     double ops;
     double bytes;
     double counted;
+    bool ok;  // the trace's values are acceptable (checked in the loop instead of a separate pass)
 };
 
 struct ClosedSource {
@@ -31,7 +32,7 @@ struct ClosedSource {
     Offer offer;
     double in_flight;
     double service_time_s;
-    Offer operator()(std::int64_t) const noexcept { return offer; }
+    Offer operator()(std::int64_t) const noexcept { return offer; }  // validated up front
 };
 
 struct OpenSource {
@@ -41,26 +42,26 @@ struct OpenSource {
     double inv_unit;
     bool sequential;
     double service_time_s;  // NaN: from the mean I/O size
+    double unit;
     Offer operator()(std::int64_t k) const noexcept {
         double o = ops[k];
         double b = bytes[k];
         double c;
         if (sequential) {
             c = b * inv_unit;
-        } else if (o > 0) {
-            double per = std::ceil(b / o * inv_unit - 1e-9);
-            c = o * (per < 1.0 ? 1.0 : per);
+        } else if (b <= o * unit) {
+            c = o;  // mean I/O within one unit: one operation each (the common case, no division)
         } else {
-            c = 0;
+            c = o * std::ceil(b / o * inv_unit - 1e-9);
         }
-        return {o, b, c};
+        return {o, b, c, trace_step_ok(o, b)};
     }
 };
 
 struct IdleSource {
     static constexpr bool closed = false;
     double service_time_s = nan;
-    Offer operator()(std::int64_t) const noexcept { return {0, 0, 0}; }
+    Offer operator()(std::int64_t) const noexcept { return {0, 0, 0, true}; }
 };
 
 // One volume's step, split in two so that an instance can scale what the volumes ask for
@@ -72,11 +73,13 @@ public:
             VolumeTotals& tot)
         : p_(p), s_(s), src_(src), out_(out), tot_(tot), dt_(dt), t0_(t0),
           earned_(p.baseline_iops * dt), burst_cap_(p.burst_iops * dt), tput_hi_(p.tput_burst_bytes_s * dt),
-          tput_lo_(p.tput_base_bytes_s * dt), inv_dt_(1.0 / dt), bucket_(p.has_bucket()) {}
+          tput_lo_(p.tput_base_bytes_s * dt), inv_dt_(1.0 / dt), inv_transfer_(1.0 / p.transfer_bytes_s),
+          bucket_(p.has_bucket()) {}
 
     /// Volume limits for step k; returns what the volume would serve (counted ops, bytes).
     void offer(std::int64_t k) noexcept {
         a_ = src_(k);
+        input_ok_ &= a_.ok;
         av_ops_ = s_.backlog_ops + a_.ops;
         av_bytes_ = s_.backlog_bytes + a_.bytes;
         av_cnt_ = s_.backlog_counted + a_.counted;
@@ -85,20 +88,25 @@ public:
         pool_ = s_.credits + earned_;
         cap_cnt_ = std::min(burst_cap_, pool_);
         const double cap_bytes = s_.credits > 0 ? tput_hi_ : tput_lo_;
-        f_cnt_ = av_cnt_ > 0 ? cap_cnt_ / av_cnt_ : inf;
-        f_bytes_ = av_bytes_ > 0 ? cap_bytes / av_bytes_ : inf;
         f_ = 1.0;
         bound_ = Bound::demand;
-        if (f_cnt_ < 1.0 && f_cnt_ <= f_bytes_) {
-            f_ = f_cnt_;
-            bound_ = Bound::volume_iops;
-        } else if (f_bytes_ < 1.0) {
-            f_ = f_bytes_;
-            bound_ = Bound::volume_throughput;
+        // Most steps are within both limits: divide only when one binds.
+        if (av_cnt_ > cap_cnt_ || av_bytes_ > cap_bytes) {
+            const double f_cnt = av_cnt_ > cap_cnt_ ? cap_cnt_ / av_cnt_ : 1.0;
+            const double f_bytes = av_bytes_ > cap_bytes ? cap_bytes / av_bytes_ : 1.0;
+            if (f_cnt < 1.0 && f_cnt <= f_bytes) {
+                f_ = f_cnt;
+                bound_ = Bound::volume_iops;
+            } else {
+                f_ = f_bytes;
+                bound_ = Bound::volume_throughput;
+            }
         }
     }
     [[nodiscard]] double want_counted() const noexcept { return bound_ == Bound::volume_iops ? cap_cnt_ : f_ * av_cnt_; }
     [[nodiscard]] double want_bytes() const noexcept { return f_ * av_bytes_; }
+    /// False when some step of an open-loop trace was invalid (NaN, negative, ...).
+    [[nodiscard]] bool input_ok() const noexcept { return input_ok_; }
 
     /// Serve the fraction g (<= 1) of what offer() allowed; g < 1 means the instance bound.
     void commit(std::int64_t k, double g, Bound instance_bound) noexcept {
@@ -158,22 +166,21 @@ public:
             st = src_.service_time_s;
         } else {
             st = !std::isnan(src_.service_time_s) ? src_.service_time_s
-                 : av_ops_ > 0                     ? p_.service_time_s(av_bytes_ / av_ops_)
+                 : av_ops_ > 0                     ? p_.latency_s + av_bytes_ / av_ops_ * inv_transfer_
                                                    : p_.latency_s;
         }
         const double waiting = 0.5 * (prev_b_ops + s_.backlog_ops);
         double outstanding;
+        double latency = nan;
         if constexpr (Source::closed) {
             outstanding = src_.in_flight + waiting;
+            if (rate > 0) latency = std::max(st, outstanding / rate);
         } else {
             outstanding = rate * st + waiting;
+            // Nothing waiting: every I/O completes in its service time (no division needed).
+            if (rate > 0) latency = waiting > 0 ? std::max(st, outstanding / rate) : st;
         }
-        double latency = nan;
-        if (rate > 0) {
-            latency = outstanding / rate;
-            if (latency < st) latency = st;
-            tot_.latency_ops_s += latency * served_ops;
-        }
+        if (rate > 0) tot_.latency_ops_s += latency * served_ops;
 
         tot_.served_ops += served_ops;
         tot_.served_bytes += served_bytes;
@@ -197,11 +204,12 @@ private:
     Source src_;
     StepSeries* out_;
     VolumeTotals& tot_;
-    double dt_, t0_, earned_, burst_cap_, tput_hi_, tput_lo_, inv_dt_;
+    double dt_, t0_, earned_, burst_cap_, tput_hi_, tput_lo_, inv_dt_, inv_transfer_;
     bool bucket_;
+    bool input_ok_ = true;
     // Scratch between offer() and commit().
     Offer a_{};
-    double av_ops_ = 0, av_bytes_ = 0, av_cnt_ = 0, pool_ = 0, cap_cnt_ = 0, f_cnt_ = 0, f_bytes_ = 0, f_ = 1;
+    double av_ops_ = 0, av_bytes_ = 0, av_cnt_ = 0, pool_ = 0, cap_cnt_ = 0, f_ = 1;
     Bound bound_ = Bound::demand;
 };
 
@@ -213,19 +221,20 @@ AnyStepper make_stepper(const VolumeParams& p, Simulation::State& s, const Workl
         double st = std::isnan(c->service_time_s) ? p.service_time_s(c->io_bytes) : c->service_time_s;
         double per = counted_ops_per_io(c->io_bytes, p.io_unit_bytes, c->pattern);
         double ops = c->in_flight / st * dt;
-        return Stepper<ClosedSource>(p, s, ClosedSource{{ops, ops * c->io_bytes, ops * per}, c->in_flight, st}, dt,
+        return Stepper<ClosedSource>(p, s, ClosedSource{{ops, ops * c->io_bytes, ops * per, true}, c->in_flight, st}, dt,
                                      t0, out, tot);
     }
     if (const auto* o = std::get_if<OpenLoop>(&w)) {
         return Stepper<OpenSource>(p, s,
                                    OpenSource{o->ops.data(), o->bytes.data(), 1.0 / p.io_unit_bytes,
-                                              o->pattern == Pattern::sequential, o->service_time_s},
+                                              o->pattern == Pattern::sequential, o->service_time_s,
+                                              p.io_unit_bytes},
                                    dt, t0, out, tot);
     }
     return Stepper<IdleSource>(p, s, IdleSource{}, dt, t0, out, tot);
 }
 
-void resize_series(StepSeries& s, std::size_t n) {
+void resize_series(StepSeries& s, std::size_t n) {  // uninitialised: every step writes each entry
     s.iops.resize(n);
     s.ebs_iops.resize(n);
     s.throughput_mib_s.resize(n);
@@ -292,24 +301,27 @@ void Simulation::init_volumes(const std::vector<VolumeSpec>& volumes, bool nitro
     }
 }
 
-void Simulation::run_independent(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record) {
+bool Simulation::run_independent(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record) {
     // Volumes that share no budget are independent: step each through the whole run in turn,
     // which keeps its state in registers and its source type known at compile time.
+    bool ok = true;
     for (std::size_t i = 0; i < params_.size(); ++i) {
         AnyStepper any = make_stepper(params_[i], state_[i], ws[i], dt_s_, r.t0_s, record ? &r.series[i] : nullptr,
                                       r.totals[i]);
-        std::visit(
+        ok &= std::visit(
             [n](auto& st) {
                 for (std::int64_t k = 0; k < n; ++k) {
                     st.offer(k);
                     st.commit(k, 1.0, Bound::demand);
                 }
+                return st.input_ok();
             },
             any);
     }
+    return ok;
 }
 
-void Simulation::run_shared(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record) {
+bool Simulation::run_shared(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record) {
     const InstanceParams& ip = *instance_;
     const std::size_t nv = params_.size();
     std::vector<AnyStepper> steppers;
@@ -393,6 +405,9 @@ void Simulation::run_shared(const std::vector<Workload>& ws, std::int64_t n, Run
     }
     it.io_credits_end = inst_io_credits_;
     it.bytes_credits_end = inst_bytes_credits_;
+    bool ok = true;
+    for (auto& st : steppers) ok &= std::visit([](auto& x) { return x.input_ok(); }, st);
+    return ok;
 }
 
 RunResult Simulation::run(const std::vector<Workload>& workloads, std::int64_t n_steps, bool record) {
@@ -408,7 +423,7 @@ RunResult Simulation::run(const std::vector<Workload>& workloads, std::int64_t n
     }
     for (std::size_t i = 0; i < workloads.size(); ++i) {
         try {
-            validate_workload(workloads[i], n_steps);
+            validate_workload(workloads[i], n_steps, /*check_values=*/false);
         } catch (const ConfigError& e) {
             if (workloads.size() == 1) throw;
             throw ConfigError(fmt::format("workload {}: {}", i, e.what()));
@@ -433,10 +448,25 @@ RunResult Simulation::run(const std::vector<Workload>& workloads, std::int64_t n
             is.bound.resize(n);
         }
     }
-    if (has_instance()) {
-        run_shared(workloads, n_steps, r, record);
-    } else {
-        run_independent(workloads, n_steps, r, record);
+    // Trace values are checked inside the step loop (no extra pass over long traces). If one is
+    // bad, the run is undone and the first offender reported, as if checked up front.
+    const std::vector<State> saved = state_;
+    const double saved_io = inst_io_credits_, saved_bytes = inst_bytes_credits_;
+    const bool ok = has_instance() ? run_shared(workloads, n_steps, r, record)
+                                   : run_independent(workloads, n_steps, r, record);
+    if (!ok) {
+        state_ = saved;
+        inst_io_credits_ = saved_io;
+        inst_bytes_credits_ = saved_bytes;
+        for (std::size_t i = 0; i < workloads.size(); ++i) {
+            try {
+                validate_workload(workloads[i], n_steps);
+            } catch (const ConfigError& e) {
+                if (workloads.size() == 1) throw;
+                throw ConfigError(fmt::format("workload {}: {}", i, e.what()));
+            }
+        }
+        throw ConfigError("invalid trace values");  // unreachable: validate_workload found them
     }
     for (std::size_t i = 0; i < params_.size(); ++i) {
         r.totals[i].backlog_ops = state_[i].backlog_ops;

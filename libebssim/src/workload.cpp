@@ -32,20 +32,38 @@ void check_service_time(double st) {
     require_positive(st, "service_time_s");
 }
 
-void check_series(std::span<const double> xs, std::string_view field) {
-    for (std::size_t i = 0; i < xs.size(); ++i) {
-        double x = xs[i];
-        // The upper bound keeps sums finite; it is far above what any volume can serve.
-        if (!std::isfinite(x) || x < 0 || x > max_demand_per_step) {
-            throw ConfigError(fmt::format("{}[{}]={} must be finite, >= 0 and <= {:g} per step", field, i, x,
-                                          max_demand_per_step));
-        }
+void check_one(double x, std::size_t i, std::string_view field) {
+    // The upper bound keeps sums finite; it is far above what any volume can serve.
+    if (!(x >= 0 && x <= max_demand_per_step)) {  // also false for NaN
+        throw ConfigError(fmt::format("{}[{}]={} must be finite, >= 0 and <= {:g} per step", field, i, x,
+                                      max_demand_per_step));
     }
 }
 
 }  // namespace
 
-void validate_workload(const Workload& w, std::int64_t n_steps) {
+void validate_trace(std::span<const double> ops, std::span<const double> bytes) {
+    if (ops.size() != bytes.size()) {
+        throw ConfigError(fmt::format("ops has {} steps but bytes has {}: the arrays must have the same length",
+                                      ops.size(), bytes.size()));
+    }
+    // One branch-free pass decides whether anything is wrong (NaN fails every comparison); only
+    // then a second pass finds the first offender for the message.
+    bool ok = true;
+    const std::size_t n = ops.size();
+    for (std::size_t i = 0; i < n; ++i) ok &= trace_step_ok(ops[i], bytes[i]);
+    if (ok) return;
+    for (std::size_t i = 0; i < n; ++i) {
+        check_one(ops[i], i, "ops");
+        check_one(bytes[i], i, "bytes");
+        if (ops[i] == 0 && bytes[i] > 0) {
+            throw ConfigError(
+                fmt::format("bytes[{}]={} with ops[{}]=0: bytes need at least one I/O", i, bytes[i], i));
+        }
+    }
+}
+
+void validate_workload(const Workload& w, std::int64_t n_steps, bool check_values) {
     if (const auto* c = std::get_if<ClosedLoop>(&w)) {
         require_positive(c->in_flight, "in_flight");
         require_positive(c->io_bytes, "io_bytes");
@@ -62,14 +80,7 @@ void validate_workload(const Workload& w, std::int64_t n_steps) {
         if (static_cast<std::int64_t>(o->ops.size()) != n_steps) {
             throw ConfigError(fmt::format("ops has {} steps but the run has n_steps={}", o->ops.size(), n_steps));
         }
-        check_series(o->ops, "ops");
-        check_series(o->bytes, "bytes");
-        for (std::size_t i = 0; i < o->ops.size(); ++i) {
-            if (o->ops[i] == 0 && o->bytes[i] > 0) {
-                throw ConfigError(fmt::format("bytes[{}]={} with ops[{}]=0: bytes need at least one I/O", i,
-                                              o->bytes[i], i));
-            }
-        }
+        if (check_values) validate_trace(o->ops, o->bytes);
         check_read_fraction(o->read_fraction);
         check_service_time(o->service_time_s);
     }

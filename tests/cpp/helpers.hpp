@@ -91,7 +91,7 @@ std::string config_error_message(F&& f) {
 }
 
 /// Element-wise equality that treats NaN == NaN (latency is NaN in steps that complete nothing).
-inline bool same_series(const std::vector<double>& a, const std::vector<double>& b) {
+inline bool same_series(const ebssim::Series<double>& a, const ebssim::Series<double>& b) {
     if (a.size() != b.size()) return false;
     for (std::size_t i = 0; i < a.size(); ++i) {
         if (std::isnan(a[i]) && std::isnan(b[i])) continue;
@@ -101,7 +101,7 @@ inline bool same_series(const std::vector<double>& a, const std::vector<double>&
 }
 
 /// Sum of a per-second rate series times dt: the amount over the run.
-inline double integrate(const std::vector<double>& per_s, double dt_s) {
+inline double integrate(const ebssim::Series<double>& per_s, double dt_s) {
     double s = 0;
     for (double x : per_s) s += x * dt_s;
     return s;

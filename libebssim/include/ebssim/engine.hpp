@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ebssim/instance.hpp"
+#include "ebssim/series.hpp"
 #include "ebssim/volume.hpp"
 #include "ebssim/workload.hpp"
 
@@ -27,22 +28,22 @@ inline constexpr int n_bounds = 5;
 
 /// Per-step outputs of one volume. Rates are per second over the step.
 struct StepSeries {
-    std::vector<double> iops;              ///< application I/Os completed per second
-    std::vector<double> ebs_iops;          ///< EBS-counted operations per second
-    std::vector<double> throughput_mib_s;  ///< MiB/s completed
-    std::vector<double> credits;           ///< burst credits at the end of the step (I/O credits; MiB on st1/sc1)
-    std::vector<double> queue_length;      ///< mean I/Os outstanding (waiting + in service)
-    std::vector<double> latency_s;         ///< mean latency of the I/Os completed (NaN if none)
-    std::vector<std::uint8_t> bound;       ///< Bound code
+    Series<double> iops;              ///< application I/Os completed per second
+    Series<double> ebs_iops;          ///< EBS-counted operations per second
+    Series<double> throughput_mib_s;  ///< MiB/s completed
+    Series<double> credits;           ///< burst credits at the end of the step (I/O credits; MiB on st1/sc1)
+    Series<double> queue_length;      ///< mean I/Os outstanding (waiting + in service)
+    Series<double> latency_s;         ///< mean latency of the I/Os completed (NaN if none)
+    Series<std::uint8_t> bound;       ///< Bound code
 };
 
 /// Per-step outputs of the instance.
 struct InstanceSeries {
-    std::vector<double> iops;           ///< EBS-counted operations per second, all volumes
-    std::vector<double> throughput_mb_s;  ///< decimal MB/s, all volumes
-    std::vector<double> io_balance_pct;   ///< EBSIOBalance% at the end of the step
-    std::vector<double> byte_balance_pct; ///< EBSByteBalance% at the end of the step
-    std::vector<std::uint8_t> bound;    ///< Bound::demand, instance_iops or instance_throughput
+    Series<double> iops;           ///< EBS-counted operations per second, all volumes
+    Series<double> throughput_mb_s;  ///< decimal MB/s, all volumes
+    Series<double> io_balance_pct;   ///< EBSIOBalance% at the end of the step
+    Series<double> byte_balance_pct; ///< EBSByteBalance% at the end of the step
+    Series<std::uint8_t> bound;    ///< Bound::demand, instance_iops or instance_throughput
 };
 
 /// Cheap per-run totals of one volume, always computed.
@@ -118,8 +119,8 @@ public:
 
 private:
     void init_volumes(const std::vector<VolumeSpec>& volumes, bool nitro);
-    void run_independent(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record);
-    void run_shared(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record);
+    bool run_independent(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record);
+    bool run_shared(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record);
 
     std::vector<VolumeParams> params_;
     std::vector<State> state_;

@@ -45,7 +45,19 @@ inline constexpr double max_demand_per_step = 1e15;
 /// ceil(size / unit) (at least 1); sequential ones merge, counting size / unit.
 double counted_ops_per_io(double io_bytes, double unit_bytes, Pattern pattern) noexcept;
 
+/// Check an open-loop trace: equal lengths, every value finite, >= 0 and <= max_demand_per_step,
+/// no bytes without ops. Throws ConfigError naming the first offending index and value.
+void validate_trace(std::span<const double> ops, std::span<const double> bytes);
+
 /// Check a workload against a run of n_steps; throws ConfigError naming the field and value.
-void validate_workload(const Workload& w, std::int64_t n_steps);
+/// With check_values false, an open-loop trace's values are left to the caller (the engine
+/// checks them inside its step loop, which saves a pass over the trace).
+void validate_workload(const Workload& w, std::int64_t n_steps, bool check_values = true);
+
+/// True when one step of a trace is acceptable (see validate_trace). Branch-free.
+[[nodiscard]] inline bool trace_step_ok(double ops, double bytes) noexcept {
+    return (ops >= 0) & (ops <= max_demand_per_step) & (bytes >= 0) & (bytes <= max_demand_per_step) &
+           ((ops > 0) | (bytes == 0));
+}
 
 }  // namespace ebssim
