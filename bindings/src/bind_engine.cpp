@@ -53,7 +53,6 @@ py::dict series_dict(StepSeries&& s) {
     d["ebs_iops"] = to_numpy(std::move(s.ebs_iops));
     d["throughput_mib_s"] = to_numpy(std::move(s.throughput_mib_s));
     d["credits"] = to_numpy(std::move(s.credits));
-    d["queue_length"] = to_numpy(std::move(s.queue_length));
     d["latency_s"] = to_numpy(std::move(s.latency_s));
     d["bound"] = to_numpy(std::move(s.bound));
     return d;

@@ -192,7 +192,6 @@ public:
             out_->ebs_iops[k] = served_cnt * inv_dt_;
             out_->throughput_mib_s[k] = served_bytes * inv_dt_ * (1.0 / units::MiB);
             out_->credits[k] = s_.credits;
-            out_->queue_length[k] = outstanding;
             out_->latency_s[k] = latency;
             out_->bound[k] = static_cast<std::uint8_t>(bound);
         }
@@ -239,7 +238,6 @@ void resize_series(StepSeries& s, std::size_t n) {  // uninitialised: every step
     s.ebs_iops.resize(n);
     s.throughput_mib_s.resize(n);
     s.credits.resize(n);
-    s.queue_length.resize(n);
     s.latency_s.resize(n);
     s.bound.resize(n);
 }

@@ -45,8 +45,6 @@ class VolumeResult:
     throughput_mib_s: FloatArray
     credits: FloatArray
     """I/O credits at the end of each step."""
-    queue_length: FloatArray
-    """Mean I/Os outstanding (waiting + in service)."""
     latency_s: FloatArray
     """Mean latency of the I/Os completed in the step (NaN where none completed)."""
     bound: npt.NDArray[np.uint8]
@@ -56,6 +54,13 @@ class VolumeResult:
     @property
     def time_s(self) -> FloatArray:
         return self.t0_s + self.dt_s * np.arange(self.iops.shape[0], dtype=np.float64)
+
+    @property
+    def queue_length(self) -> FloatArray:
+        """Mean I/Os outstanding (waiting + in service): by Little's law, latency x completion rate."""
+        out: FloatArray = np.zeros_like(self.iops)
+        np.multiply(self.latency_s, self.iops, out=out, where=self.iops > 0)
+        return out
 
     @property
     def latency_ms(self) -> FloatArray:
@@ -390,7 +395,6 @@ def _empty_series() -> Dict[str, Any]:
         "ebs_iops": e,
         "throughput_mib_s": e,
         "credits": e,
-        "queue_length": e,
         "latency_s": e,
         "bound": np.empty(0, dtype=np.uint8),
     }

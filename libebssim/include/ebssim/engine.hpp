@@ -32,9 +32,14 @@ struct StepSeries {
     Series<double> ebs_iops;          ///< EBS-counted operations per second
     Series<double> throughput_mib_s;  ///< MiB/s completed
     Series<double> credits;           ///< burst credits at the end of the step (I/O credits; MiB on st1/sc1)
-    Series<double> queue_length;      ///< mean I/Os outstanding (waiting + in service)
     Series<double> latency_s;         ///< mean latency of the I/Os completed (NaN if none)
     Series<std::uint8_t> bound;       ///< Bound code
+
+    /// Mean I/Os outstanding (waiting + in service) in step k: by Little's law, latency x rate.
+    /// Derived rather than stored, which keeps recording cheap.
+    [[nodiscard]] double queue_length(std::size_t k) const noexcept {
+        return iops[k] > 0 ? latency_s[k] * iops[k] : 0.0;
+    }
 };
 
 /// Per-step outputs of the instance.

@@ -1,13 +1,11 @@
 #pragma once
 /// \file series.hpp
 /// Series<T>: the per-step output buffer. Like std::vector, but resize() leaves the storage
-/// uninitialised (the engine writes every element) and large buffers ask the kernel for
-/// transparent huge pages, which removes most of the page-fault cost of recording long runs.
+/// uninitialised (the engine writes every element), and large buffers are recycled through a
+/// bounded cache once freed: page faults on fresh memory, not the step loop, dominate the cost
+/// of recording long runs.
 
 #include <cstddef>
-#include <cstdlib>
-#include <memory>
-#include <new>
 
 namespace ebssim {
 
@@ -20,36 +18,60 @@ public:
     /// Allocate n elements, uninitialised; previous contents are dropped.
     void resize(std::size_t n);
 
-    [[nodiscard]] T* data() noexcept { return p_.get(); }
-    [[nodiscard]] const T* data() const noexcept { return p_.get(); }
+    [[nodiscard]] T* data() noexcept { return p_; }
+    [[nodiscard]] const T* data() const noexcept { return p_; }
     [[nodiscard]] std::size_t size() const noexcept { return n_; }
     [[nodiscard]] bool empty() const noexcept { return n_ == 0; }
     T& operator[](std::size_t i) noexcept { return p_[i]; }
     const T& operator[](std::size_t i) const noexcept { return p_[i]; }
-    T* begin() noexcept { return p_.get(); }
-    T* end() noexcept { return p_.get() + n_; }
-    const T* begin() const noexcept { return p_.get(); }
-    const T* end() const noexcept { return p_.get() + n_; }
+    T* begin() noexcept { return p_; }
+    T* end() noexcept { return p_ + n_; }
+    const T* begin() const noexcept { return p_; }
+    const T* end() const noexcept { return p_ + n_; }
+
+    Series(Series&& o) noexcept : p_(o.p_), n_(o.n_) {
+        o.p_ = nullptr;
+        o.n_ = 0;
+    }
+    Series& operator=(Series&& o) noexcept {
+        if (this != &o) {
+            release();
+            p_ = o.p_;
+            n_ = o.n_;
+            o.p_ = nullptr;
+            o.n_ = 0;
+        }
+        return *this;
+    }
+    Series(const Series&) = delete;
+    Series& operator=(const Series&) = delete;
+    ~Series() { release(); }
 
 private:
-    struct Free {
-        void operator()(T* p) const noexcept { std::free(p); }
-    };
-    std::unique_ptr<T[], Free> p_;
+    void release() noexcept;
+    T* p_ = nullptr;
     std::size_t n_ = 0;
 };
 
 namespace detail {
-/// Raw storage for Series: malloc'd (freed with std::free); huge-page aligned above 4 MiB.
+/// Raw storage for Series; recycled through a bounded cache (EBSSIM_BUFFER_CACHE_MB) above 4 MiB.
 void* series_alloc(std::size_t bytes);
+/// Give back storage from series_alloc(bytes).
+void series_free(void* p, std::size_t bytes) noexcept;
 }  // namespace detail
 
 template <class T>
-void Series<T>::resize(std::size_t n) {
-    p_.reset();
+void Series<T>::release() noexcept {
+    detail::series_free(p_, n_ * sizeof(T));
+    p_ = nullptr;
     n_ = 0;
+}
+
+template <class T>
+void Series<T>::resize(std::size_t n) {
+    release();
     if (n == 0) return;
-    p_.reset(static_cast<T*>(detail::series_alloc(n * sizeof(T))));
+    p_ = static_cast<T*>(detail::series_alloc(n * sizeof(T)));
     n_ = n;
 }
 
