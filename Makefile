@@ -48,10 +48,10 @@ $(VENV)/.deps-stamp: pyproject.toml
 venv: $(VENV)/.deps-stamp
 
 # The package, built by scikit-build-core against the Debian C++ libraries; the CMake build
-# directory (build/<wheel tag>) is kept, so rebuilds are incremental.
+# directory (build/python) is kept, so rebuilds are incremental.
 $(VENV)/.install-stamp: $(VENV)/.deps-stamp $(CORE_SOURCES) | apt
 	@echo "ebssim: building and installing the package into $(VENV)"
-	@PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPIP) install --no-build-isolation --no-deps . 2>&1 \
+	@PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPIP) install --no-build-isolation --no-deps -C build-dir=build/python . 2>&1 \
 	  | grep -v "^WARNING: Location" || true
 	@$(VPY) -c "import ebssim._core" 
 	@touch $@

@@ -58,8 +58,17 @@ void require_unset(double value, std::string_view field, std::string_view why) {
     }
 }
 
+// CreateVolume takes whole numbers for Size (GiB), Iops and Throughput (MiB/s).
+void require_whole(double value, std::string_view field, std::string_view unit) {
+    if (value != std::floor(value)) {
+        throw ConfigError(fmt::format("{}={} must be a whole number of {}: AWS takes integers here", field, value,
+                                      unit));
+    }
+}
+
 void require_size(const VolumeSpec& s, double lo, double hi) {
     require_finite(s.size_gib, "size_gib");
+    require_whole(s.size_gib, "size_gib", "GiB");
     if (s.size_gib < lo || s.size_gib > hi) {
         throw ConfigError(fmt::format("size_gib={} is out of range: {} volumes are {} to {} GiB",
                                       s.size_gib, to_string(s.type), lo, hi));
@@ -128,6 +137,8 @@ VolumeParams make_gp3(const VolumeSpec& s) {
     double tput = std::isnan(s.throughput_mib_s) ? gp3::included_throughput_mib_s : s.throughput_mib_s;
     require_finite(iops, "iops");
     require_finite(tput, "throughput_mib_s");
+    require_whole(iops, "iops", "IOPS");
+    require_whole(tput, "throughput_mib_s", "MiB/s");
     if (iops < gp3::included_iops || iops > gp3::max_iops) {
         throw ConfigError(fmt::format("iops={} is out of range: gp3 IOPS are {} to {}", iops,
                                       gp3::included_iops, gp3::max_iops));
@@ -177,6 +188,7 @@ VolumeParams make_piops(const VolumeSpec& s, bool nitro) {
                                       max_iops));
     }
     require_finite(s.iops, "iops");
+    require_whole(s.iops, "iops", "IOPS");
     if (s.iops < min_iops || s.iops > max_iops) {
         throw ConfigError(fmt::format("iops={} is out of range: {} IOPS are {} to {}", s.iops, name, min_iops,
                                       max_iops));
