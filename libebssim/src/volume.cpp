@@ -68,11 +68,11 @@ void require_whole(double value, std::string_view field, std::string_view unit) 
 
 void require_size(const VolumeSpec& s, double lo, double hi) {
     require_finite(s.size_gib, "size_gib");
-    require_whole(s.size_gib, "size_gib", "GiB");
     if (s.size_gib < lo || s.size_gib > hi) {
         throw ConfigError(fmt::format("size_gib={} is out of range: {} volumes are {} to {} GiB",
                                       s.size_gib, to_string(s.type), lo, hi));
     }
+    require_whole(s.size_gib, "size_gib", "GiB");
 }
 
 double initial_balance(const VolumeSpec& s) {
