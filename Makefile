@@ -16,12 +16,17 @@ BUILD_REQS := "scikit-build-core>=0.10" "pybind11>=2.12" "cmake>=3.20" ninja
 CORE_SOURCES := $(shell find libebssim bindings -type f 2>/dev/null) CMakeLists.txt pyproject.toml
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test deps apt venv install test-cpp test-asan test-python bench bench-cpp bench-python clean
+.PHONY: demo test deps apt venv install lint test-cpp test-asan test-python bench bench-cpp bench-python clean
 
 demo: install
 	$(VPY) examples/gp2_vs_gp3_cliff.py
 
-test: install test-cpp test-asan test-python
+test: install lint test-cpp test-asan test-python
+
+# Python style and types: ruff, and mypy --strict on the package (its compiled part via _core.pyi).
+lint: venv
+	@$(VENV)/bin/ruff check --quiet bindings/python scripts examples bench
+	@$(VENV)/bin/mypy --no-error-summary
 
 deps: apt venv
 
@@ -41,7 +46,7 @@ $(VENV)/.deps-stamp: pyproject.toml
 	@echo "ebssim: installing build and test dependencies into $(VENV)"
 	@$(VPIP) install --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
 	@$(VPIP) install $(BUILD_REQS) numpy pandas matplotlib \
-	  "pytest>=7" "hypothesis>=6.50" "nbclient>=0.7" "nbformat>=5.7" ipykernel 2>&1 | grep -v "^WARNING: Location" || true
+	  "pytest>=7" "hypothesis>=6.50" "nbclient>=0.7" "nbformat>=5.7" ipykernel ruff mypy pandas-stubs 2>&1 | grep -v "^WARNING: Location" || true
 	@$(VPY) -c "import scikit_build_core, pybind11, pytest, hypothesis, nbclient"
 	@touch $@
 

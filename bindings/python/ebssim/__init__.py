@@ -9,10 +9,10 @@
 from __future__ import annotations
 
 from .burst import burst_duration_s, cliff_time_s, refill_time_s
-from .plot import plot
 from .instances import SHARE_POLICIES, Catalog, Instance, instance, load_catalog
+from .plot import plot
 from .simulation import BOUND_NAMES, InstanceResult, RunResult, Simulation, VolumeResult, simulate
-from .volumes import VOLUME_TYPES, Volume, gp2, gp3, io1, io2, sc1, standard, st1
+from .volumes import VOLUME_TYPES, Volume, gp2, gp3, io1, io2, sc1, st1, standard
 from .workloads import ClosedLoop, Idle, OpenLoop, Workload
 
 __version__ = "0.1.0"

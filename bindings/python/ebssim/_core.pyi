@@ -1,6 +1,6 @@
 """Type stubs for ebssim's private compiled module."""
 
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -37,6 +37,8 @@ class VolumeParams:
     @property
     def size_gib(self) -> float: ...
     @property
+    def nitro(self) -> bool: ...
+    @property
     def io_unit_bytes(self) -> float: ...
     @property
     def baseline_iops(self) -> float: ...
@@ -56,7 +58,7 @@ class VolumeParams:
     def transfer_bytes_s(self) -> float: ...
     def service_time_s(self, io_bytes: float) -> float: ...
 
-def make_volume(spec: VolumeSpec) -> VolumeParams: ...
+def make_volume(spec: VolumeSpec, nitro: bool = ...) -> VolumeParams: ...
 def burst_duration_s(params: VolumeParams, counted_iops: float, credits: float = ...) -> float: ...
 def refill_time_s(params: VolumeParams, counted_iops: float = ..., credits: float = ...) -> float: ...
 def counted_ops_per_io(io_bytes: float, unit_bytes: float, sequential: bool) -> float: ...
@@ -94,8 +96,47 @@ class OpenLoop:
     sequential: bool
     service_time_s: float
 
+class InstanceSpec:
+    def __init__(
+        self,
+        name: str,
+        baseline_iops: float,
+        max_iops: float,
+        baseline_mb_s: float,
+        max_mb_s: float,
+        nitro: bool = ...,
+        burst_s: float = ...,
+        refill_s: float = ...,
+        io_balance_pct: float = ...,
+        byte_balance_pct: float = ...,
+        share: str = ...,
+    ) -> None: ...
+    name: str
+    baseline_iops: float
+    max_iops: float
+    baseline_mb_s: float
+    max_mb_s: float
+    nitro: bool
+
+class InstanceParams:
+    name: str
+    nitro: bool
+    baseline_iops: float
+    max_iops: float
+    baseline_bytes_s: float
+    max_bytes_s: float
+    io_capacity: float
+    bytes_capacity: float
+    io_earn_idle: float
+    bytes_earn_idle: float
+
+def make_instance(spec: InstanceSpec) -> InstanceParams: ...
+
 class Simulation:
+    @overload
     def __init__(self, volumes: list[VolumeSpec], dt_s: float = ...) -> None: ...
+    @overload
+    def __init__(self, volumes: list[VolumeSpec], instance: InstanceSpec, dt_s: float = ...) -> None: ...
     def run(self, workloads: list[Any], n_steps: int, record: bool = ...) -> dict[str, Any]: ...
     @property
     def size(self) -> int: ...
@@ -106,3 +147,9 @@ class Simulation:
     def params(self, i: int) -> VolumeParams: ...
     def credits(self, i: int) -> float: ...
     def backlog_ops(self, i: int) -> float: ...
+    @property
+    def has_instance(self) -> bool: ...
+    @property
+    def instance_io_credits(self) -> float: ...
+    @property
+    def instance_bytes_credits(self) -> float: ...

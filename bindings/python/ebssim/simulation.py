@@ -10,7 +10,8 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from .instances import Instance, instance as _catalog_instance
+from .instances import Instance
+from .instances import instance as _catalog_instance
 from .volumes import Volume
 from .workloads import ClosedLoop, Idle, OpenLoop, Workload, _steps
 
@@ -167,7 +168,7 @@ class VolumeResult:
                 "burst_balance_pct": self.burst_balance_pct,
                 "queue_length": self.queue_length,
                 "latency_ms": self.latency_ms,
-                "bound": pd.Categorical.from_codes(self.bound.astype(np.int8), categories=list(BOUND_NAMES)),
+                "bound": pd.Categorical.from_codes(self.bound.astype(np.int8), categories=pd.Index(BOUND_NAMES)),
             },
             index=pd.Index(self.time_s, name="time_s"),
         )
@@ -231,7 +232,7 @@ class InstanceResult:
                 "throughput_mb_s": self.throughput_mb_s,
                 "io_balance_pct": self.io_balance_pct,
                 "byte_balance_pct": self.byte_balance_pct,
-                "bound": pd.Categorical.from_codes(self.bound.astype(np.int8), categories=list(BOUND_NAMES)),
+                "bound": pd.Categorical.from_codes(self.bound.astype(np.int8), categories=pd.Index(BOUND_NAMES)),
             },
             index=pd.Index(self.time_s, name="time_s"),
         )
@@ -298,7 +299,9 @@ class Simulation:
         if isinstance(instance, str):
             instance = _catalog_instance(instance)
         if instance is not None and not isinstance(instance, Instance):
-            raise ValueError(f"instance must be an ebssim.Instance or an instance type name, got {type(instance).__name__}")
+            raise ValueError(
+                f"instance must be an ebssim.Instance or an instance type name, got {type(instance).__name__}"
+            )
         self.instance: Optional[Instance] = instance
         specs = [v._spec() for v in vols]
         if instance is None:
