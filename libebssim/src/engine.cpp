@@ -382,14 +382,17 @@ bool Simulation::run_shared(const std::vector<Workload>& ws, std::int64_t n, Run
         io.use(used_cnt, dt);
         by.use(used_bytes, dt);
         const double t = r.t0_s + static_cast<double>(k) * dt;
-        if (io_before > 0 && io.credits <= 0 && std::isnan(it.io_cliff_time_s)) {
-            double spend = std::min(sum_cnt, ip.max_iops * dt) - ip.baseline_iops * dt;
-            it.io_cliff_time_s = t + dt * (spend > 0 ? std::min(1.0, io_before / spend) : 1.0);
-        }
-        if (by_before > 0 && by.credits <= 0 && std::isnan(it.bytes_cliff_time_s)) {
-            double spend = std::min(sum_bytes, ip.max_bytes_s * dt) - ip.baseline_bytes_s * dt;
-            it.bytes_cliff_time_s = t + dt * (spend > 0 ? std::min(1.0, by_before / spend) : 1.0);
-        }
+        // As for volumes: a bucket that runs dry in this step, or starts the run dry under demand
+        // above baseline, has its cliff here (interpolated inside the step).
+        auto cliff = [&](double before, double after, double want, double max_rate, double base_rate,
+                         double capacity, double& at) {
+            if (capacity <= 0 || after > 0 || !std::isnan(at) || (before <= 0 && k != 0)) return;
+            const double spend = std::min(want, max_rate * dt) - base_rate * dt;
+            if (before > 0 || spend > 0) at = t + dt * (spend > 0 ? std::min(1.0, before / spend) : 1.0);
+        };
+        cliff(io_before, io.credits, sum_cnt, ip.max_iops, ip.baseline_iops, ip.io_capacity, it.io_cliff_time_s);
+        cliff(by_before, by.credits, sum_bytes, ip.max_bytes_s, ip.baseline_bytes_s, ip.bytes_capacity,
+              it.bytes_cliff_time_s);
         it.served_counted += used_cnt;
         it.served_bytes += used_bytes;
         it.steps_bound[static_cast<int>(ib)] += 1;

@@ -148,15 +148,19 @@ class Catalog(Mapping[str, _Row]):
                 f"{r.ebs_optimized_support}): AWS publishes no EBS limits for it to simulate"
             )
         assert r.baseline_iops is not None and r.baseline_mb_s is not None and r.max_mb_s is not None
-        return Instance(
-            name=name,
-            baseline_iops=r.baseline_iops,
-            max_iops=r.max_iops,
-            baseline_mb_s=r.baseline_mb_s,
-            max_mb_s=r.max_mb_s,
-            nitro=r.hypervisor == "nitro",
-            **overrides,
-        )
+        fields: Dict[str, Any] = {
+            "name": name,
+            "baseline_iops": r.baseline_iops,
+            "max_iops": r.max_iops,
+            "baseline_mb_s": r.baseline_mb_s,
+            "max_mb_s": r.max_mb_s,
+            "nitro": r.hypervisor == "nitro",
+        }
+        fields.update(overrides)  # the caller's values win, catalog fields included
+        try:
+            return Instance(**fields)
+        except TypeError as e:  # an unknown keyword
+            raise ValueError(f"instance {name!r}: {e}; Instance fields are {', '.join(_FIELDS)}") from None
 
     @classmethod
     def from_csv(cls, path: Union[str, Path, None] = None) -> "Catalog":
@@ -216,6 +220,8 @@ class Catalog(Mapping[str, _Row]):
     def names(self, *, ebs_optimized: bool = True) -> Iterable[str]:
         return [n for n, r in self._rows.items() if not ebs_optimized or r.max_iops is not None]
 
+
+_FIELDS = [f for f in Instance.__dataclass_fields__ if not f.startswith("_")]
 
 _default: Optional[Catalog] = None
 
