@@ -151,6 +151,9 @@ public:
                 // while credits last (the throughput cap with credits).
                 double wanted =
                     std::min({av_cnt_, burst_cap_, av_bytes_ > 0 ? tput_hi_ / av_bytes_ * av_cnt_ : inf}) * g;
+                // Behind an instance that held the volume back last step, its credits drained at
+                // the share the instance allowed, not at what the volume alone would ask.
+                if (prev_instance_bound_) wanted = std::min(wanted, prev_served_cnt_);
                 double spend = wanted - earned_;
                 if (before > 0 || spend > 0) {
                     double frac = spend > 0 ? std::min(1.0, before / spend) : 1.0;
@@ -182,6 +185,8 @@ public:
         }
         if (rate > 0) tot_.latency_ops_s += latency * served_ops;
 
+        prev_instance_bound_ = g < 1.0;
+        prev_served_cnt_ = served_cnt;
         tot_.served_ops += served_ops;
         tot_.served_bytes += served_bytes;
         tot_.served_counted += served_cnt;
@@ -206,6 +211,8 @@ private:
     double dt_, t0_, earned_, burst_cap_, tput_hi_, tput_lo_, inv_dt_, inv_transfer_;
     bool bucket_;
     bool input_ok_ = true;
+    bool prev_instance_bound_ = false;
+    double prev_served_cnt_ = 0;
     // Scratch between offer() and commit().
     Offer a_{};
     double av_ops_ = 0, av_bytes_ = 0, av_cnt_ = 0, pool_ = 0, cap_cnt_ = 0, f_ = 1;
@@ -242,17 +249,33 @@ void resize_series(StepSeries& s, std::size_t n) {  // uninitialised: every step
     s.bound.resize(n);
 }
 
-// Max-min fair water level: the largest x with sum(min(want_i, x)) <= cap.
-double water_level(std::vector<double>& wants, double cap) {
-    std::sort(wants.begin(), wants.end());
-    double left = cap;
-    std::size_t n = wants.size();
+// Dominant-resource fair shares (max-min fair on each volume's larger share of the two
+// budgets): volume i keeps min(1, level / d_i) of its request, d_i = max(cnt_i / cap_io,
+// bytes_i / cap_by), at the highest level both budgets allow, so at least one is used up.
+void fair_shares(const std::vector<double>& cnt, const std::vector<double>& bytes, double cap_io, double cap_by,
+                 std::vector<double>& g) {
+    const std::size_t n = cnt.size();
+    double hi = 0;
+    std::vector<double> d(n);
     for (std::size_t i = 0; i < n; ++i) {
-        double share = left / static_cast<double>(n - i);
-        if (wants[i] >= share) return share;
-        left -= wants[i];
+        d[i] = std::max(cap_io > 0 ? cnt[i] / cap_io : inf, cap_by > 0 ? bytes[i] / cap_by : inf);
+        hi = std::max(hi, d[i]);
     }
-    return inf;
+    auto fits = [&](double level) {
+        double u_io = 0, u_by = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            const double f = d[i] > level ? level / d[i] : 1.0;
+            u_io += f * cnt[i];
+            u_by += f * bytes[i];
+        }
+        return u_io <= cap_io && u_by <= cap_by;
+    };
+    double lo = 0;
+    for (int it = 0; it < 64 && hi - lo > 1e-15 * hi; ++it) {
+        const double mid = 0.5 * (lo + hi);
+        (fits(mid) ? lo : hi) = mid;
+    }
+    for (std::size_t i = 0; i < n; ++i) g[i] = d[i] > lo ? lo / d[i] : 1.0;
 }
 
 // The instance's shared bucket: earns in proportion to unused baseline, spends above it.
@@ -333,7 +356,7 @@ bool Simulation::run_shared(const std::vector<Workload>& ws, std::int64_t n, Run
                       inst_bytes_credits_};
     InstanceTotals& it = r.instance_totals;
     InstanceSeries* out = record ? &r.instance_series : nullptr;
-    std::vector<double> want_cnt(nv), want_bytes(nv), g(nv), scratch(nv);
+    std::vector<double> want_cnt(nv), want_bytes(nv), g(nv);
     const double dt = dt_s_;
 
     for (std::int64_t k = 0; k < n; ++k) {
@@ -358,21 +381,14 @@ bool Simulation::run_shared(const std::vector<Workload>& ws, std::int64_t n, Run
             const double gg = std::min(g_io, g_by);
             std::fill(g.begin(), g.end(), gg);
         } else {
-            // Max-min fair on each resource; a volume keeps the smaller of its two shares.
-            scratch = want_cnt;
-            const double lvl_io = g_io < 1.0 ? water_level(scratch, cap_io) : inf;
-            scratch = want_bytes;
-            const double lvl_by = g_by < 1.0 ? water_level(scratch, cap_by) : inf;
-            for (std::size_t i = 0; i < nv; ++i) {
-                double a = want_cnt[i] > lvl_io ? lvl_io / want_cnt[i] : 1.0;
-                double b = want_bytes[i] > lvl_by ? lvl_by / want_bytes[i] : 1.0;
-                g[i] = std::min(a, b);
-            }
+            fair_shares(want_cnt, want_bytes, cap_io, cap_by, g);
         }
 
         double used_cnt = 0, used_bytes = 0;
         for (std::size_t i = 0; i < nv; ++i) {
-            std::visit([&](auto& st) { st.commit(k, g[i], ib); }, steppers[i]);
+            // A volume that asks nothing is not held back by the instance.
+            const bool asks = want_cnt[i] > 0 || want_bytes[i] > 0;
+            std::visit([&](auto& st) { st.commit(k, asks ? g[i] : 1.0, asks ? ib : Bound::demand); }, steppers[i]);
             used_cnt += g[i] * want_cnt[i];
             used_bytes += g[i] * want_bytes[i];
         }

@@ -26,6 +26,10 @@ BOUND_NAMES = ("demand", "volume_iops", "volume_throughput", "instance_iops", "i
 FloatArray = npt.NDArray[np.float64]
 
 
+def _time_axis(t0_s: float, dt_s: float, n: int) -> FloatArray:
+    return t0_s + dt_s * np.arange(n, dtype=np.float64)
+
+
 @dataclass(frozen=True)
 class VolumeResult:
     """Per-step outputs of one volume over one run (numpy arrays, one entry per step).
@@ -54,7 +58,8 @@ class VolumeResult:
 
     @property
     def time_s(self) -> FloatArray:
-        return self.t0_s + self.dt_s * np.arange(self.iops.shape[0], dtype=np.float64)
+        """Start of each recorded step, simulated seconds since the Simulation started."""
+        return _time_axis(self.t0_s, self.dt_s, self.iops.shape[0])
 
     @property
     def queue_length(self) -> FloatArray:
@@ -204,7 +209,8 @@ class InstanceResult:
 
     @property
     def time_s(self) -> FloatArray:
-        return self.t0_s + self.dt_s * np.arange(self.iops.shape[0], dtype=np.float64)
+        """Start of each recorded step, simulated seconds since the Simulation started."""
+        return _time_axis(self.t0_s, self.dt_s, self.iops.shape[0])
 
     @property
     def cliff_time_s(self) -> Optional[float]:
