@@ -114,16 +114,20 @@ void bind_engine(py::module_& m) {
 
     py::class_<ClosedLoop>(m, "ClosedLoop")
         .def(py::init([](double in_flight, double io_bytes, double read_fraction, bool sequential,
-                         double service_time_s) {
-                 return ClosedLoop{in_flight, io_bytes, read_fraction, pattern_of(sequential), service_time_s};
+                         double service_time_s, double think_time_s, double counted_per_io) {
+                 return ClosedLoop{in_flight,      io_bytes,     read_fraction, pattern_of(sequential),
+                                   service_time_s, think_time_s, counted_per_io};
              }),
              py::arg("in_flight"), py::arg("io_bytes"), py::arg("read_fraction") = 1.0,
-             py::arg("sequential") = false, py::arg("service_time_s") = unset)
+             py::arg("sequential") = false, py::arg("service_time_s") = unset, py::arg("think_time_s") = 0.0,
+             py::arg("counted_per_io") = unset)
         .def_readonly("in_flight", &ClosedLoop::in_flight)
         .def_readonly("io_bytes", &ClosedLoop::io_bytes)
         .def_readonly("read_fraction", &ClosedLoop::read_fraction)
         .def_property_readonly("sequential", [](const ClosedLoop& c) { return c.pattern == Pattern::sequential; })
-        .def_readonly("service_time_s", &ClosedLoop::service_time_s);
+        .def_readonly("service_time_s", &ClosedLoop::service_time_s)
+        .def_readonly("think_time_s", &ClosedLoop::think_time_s)
+        .def_readonly("counted_per_io", &ClosedLoop::counted_per_io);
 
     py::class_<PyOpenLoop>(m, "OpenLoop")
         .def(py::init([](const py::object& ops, const py::object& bytes, double read_fraction, bool sequential,

@@ -32,6 +32,7 @@ struct ClosedSource {
     Offer offer;
     double in_flight;
     double service_time_s;
+    double think_time_s;
     Offer operator()(std::int64_t) const noexcept { return offer; }  // validated up front
 };
 
@@ -176,8 +177,9 @@ public:
         double outstanding;
         double latency = nan;
         if constexpr (Source::closed) {
+            // Little's law over the whole cycle (latency + think time) of each user.
             outstanding = src_.in_flight + waiting;
-            if (rate > 0) latency = std::max(st, outstanding / rate);
+            if (rate > 0) latency = std::max(st, outstanding / rate - src_.think_time_s);
         } else {
             outstanding = rate * st + waiting;
             // Nothing waiting: every I/O completes in its service time (no division needed).
@@ -225,9 +227,13 @@ AnyStepper make_stepper(const VolumeParams& p, Simulation::State& s, const Workl
                         StepSeries* out, VolumeTotals& tot) {
     if (const auto* c = std::get_if<ClosedLoop>(&w)) {
         double st = std::isnan(c->service_time_s) ? p.service_time_s(c->io_bytes) : c->service_time_s;
-        double per = counted_ops_per_io(c->io_bytes, p.io_unit_bytes, c->pattern);
-        double ops = c->in_flight / st * dt;
-        return Stepper<ClosedSource>(p, s, ClosedSource{{ops, ops * c->io_bytes, ops * per, true}, c->in_flight, st}, dt,
+        double per = std::isnan(c->counted_per_io) ? counted_ops_per_io(c->io_bytes, p.io_unit_bytes, c->pattern)
+                                                   : c->counted_per_io;
+        double ops = c->in_flight / (st + c->think_time_s) * dt;
+        return Stepper<ClosedSource>(p, s,
+                                     ClosedSource{{ops, ops * c->io_bytes, ops * per, true}, c->in_flight, st,
+                                                  c->think_time_s},
+                                     dt,
                                      t0, out, tot);
     }
     if (const auto* o = std::get_if<OpenLoop>(&w)) {

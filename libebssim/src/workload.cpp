@@ -72,6 +72,9 @@ void validate_workload(const Workload& w, std::int64_t n_steps, bool check_value
         }
         check_read_fraction(c->read_fraction);
         check_service_time(c->service_time_s);
+        require_finite(c->think_time_s, "think_time_s");
+        if (c->think_time_s < 0) throw ConfigError(fmt::format("think_time_s={} must be >= 0", c->think_time_s));
+        if (!std::isnan(c->counted_per_io)) require_positive(c->counted_per_io, "counted_per_io");
     } else if (const auto* o = std::get_if<OpenLoop>(&w)) {
         if (o->ops.size() != o->bytes.size()) {
             throw ConfigError(fmt::format("ops has {} steps but bytes has {}: the arrays must have the same length",

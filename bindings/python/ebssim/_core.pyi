@@ -74,8 +74,12 @@ class ClosedLoop:
         read_fraction: float = ...,
         sequential: bool = ...,
         service_time_s: float = ...,
+        think_time_s: float = ...,
+        counted_per_io: float = ...,
     ) -> None: ...
     in_flight: float
+    think_time_s: float
+    counted_per_io: float
     io_bytes: float
     read_fraction: float
     sequential: bool

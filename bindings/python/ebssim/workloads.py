@@ -33,6 +33,16 @@ def _check_read_fraction(rf: float) -> float:
     return v
 
 
+def _think_time_s(think_time_ms: float) -> float:
+    try:
+        t = float(think_time_ms)
+    except (TypeError, ValueError):
+        raise ValueError(f"think_time_ms={think_time_ms!r} must be a number of ms") from None
+    if not (math.isfinite(t) and t >= 0):
+        raise ValueError(f"think_time_ms={think_time_ms!r} must be a finite number of ms >= 0")
+    return t / 1e3
+
+
 def _service_time_s(service_time_ms: Optional[float]) -> float:
     if service_time_ms is None:
         return math.nan
@@ -61,6 +71,9 @@ class ClosedLoop:
         Sequential small I/Os merge into 256 KiB EBS operations; random ones count one each.
     service_time_ms : float, optional
         Unloaded service time; default from the volume's latency model.
+    think_time_ms : float
+        Pause between an I/O's completion and the next submission by the same user (fio's
+        ``thinktime``): throughput = ``in_flight / (latency + think time)``.
     """
 
     in_flight: float = 1
@@ -68,6 +81,7 @@ class ClosedLoop:
     read_fraction: float = 1.0
     pattern: str = "random"
     service_time_ms: Optional[float] = None
+    think_time_ms: float = 0.0
     _native: Any = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -84,6 +98,7 @@ class ClosedLoop:
             read_fraction=_check_read_fraction(self.read_fraction),
             sequential=sequential,
             service_time_s=_service_time_s(self.service_time_ms),
+            think_time_s=_think_time_s(self.think_time_ms),
         )
         object.__setattr__(self, "_native", native)
 

@@ -19,11 +19,17 @@ struct Idle {};
 
 /// N I/Os always in flight (numjobs x iodepth). Completes min(N / service_time, limits) I/Os per second.
 struct ClosedLoop {
-    double in_flight = 1;           ///< I/Os outstanding at all times
+    double in_flight = 1;           ///< I/Os outstanding at all times (users of the closed loop)
     double io_bytes = 4096;         ///< size of each I/O, bytes
     double read_fraction = 1.0;     ///< share of I/Os that are reads, 0..1
     Pattern pattern = Pattern::random;
     double service_time_s = unset;  ///< unloaded service time; default from the volume's latency model
+    /// Time each user waits between an I/O's completion and its next submission (fio's
+    /// thinktime). A closed network: throughput x = in_flight / (latency + think_time_s).
+    double think_time_s = 0.0;
+    /// EBS-counted operations per I/O; default from io_bytes, the pattern and the volume's
+    /// counting unit. Set it to describe a mix of I/O sizes by its means.
+    double counted_per_io = unset;
 };
 
 /// Demanded application ops and bytes per step. Demand above the limits queues (a fluid,
