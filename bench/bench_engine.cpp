@@ -3,6 +3,7 @@
 //   make bench-cpp                         # Release build in build/bench, runs everything
 //   build/bench/bench/ebssim_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 //   build/bench/bench/ebssim_bench --benchmark_filter=OpenLoop_gp2/
+//   build/bench/bench/ebssim_bench --benchmark_filter='SharedInstance|OpenLoop_gp[23]/record:0'
 //
 // items_per_second is volume-steps per second (volumes x steps per run); s_per_vstep is its
 // inverse (seconds per volume-step, e.g. 20.1n = 20.1 ns). Product target: >= 50 M
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "ebssim/engine.hpp"
+#include "ebssim/instance.hpp"
 #include "ebssim/volume.hpp"
 #include "ebssim/workload.hpp"
 
@@ -242,6 +244,91 @@ void BM_OpenLoop_gp2_volumes(benchmark::State& state) {
 }
 BENCHMARK(BM_OpenLoop_gp2_volumes)
     ->ArgNames({"volumes", "record"})
+    ->ArgsProduct({{1, 4, 16}, {0, 1}})
+    ->Unit(benchmark::kMillisecond);
+
+// (d) Volumes sharing one instance: Simulation(specs, InstanceSpec{...}) couples them step by step
+// (Simulation::run_shared: every volume offers, the instance scales the offers to fit its budget,
+// every volume commits). The instance has m5.large's EBS limits (3,600 / 18,750 IOPS, 81.25 /
+// 593.75 MB/s, 30 min burst). Volumes and traces as in (c): gp2 100, 110, ... GiB, or default gp3
+// 100 GiB, volume i on trace(i). items = volumes x steps, so s_per_vstep compares directly with
+// the single-volume, no-instance loop (BM_OpenLoop_gp2/record:0, BM_OpenLoop_gp3/record:0) and with
+// instance:0 (the same volumes and traces without an instance: the independent loop).
+// Counters from one untimed run: inst_bound% (steps in which the instance bound) and
+// inst_cliffs (1 when EBSIOBalance% or EBSByteBalance% reached 0).
+InstanceSpec m5_large_spec(SharePolicy share = SharePolicy::proportional) {
+    InstanceSpec s;
+    s.name = "m5.large";
+    s.baseline_iops = 3600;
+    s.max_iops = 18750;
+    s.baseline_mb_s = 81.25;
+    s.max_mb_s = 593.75;
+    s.share = share;
+    return s;
+}
+
+void add_instance_counters(benchmark::State& state, const std::vector<VolumeSpec>& specs,
+                           const InstanceSpec& inst, const std::vector<Workload>& ws, std::int64_t steps) {
+    Simulation sim(specs, inst);
+    RunResult r = sim.run(ws, steps, false);
+    const InstanceTotals& t = r.instance_totals;
+    const auto n = static_cast<double>(steps);
+    state.counters["inst_bound%"] =
+        100.0 * static_cast<double>(t.steps_bound[static_cast<int>(Bound::instance_iops)] +
+                                    t.steps_bound[static_cast<int>(Bound::instance_throughput)]) / n;
+    state.counters["inst_cliffs"] = (std::isnan(t.io_cliff_time_s) ? 0 : 1) + (std::isnan(t.bytes_cliff_time_s) ? 0 : 1);
+}
+
+struct SharedCase {
+    std::vector<VolumeSpec> specs;
+    std::vector<Workload> ws;
+};
+
+SharedCase shared_case(bool gp3, std::uint64_t volumes) {
+    SharedCase c;
+    for (std::uint64_t i = 0; i < volumes; ++i) {
+        c.specs.push_back(gp3 ? gp3_spec(100) : gp2_spec(100.0 + 10.0 * static_cast<double>(i)));
+        c.ws.push_back(open_loop(trace(i)));
+    }
+    return c;
+}
+
+void BM_SharedInstance(benchmark::State& state) {
+    const bool gp3 = state.range(0) != 0;
+    const auto volumes = static_cast<std::uint64_t>(state.range(1));
+    const bool with_instance = state.range(2) != 0;
+    const bool record = state.range(3) != 0;
+    const SharedCase c = shared_case(gp3, volumes);
+    const InstanceSpec inst = m5_large_spec();
+    state.SetLabel(std::string(gp3 ? "gp3" : "gp2") + (with_instance ? " on m5.large" : " no instance"));
+    if (with_instance) {
+        add_instance_counters(state, c.specs, inst, c.ws, kSteps);
+        run_loop(state, [&] { return Simulation(c.specs, inst); }, c.ws, kSteps, record);
+    } else {
+        run_loop(state, [&] { return Simulation(c.specs); }, c.ws, kSteps, record);
+    }
+}
+BENCHMARK(BM_SharedInstance)
+    ->ArgNames({"gp3", "volumes", "instance", "record"})
+    ->ArgsProduct({{0, 1}, {1, 4, 16}, {0, 1}, {0, 1}})
+    ->Unit(benchmark::kMillisecond);
+
+// (d') The instance binding most steps: every volume on the noisy trace (uniform 0..5,600 I/Os of
+// 4..64 KiB a step; 4 volumes ask ~11,200 IOPS on average, 16 ask ~44,800, above m5.large's
+// 18,750 maximum, so its buckets drain and it binds at baseline from then on). share:1 is max-min
+// fair, which sorts the volumes' demands in every bound step.
+void BM_SharedInstance_bound(benchmark::State& state) {
+    const auto volumes = static_cast<std::size_t>(state.range(0));
+    const bool fair = state.range(1) != 0;
+    const std::vector<VolumeSpec> specs(volumes, gp3_spec(100));
+    const std::vector<Workload> ws(volumes, open_loop(noisy_trace()));
+    const InstanceSpec inst = m5_large_spec(fair ? SharePolicy::fair : SharePolicy::proportional);
+    state.SetLabel(fair ? "gp3 on m5.large, fair" : "gp3 on m5.large, proportional");
+    add_instance_counters(state, specs, inst, ws, kSteps);
+    run_loop(state, [&] { return Simulation(specs, inst); }, ws, kSteps, false);
+}
+BENCHMARK(BM_SharedInstance_bound)
+    ->ArgNames({"volumes", "share"})
     ->ArgsProduct({{1, 4, 16}, {0, 1}})
     ->Unit(benchmark::kMillisecond);
 

@@ -27,9 +27,8 @@ import time
 from array import array
 from typing import Any, Callable, Dict, List, Tuple
 
-import numpy as np
-
 import ebssim
+import numpy as np
 
 MiB = 1024.0 * 1024.0
 DAY = 86400

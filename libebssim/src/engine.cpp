@@ -34,6 +34,7 @@ struct ClosedSource {
     double service_time_s;
     double think_time_s;
     Offer operator()(std::int64_t) const noexcept { return offer; }  // validated up front
+    void prefetch(std::int64_t) const noexcept {}
 };
 
 struct OpenSource {
@@ -44,6 +45,12 @@ struct OpenSource {
     bool sequential;
     double service_time_s;  // NaN: from the mean I/O size
     double unit;
+    void prefetch(std::int64_t k) const noexcept {
+        // Stepping many volumes together reads many traces at once, which defeats the hardware
+        // prefetcher; ask for the lines a few steps ahead.
+        __builtin_prefetch(ops + k + 64);
+        __builtin_prefetch(bytes + k + 64);
+    }
     Offer operator()(std::int64_t k) const noexcept {
         double o = ops[k];
         double b = bytes[k];
@@ -63,6 +70,7 @@ struct IdleSource {
     static constexpr bool closed = false;
     double service_time_s = nan;
     Offer operator()(std::int64_t) const noexcept { return {0, 0, 0, true}; }
+    void prefetch(std::int64_t) const noexcept {}
 };
 
 // One volume's step, split in two so that an instance can scale what the volumes ask for
@@ -106,6 +114,7 @@ public:
     }
     [[nodiscard]] double want_counted() const noexcept { return bound_ == Bound::volume_iops ? cap_cnt_ : f_ * av_cnt_; }
     [[nodiscard]] double want_bytes() const noexcept { return f_ * av_bytes_; }
+    void prefetch(std::int64_t k) const noexcept { src_.prefetch(k); }
     /// False when some step of an open-loop trace was invalid (NaN, negative, ...).
     [[nodiscard]] bool input_ok() const noexcept { return input_ok_; }
 
@@ -286,17 +295,31 @@ void fair_shares(const std::vector<double>& cnt, const std::vector<double>& byte
 
 // The instance's shared bucket: earns in proportion to unused baseline, spends above it.
 struct InstanceBucket {
-    double base, max_rate, capacity, earn_idle;
+    InstanceBucket(double base_rate, double max_rate, double capacity_, double earn_idle, double dt, double& c)
+        : base(base_rate * dt), max(max_rate * dt), capacity(capacity_), earn(earn_idle * dt),
+          earn_per_unused(base > 0 ? earn / base : 0), credits(c) {}
+    double base, max, capacity, earn, earn_per_unused;
     double& credits;
-    [[nodiscard]] double cap(double dt) const noexcept { return std::min(max_rate * dt, base * dt + credits); }
-    void use(double used, double dt) noexcept {
+    [[nodiscard]] double cap() const noexcept { return std::min(max, base + credits); }
+    void use(double used) noexcept {
         if (capacity <= 0) return;
-        double b = base * dt;
-        double c = used <= b ? credits + earn_idle * dt * (1.0 - used / b) : credits - (used - b);
-        credits = c < 0 ? 0 : (c > capacity ? capacity : c);
+        double c = used <= base ? credits + earn - earn_per_unused * used : credits - (used - base);
+        // Rounding in the sum of the volumes' shares must not leave a sliver of credit.
+        if (c < capacity * 1e-12) c = 0;
+        credits = c > capacity ? capacity : c;
     }
     [[nodiscard]] double pct() const noexcept { return capacity > 0 ? credits / capacity * 100.0 : 100.0; }
 };
+
+// Calls f on a stepper, whether its type is known (homogeneous run) or held in a variant.
+template <class St, class F>
+inline void apply(St& st, F&& f) {
+    if constexpr (requires { st.index(); }) {
+        std::visit(std::forward<F>(f), st);
+    } else {
+        f(st);
+    }
+}
 
 }  // namespace
 
@@ -348,6 +371,116 @@ bool Simulation::run_independent(const std::vector<Workload>& ws, std::int64_t n
     return ok;
 }
 
+namespace {
+
+// The coupled loop: every step, each volume offers what its own limits allow, the instance
+// scales the offers to fit its budget, then each volume commits. `Steppers` is a vector of one
+// stepper type (no dispatch per volume per step) or of variants (mixed workloads).
+template <class Steppers>
+void coupled_loop(Steppers& steppers, const InstanceParams& ip, double& io_credits, double& bytes_credits,
+                  std::int64_t n, double dt, double t0, InstanceTotals& it, InstanceSeries* out) {
+    const std::size_t nv = steppers.size();
+    InstanceBucket io(ip.baseline_iops, ip.max_iops, ip.io_capacity, ip.io_earn_idle, dt, io_credits);
+    InstanceBucket by(ip.baseline_bytes_s, ip.max_bytes_s, ip.bytes_capacity, ip.bytes_earn_idle, dt, bytes_credits);
+    std::vector<double> want_cnt(nv), want_bytes(nv), g(nv);
+    const bool fair = ip.share == SharePolicy::fair;
+    const double inv_dt = 1.0 / dt;
+    double served_counted = 0, served_bytes = 0;
+    double io_cliff = it.io_cliff_time_s, bytes_cliff = it.bytes_cliff_time_s;
+    std::int64_t steps_bound[n_bounds] = {0, 0, 0, 0, 0};
+
+    for (std::int64_t k = 0; k < n; ++k) {
+        double sum_cnt = 0, sum_bytes = 0;
+        for (std::size_t i = 0; i < nv; ++i) {
+            apply(steppers[i], [&](auto& st) {
+                st.prefetch(k);
+                st.offer(k);
+                want_cnt[i] = st.want_counted();
+                want_bytes[i] = st.want_bytes();
+            });
+            sum_cnt += want_cnt[i];
+            sum_bytes += want_bytes[i];
+        }
+        const double cap_io = io.cap();
+        const double cap_by = by.cap();
+        const double g_io = sum_cnt > cap_io ? cap_io / sum_cnt : 1.0;
+        const double g_by = sum_bytes > cap_by ? cap_by / sum_bytes : 1.0;
+        Bound ib = Bound::demand;
+        if (g_io < 1.0 || g_by < 1.0) ib = g_io <= g_by ? Bound::instance_iops : Bound::instance_throughput;
+
+        double used_cnt = 0, used_bytes = 0;
+        if (ib == Bound::demand || !fair) {
+            const double gg = std::min(g_io, g_by);
+            for (std::size_t i = 0; i < nv; ++i) {
+                // A volume that asks nothing is not held back by the instance.
+                const bool asks = want_cnt[i] > 0 || want_bytes[i] > 0;
+                apply(steppers[i], [&](auto& st) { st.commit(k, asks ? gg : 1.0, asks ? ib : Bound::demand); });
+            }
+            used_cnt = gg * sum_cnt;
+            used_bytes = gg * sum_bytes;
+        } else {
+            fair_shares(want_cnt, want_bytes, cap_io, cap_by, g);
+            for (std::size_t i = 0; i < nv; ++i) {
+                const bool asks = want_cnt[i] > 0 || want_bytes[i] > 0;
+                apply(steppers[i], [&](auto& st) { st.commit(k, asks ? g[i] : 1.0, asks ? ib : Bound::demand); });
+                used_cnt += g[i] * want_cnt[i];
+                used_bytes += g[i] * want_bytes[i];
+            }
+        }
+        // Exact at the cap, so the instance bucket empties to exactly zero.
+        if (ib == Bound::instance_iops) used_cnt = std::min(used_cnt, cap_io);
+        if (ib == Bound::instance_throughput) used_bytes = std::min(used_bytes, cap_by);
+        const double io_before = io.credits, by_before = by.credits;
+        io.use(used_cnt);
+        by.use(used_bytes);
+        // As for volumes: a bucket that runs dry in this step, or starts the run dry under demand
+        // above baseline, has its cliff here (interpolated inside the step).
+        if ((io.credits <= 0 && ip.io_capacity > 0) || (by.credits <= 0 && ip.bytes_capacity > 0)) {
+            const double t = t0 + static_cast<double>(k) * dt;
+            auto cliff = [&](double before, const InstanceBucket& b, double want, double& at) {
+                if (b.capacity <= 0 || b.credits > 0 || !std::isnan(at) || (before <= 0 && k != 0)) return;
+                const double spend = std::min(want, b.max) - b.base;
+                if (before > 0 || spend > 0) at = t + dt * (spend > 0 ? std::min(1.0, before / spend) : 1.0);
+            };
+            cliff(io_before, io, sum_cnt, io_cliff);
+            cliff(by_before, by, sum_bytes, bytes_cliff);
+        }
+        served_counted += used_cnt;
+        served_bytes += used_bytes;
+        steps_bound[static_cast<int>(ib)] += 1;
+        if (out != nullptr) {
+            out->iops[k] = used_cnt * inv_dt;
+            out->throughput_mb_s[k] = used_bytes * inv_dt * (1.0 / units::MB);
+            out->io_balance_pct[k] = io.pct();
+            out->byte_balance_pct[k] = by.pct();
+            out->bound[k] = static_cast<std::uint8_t>(ib);
+        }
+    }
+    it.served_counted += served_counted;
+    it.served_bytes += served_bytes;
+    it.io_cliff_time_s = io_cliff;
+    it.bytes_cliff_time_s = bytes_cliff;
+    for (int b = 0; b < n_bounds; ++b) it.steps_bound[b] += steps_bound[b];
+}
+
+// The steppers as one concrete type when every workload has the same kind.
+template <class S>
+bool try_homogeneous(std::vector<AnyStepper>& any, const InstanceParams& ip, double& io_c, double& by_c,
+                     std::int64_t n, double dt, double t0, InstanceTotals& it, InstanceSeries* out, bool& ok) {
+    for (const auto& a : any) {
+        if (!std::holds_alternative<Stepper<S>>(a)) return false;
+    }
+    std::vector<Stepper<S>> typed;
+    typed.reserve(any.size());
+    for (auto& a : any) typed.push_back(std::get<Stepper<S>>(a));
+    coupled_loop(typed, ip, io_c, by_c, n, dt, t0, it, out);
+    ok = true;
+    for (const auto& st : typed) ok &= st.input_ok();
+    return true;
+}
+
+}  // namespace
+
 bool Simulation::run_shared(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record) {
     const InstanceParams& ip = *instance_;
     const std::size_t nv = params_.size();
@@ -357,79 +490,18 @@ bool Simulation::run_shared(const std::vector<Workload>& ws, std::int64_t n, Run
         steppers.push_back(make_stepper(params_[i], state_[i], ws[i], dt_s_, r.t0_s,
                                         record ? &r.series[i] : nullptr, r.totals[i]));
     }
-    InstanceBucket io{ip.baseline_iops, ip.max_iops, ip.io_capacity, ip.io_earn_idle, inst_io_credits_};
-    InstanceBucket by{ip.baseline_bytes_s, ip.max_bytes_s, ip.bytes_capacity, ip.bytes_earn_idle,
-                      inst_bytes_credits_};
     InstanceTotals& it = r.instance_totals;
     InstanceSeries* out = record ? &r.instance_series : nullptr;
-    std::vector<double> want_cnt(nv), want_bytes(nv), g(nv);
-    const double dt = dt_s_;
-
-    for (std::int64_t k = 0; k < n; ++k) {
-        double sum_cnt = 0, sum_bytes = 0;
-        for (std::size_t i = 0; i < nv; ++i) {
-            std::visit([&](auto& st) {
-                st.offer(k);
-                want_cnt[i] = st.want_counted();
-                want_bytes[i] = st.want_bytes();
-            }, steppers[i]);
-            sum_cnt += want_cnt[i];
-            sum_bytes += want_bytes[i];
-        }
-        const double cap_io = io.cap(dt);
-        const double cap_by = by.cap(dt);
-        const double g_io = sum_cnt > cap_io ? cap_io / sum_cnt : 1.0;
-        const double g_by = sum_bytes > cap_by ? cap_by / sum_bytes : 1.0;
-        Bound ib = Bound::demand;
-        if (g_io < 1.0 || g_by < 1.0) ib = g_io <= g_by ? Bound::instance_iops : Bound::instance_throughput;
-
-        if (ib == Bound::demand || ip.share == SharePolicy::proportional) {
-            const double gg = std::min(g_io, g_by);
-            std::fill(g.begin(), g.end(), gg);
-        } else {
-            fair_shares(want_cnt, want_bytes, cap_io, cap_by, g);
-        }
-
-        double used_cnt = 0, used_bytes = 0;
-        for (std::size_t i = 0; i < nv; ++i) {
-            // A volume that asks nothing is not held back by the instance.
-            const bool asks = want_cnt[i] > 0 || want_bytes[i] > 0;
-            std::visit([&](auto& st) { st.commit(k, asks ? g[i] : 1.0, asks ? ib : Bound::demand); }, steppers[i]);
-            used_cnt += g[i] * want_cnt[i];
-            used_bytes += g[i] * want_bytes[i];
-        }
-        // Exact at the cap, so the instance bucket empties to exactly zero.
-        if (ib == Bound::instance_iops && ip.share == SharePolicy::proportional) used_cnt = cap_io;
-        const double io_before = io.credits, by_before = by.credits;
-        io.use(used_cnt, dt);
-        by.use(used_bytes, dt);
-        const double t = r.t0_s + static_cast<double>(k) * dt;
-        // As for volumes: a bucket that runs dry in this step, or starts the run dry under demand
-        // above baseline, has its cliff here (interpolated inside the step).
-        auto cliff = [&](double before, double after, double want, double max_rate, double base_rate,
-                         double capacity, double& at) {
-            if (capacity <= 0 || after > 0 || !std::isnan(at) || (before <= 0 && k != 0)) return;
-            const double spend = std::min(want, max_rate * dt) - base_rate * dt;
-            if (before > 0 || spend > 0) at = t + dt * (spend > 0 ? std::min(1.0, before / spend) : 1.0);
-        };
-        cliff(io_before, io.credits, sum_cnt, ip.max_iops, ip.baseline_iops, ip.io_capacity, it.io_cliff_time_s);
-        cliff(by_before, by.credits, sum_bytes, ip.max_bytes_s, ip.baseline_bytes_s, ip.bytes_capacity,
-              it.bytes_cliff_time_s);
-        it.served_counted += used_cnt;
-        it.served_bytes += used_bytes;
-        it.steps_bound[static_cast<int>(ib)] += 1;
-        if (out != nullptr) {
-            out->iops[k] = used_cnt / dt;
-            out->throughput_mb_s[k] = used_bytes / dt / units::MB;
-            out->io_balance_pct[k] = io.pct();
-            out->byte_balance_pct[k] = by.pct();
-            out->bound[k] = static_cast<std::uint8_t>(ib);
-        }
+    bool ok = true;
+    if (!try_homogeneous<OpenSource>(steppers, ip, inst_io_credits_, inst_bytes_credits_, n, dt_s_, r.t0_s, it, out,
+                                     ok) &&
+        !try_homogeneous<ClosedSource>(steppers, ip, inst_io_credits_, inst_bytes_credits_, n, dt_s_, r.t0_s, it,
+                                       out, ok)) {
+        coupled_loop(steppers, ip, inst_io_credits_, inst_bytes_credits_, n, dt_s_, r.t0_s, it, out);
+        for (auto& st : steppers) ok &= std::visit([](auto& x) { return x.input_ok(); }, st);
     }
     it.io_credits_end = inst_io_credits_;
     it.bytes_credits_end = inst_bytes_credits_;
-    bool ok = true;
-    for (auto& st : steppers) ok &= std::visit([](auto& x) { return x.input_ok(); }, st);
     return ok;
 }
 

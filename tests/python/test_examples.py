@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -12,6 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "gp2_vs_gp3_cliff.py"
+INSTANCE_EXAMPLE = ROOT / "examples" / "instance_bottleneck.py"
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -36,6 +36,51 @@ def test_gp2_vs_gp3_cliff_example(tmp_path: Path) -> None:
     assert re.search(r"^gp3: no cliff\b", out, re.MULTILINE), out
     assert str(png) in out
 
+    data = png.read_bytes()
+    assert data.startswith(PNG_SIGNATURE)
+    assert len(data) > 20_000  # a three-panel figure, not an empty canvas
+
+
+def _iops(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def test_instance_bottleneck_example(tmp_path: Path) -> None:
+    png = tmp_path / "plots" / "instance.png"
+    proc = subprocess.run(
+        [sys.executable, str(INSTANCE_EXAMPLE), "--output", str(png)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+
+    # Alone, the two gp3 volumes (16,000 IOPS each) serve 32,000 IOPS together.
+    m = re.search(r"^Alone\b.*together ([\d,]+) IOPS", out, re.MULTILINE)
+    assert m and _iops(m.group(1)) == pytest.approx(32_000), out
+
+    # m5.large: the bucket holds (18,750 - 3,600) x 1,800 s and drains at 18,750 - 3,600 per second
+    # while the volumes ask for more than the maximum: EBSIOBalance% reaches 0 after 1,800 s.
+    m = re.search(r"^.*\binstance\b.*EBSIOBalance% reaches 0 at (\d+) s", out, re.MULTILINE)
+    assert m, out
+    assert abs(int(m.group(1)) - 1800) <= 1, out
+
+    # Proportional sharing of equal demands: half each of 18,750 before, of 3,600 after.
+    expected = {"before": (18_750, 9_375), "after": (3_600, 1_800)}
+    for phase, (total, each) in expected.items():
+        block = re.search(rf"^  {phase} \(.*?\n((?:    volume .*\n)+)", out, re.MULTILINE)
+        assert block, out
+        m = re.search(rf"^  {phase} \(.*together ([\d,]+) IOPS", out, re.MULTILINE)
+        assert m and _iops(m.group(1)) == pytest.approx(total, rel=1e-6), out
+        vols = re.findall(r"volume (\d+):\s+([\d,]+) IOPS", block.group(1))
+        assert [v for v, _ in vols] == ["1", "2"], out
+        for _, iops in vols:
+            assert _iops(iops) == pytest.approx(each, rel=1e-6), out
+
+    assert re.search(r"^Takeaway:", out, re.MULTILINE), out
+    assert str(png) in out
     data = png.read_bytes()
     assert data.startswith(PNG_SIGNATURE)
     assert len(data) > 20_000  # a three-panel figure, not an empty canvas

@@ -6,6 +6,7 @@
 #include "ebssim/engine.hpp"
 #include "ebssim/error.hpp"
 #include "ebssim/instance.hpp"
+#include "ebssim/latency.hpp"
 #include "ebssim/units.hpp"
 #include "ebssim/volume.hpp"
 #include "ebssim/workload.hpp"

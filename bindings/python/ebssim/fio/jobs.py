@@ -50,6 +50,7 @@ __all__ = [
     "FIO_VERSION",
     "IGNORED_OPTIONS",
     "OUTPUT_OPTIONS",
+    "RW_KINDS",
     "SYNC_ENGINES",
     "UNMODELLED_OPTIONS",
     "UNSUPPORTED_OPTIONS",
@@ -371,7 +372,7 @@ SYNC_ENGINES: Tuple[str, ...] = ("sync", "psync", "vsync", "pvsync", "pvsync2", 
 ASYNC_ENGINES: Tuple[str, ...] = ("libaio", "io_uring", "io_uring_cmd", "posixaio", "windowsaio", "solarisaio")
 # Engines fio knows that do not issue block I/O to a volume the simulator could model.
 _OTHER_ENGINES: FrozenSet[str] = frozenset(
-    "rbd netsplice sg null net cpuio rdma e4defrag falloc gfapi gfapi_async pmemblk dev-dax filecreate "
+    "rbd netsplice sg null net cpuio rdma e4defrag falloc ftruncate gfapi gfapi_async pmemblk dev-dax filecreate "
     "filestat filedelete dircreate dirstat dirdelete external libpmem nbd http nfs xnvme exec libcufile "
     "dfs libhdfs mtd rados ime_psync ime_psyncv ime_aio".split()
 )
@@ -601,8 +602,9 @@ def _split_sections(
             try:
                 with open(path, encoding="utf-8") as fh:
                     inc_text = fh.read()
-            except OSError as exc:
-                raise loc.error(f"cannot read included job file {target!r}: {exc.strerror}") from None
+            except (OSError, ValueError) as exc:  # ValueError: NUL in the name, or not UTF-8
+                why = exc.strerror if isinstance(exc, OSError) else str(exc)
+                raise loc.error(f"cannot read included job file {target!r}: {why}") from None
             _split_sections(inc_text, path, os.path.dirname(path) or ".", depth=depth + 1, into=current)
             continue
         if current is None:
@@ -772,8 +774,14 @@ def _apply(state: _State, entry: _Entry, *, in_global: bool, readonly_cmd: bool 
     state.options[canon] = value
     state.job_options[key] = value
     state.locs[canon] = loc
-    if canon in UNMODELLED_OPTIONS and canon not in state.unmodelled:
-        state.unmodelled.append(canon)
+    if canon in UNMODELLED_OPTIONS:
+        # `fsync=0`, `sync=none`, `verify=0` switch the behaviour off again (e.g. in a job, over
+        # a global that set it): nothing left to warn about.
+        off = value is not None and value in ("0", "none")
+        if off and canon in state.unmodelled:
+            state.unmodelled.remove(canon)
+        elif not off and canon not in state.unmodelled:
+            state.unmodelled.append(canon)
 
 
 def _apply_value(state: _State, canon: str, key: str, value: Optional[str], *, in_global: bool) -> None:
@@ -1441,14 +1449,13 @@ def _read_text(path: str, loc: Optional[_Loc]) -> str:
             return fh.read()
     except OSError as exc:
         reason = f"cannot read job file {path!r}: {exc.strerror}"
-        if loc is not None:
-            raise loc.error(reason) from None
-        raise FioJobError(reason, source=path) from None
     except UnicodeDecodeError:
         reason = f"job file {path!r} is not UTF-8 text"
-        if loc is not None:
-            raise loc.error(reason) from None
-        raise FioJobError(reason, source=path) from None
+    except ValueError as exc:  # a NUL byte in the name
+        reason = f"cannot read job file {path!r}: {exc}"
+    if loc is not None:
+        raise loc.error(reason)
+    raise FioJobError(reason, source=path)
 
 
 def _raw_global_options(sections: Sequence[_Section], start: Dict[str, Optional[str]]) -> Dict[str, Optional[str]]:
