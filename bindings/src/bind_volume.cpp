@@ -1,6 +1,7 @@
 #include <string>
 
 #include "ebssim/burst.hpp"
+#include "ebssim/latency.hpp"
 #include "ebssim/volume.hpp"
 #include "ebssim/workload.hpp"
 #include "pybind.hpp"
@@ -42,6 +43,25 @@ void bind_volume(py::module_& m) {
 
     m.def("make_volume", &make_volume, py::arg("spec"), py::arg("nitro") = true,
           "Validate a volume against AWS's rules and return its limit parameters.");
+
+    using InArray = py::array_t<double, py::array::c_style | py::array::forcecast>;
+    m.def(
+        "latency_quantiles",
+        [](const InArray& mean_latency_s, const InArray& completions, double service_time_s,
+           const InArray& quantiles, double shape) {
+            auto span = [](const InArray& a) {
+                return std::span<const double>(a.data(), static_cast<std::size_t>(a.size()));
+            };
+            std::vector<double> out;
+            {
+                py::gil_scoped_release release;  // pure C++ over buffers the caller keeps alive
+                out = latency_quantiles(span(mean_latency_s), span(completions), service_time_s, span(quantiles),
+                                        shape);
+            }
+            return py::array_t<double>(static_cast<py::ssize_t>(out.size()), out.data());
+        },
+        py::arg("mean_latency_s"), py::arg("completions"), py::arg("service_time_s"), py::arg("quantiles"),
+        py::arg("shape") = default_service_shape);
 
     m.def("burst_duration_s", &burst_duration_s, py::arg("params"), py::arg("counted_iops"),
           py::arg("credits") = unset);

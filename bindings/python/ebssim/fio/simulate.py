@@ -1,0 +1,686 @@
+"""Predict what fio would report for job files and command lines on simulated EBS volumes.
+
+The mapping from fio to the model (docs/fio.md has the details and the assumptions):
+
+- Each job clone (``numjobs``) is a closed loop of ``effective_depth`` users (1 per job for
+  synchronous engines such as psync, ``iodepth`` for async ones) issuing ``bs`` I/Os, with
+  ``thinktime`` between an I/O's completion and the next submission, capped by ``rate_iops`` /
+  ``rate``. Unthrottled, a clone offers ``R = min(depth / (s + think), rate caps)`` I/Os per second.
+- Clones on the same volume at the same time share its limits: the volume serves the same
+  fraction ``f`` of every clone's offer (``f < 1`` when a limit binds); the instance, if any,
+  shares its budget between volumes in the same way.
+- A clone's latency is its service time ``s`` while unthrottled; throttled, Little's law over its
+  closed loop: ``depth / served rate - think``.
+- Jobs run in fio's phases (``stonewall``/``wait_for_previous``); a phase ends when its last job
+  does. A job ends after ``ramp_time + runtime`` when ``time_based``, otherwise when it has moved
+  ``io_size`` (or ``size``; by default the volume's size) bytes after its ramp, or at
+  ``ramp_time + runtime`` if that comes first. Runs follow each other; volume and instance state
+  carries over, and a volume no job uses in a phase rests.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time as _time
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+from .. import _core
+from ..instances import Instance
+from ..instances import instance as _catalog_instance
+from ..simulation import BOUND_NAMES, Simulation
+from ..volumes import VOLUME_TYPES, Volume
+from ..workloads import ClosedLoop, Idle
+from .jobs import FioJob, FioJobError, FioJobSet, parse_run
+
+__all__ = ["FioPrediction", "JobPrediction", "parse_volume_spec", "predict", "FIO_PERCENTILES"]
+
+FloatArray = npt.NDArray[np.float64]
+
+#: The clat percentiles fio reports by default, as fio spells their keys.
+FIO_PERCENTILES = (1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99)
+
+#: fio version string that predictions carry (the shape follows fio 3.33's JSON).
+FIO_VERSION = "fio-3.33"
+
+# --volume SPEC keys -> Volume fields.
+_SPEC_KEYS = {
+    "size": "size_gib",
+    "iops": "iops",
+    "throughput": "throughput_mib_s",
+    "burst_balance": "burst_balance_pct",
+    "latency_ms": "latency_ms",
+}
+# Sizes used when the spec omits one: the EC2 console's defaults for a new volume (8 GiB for
+# general purpose and magnetic, 100 GiB and 3,000 IOPS for io1/io2, the 125 GiB minimum for HDD).
+_DEFAULT_SIZE_GIB = {"gp2": 8, "gp3": 8, "io1": 100, "io2": 100, "st1": 125, "sc1": 125, "standard": 8}
+_DEFAULT_PIOPS = 3000
+
+
+def parse_volume_spec(arg: str) -> Tuple[str, Volume]:
+    """``TARGET=TYPE[:key=value,...]`` -> (target, Volume).
+
+    Keys: ``size`` (GiB), ``iops``, ``throughput`` (MiB/s), ``burst_balance`` (percent),
+    ``latency_ms``. Omitted keys take AWS's defaults; invalid combinations raise ValueError
+    naming AWS's rule.
+    """
+    if "=" not in arg:
+        raise ValueError(f"--volume {arg!r}: expected TARGET=TYPE[:key=value,...], e.g. /dev/nvme1n1=gp3:size=100")
+    target, spec = arg.split("=", 1)
+    if not target:
+        raise ValueError(f"--volume {arg!r}: the TARGET before '=' is empty")
+    vtype, _, rest = spec.partition(":")
+    if vtype not in VOLUME_TYPES:
+        raise ValueError(f"--volume {arg!r}: volume type {vtype!r} is not one of {', '.join(VOLUME_TYPES)}")
+    kwargs: Dict[str, Any] = {}
+    for item in filter(None, rest.split(",")):
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise ValueError(f"--volume {arg!r}: {item!r} is not key=value")
+        if key not in _SPEC_KEYS:
+            raise ValueError(f"--volume {arg!r}: unknown key {key!r}; expected one of {', '.join(_SPEC_KEYS)}")
+        try:
+            kwargs[_SPEC_KEYS[key]] = float(value)
+        except ValueError:
+            raise ValueError(f"--volume {arg!r}: {key}={value!r} is not a number") from None
+    kwargs.setdefault("size_gib", _DEFAULT_SIZE_GIB[vtype])
+    if vtype in ("io1", "io2"):
+        kwargs.setdefault("iops", _DEFAULT_PIOPS)
+    try:
+        return target, Volume(vtype, **kwargs)
+    except ValueError as e:
+        raise ValueError(f"--volume {arg!r}: {e}") from None
+
+
+@dataclass
+class _Clone:
+    """One fio job clone being simulated."""
+
+    job: FioJob
+    run: int
+    run_label: str
+    volume: int
+    depth: float
+    think_s: float
+    service_s: float
+    io_bytes: float  # mean bytes per I/O
+    counted: float  # EBS-counted operations per I/O
+    rate: float  # offered I/Os per second, unthrottled
+    ramp_s: float
+    runtime_s: Optional[float]
+    byte_target: Optional[float]
+    start_s: float = 0.0
+    end_s: Optional[float] = None
+    bytes_after_ramp: float = 0.0
+    # Per-step series while the clone ran (after the ramp): time, I/Os, latency, bound.
+    t: List[FloatArray] = field(default_factory=list)
+    ops: List[FloatArray] = field(default_factory=list)
+    lat: List[FloatArray] = field(default_factory=list)
+    bound: List[npt.NDArray[np.uint8]] = field(default_factory=list)
+    cliff_s: Optional[float] = None
+    balance_end: Optional[float] = None
+
+
+@dataclass
+class JobPrediction:
+    """What fio would report for one job clone (or one reporting group)."""
+
+    name: str
+    run: str
+    groupid: int
+    clones: int
+    read_fraction: float
+    io_bytes: float
+    total_ios: float
+    runtime_s: float
+    latency_mean_s: float
+    latency_stddev_s: float
+    latency_min_s: float
+    latency_max_s: float
+    percentiles_s: Dict[float, float]
+    cliff_time_s: Optional[float]
+    burst_balance_end_pct: Optional[float]
+    bound_fraction: Dict[str, float]
+    job_options: Dict[str, str]
+    series: Dict[str, FloatArray]
+
+    @property
+    def iops(self) -> float:
+        return self.total_ios / self.runtime_s if self.runtime_s > 0 else 0.0
+
+    @property
+    def bw_bytes_s(self) -> float:
+        return self.io_bytes / self.runtime_s if self.runtime_s > 0 else 0.0
+
+    @property
+    def bound(self) -> str:
+        """The limit that bound most of the time (``demand``: none)."""
+        return max(self.bound_fraction.items(), key=lambda kv: kv[1])[0] if self.bound_fraction else "demand"
+
+
+class FioPrediction:
+    """fio's report for every job of every run, predicted. :meth:`to_json` gives fio's JSON shape."""
+
+    def __init__(self, jobs: List[JobPrediction], runs: List[str]) -> None:
+        self.jobs = jobs
+        self.runs = runs
+
+    def to_json(self) -> Dict[str, Any]:
+        """One fio-shaped JSON document listing the jobs of every run in order."""
+        now = int(_time.time())
+        return {
+            "fio version": FIO_VERSION,
+            "timestamp": now,
+            "timestamp_ms": now * 1000,
+            "time": _time.ctime(now),
+            "ebssim": {"prediction": True, "runs": list(self.runs)},
+            "jobs": [_job_json(j) for j in self.jobs],
+        }
+
+    def to_pandas(self) -> Any:
+        """One row per job and direction, with the columns of :func:`ebssim.fio.read_json`'s jobs."""
+        import pandas as pd
+
+        rows = []
+        for j in self.jobs:
+            for d, share in (("read", j.read_fraction), ("write", 1.0 - j.read_fraction)):
+                if share <= 0:
+                    continue
+                rows.append(
+                    {
+                        "run": j.run,
+                        "jobname": j.name,
+                        "groupid": j.groupid,
+                        "direction": d,
+                        "io_bytes": j.io_bytes * share,
+                        "bw_bytes_s": j.bw_bytes_s * share,
+                        "iops": j.iops * share,
+                        "runtime_ms": j.runtime_s * 1e3,
+                        "lat_mean_ns": j.latency_mean_s * 1e9,
+                        "clat_p50_ns": j.percentiles_s.get(50.0, math.nan) * 1e9,
+                        "clat_p99_ns": j.percentiles_s.get(99.0, math.nan) * 1e9,
+                        "cliff_time_s": j.cliff_time_s,
+                        "bound": j.bound,
+                    }
+                )
+        return pd.DataFrame(rows)
+
+    def to_normal(self) -> str:
+        """A report that reads like fio's normal output."""
+        return _normal_report(self)
+
+
+# --------------------------------------------------------------------------------------------
+# Simulation
+# --------------------------------------------------------------------------------------------
+
+
+def _match_volumes(job: FioJob, targets: Sequence[str], where: str) -> List[int]:
+    """The volumes a job does I/O to, one per file (fio spreads I/O round-robin over its files)."""
+    prefix = "" if job.source else f"{where}: "
+    paths = job.targets
+    if not paths:
+        raise FioJobError(
+            f"{prefix}job {job.name!r} has no filename or directory; give filename= matching a --volume TARGET "
+            f"({', '.join(targets) or 'none given'})",
+            source=job.source or None,
+            line=job.line,
+            key="filename",
+        )
+    found: List[int] = []
+    for p in paths:
+        hit = None
+        for i, t in enumerate(targets):
+            if p == t or p.startswith(t.rstrip("/") + "/"):
+                hit = i
+                break
+        if hit is None:
+            raise FioJobError(
+                f"{prefix}job {job.name!r} filename {p!r} matches no --volume TARGET "
+                f"(given: {', '.join(targets) or 'none'}); add e.g. --volume {p}=gp3",
+                source=job.source or None,
+                line=job.line,
+                key="filename",
+            )
+        found.append(hit)
+    return found
+
+
+def _clone(job: FioJob, run: int, label: str, vi: int, vol: Volume, share: float = 1.0) -> _Clone:
+    rf = job.read_fraction
+    seq = job.sequential
+    unit = vol.io_unit_bytes
+    counted = rf * _core.counted_ops_per_io(job.bs_read, unit, seq) + (1 - rf) * _core.counted_ops_per_io(
+        job.bs_write, unit, seq
+    )
+    mean_size = job.mean_io_size
+    st = vol.service_time_s(mean_size)
+    depth = float(job.effective_depth) * share
+    think = job.thinktime / max(1, job.thinktime_blocks)
+    rate = depth / (st + think)
+    # rate_iops / rate cap each direction separately (fio: 100 reads/s and 100 writes/s).
+    for cap_iops, cap_bytes, dshare, bs in (
+        (job.rate_iops_read, job.rate_read, rf, job.bs_read),
+        (job.rate_iops_write, job.rate_write, 1 - rf, job.bs_write),
+    ):
+        if dshare <= 0:
+            continue
+        for cap in (cap_iops, cap_bytes / bs if cap_bytes else 0):
+            if cap and cap > 0:
+                rate = min(rate, cap * share / dshare)
+    size = job.size
+    if size is None and job.size_percent is not None:
+        size = int(vol.size_gib * 2**30 * job.size_percent / 100)
+    if size is None:
+        size = int(vol.size_gib * 2**30)  # fio on a block device: its whole size
+    target = float(job.io_size if job.io_size is not None else size) * max(1, job.loops) * share
+    runtime = job.runtime
+    if job.time_based:
+        byte_target = None
+    else:
+        byte_target = float(target)
+    return _Clone(
+        job=job,
+        run=run,
+        run_label=label,
+        volume=vi,
+        depth=depth,
+        think_s=think,
+        service_s=st,
+        io_bytes=mean_size,
+        counted=counted,
+        rate=rate,
+        ramp_s=job.ramp_time,
+        runtime_s=runtime,
+        byte_target=byte_target,
+    )
+
+
+def _choose_dt(runs: Sequence[FioJobSet]) -> float:
+    shortest = math.inf
+    for js in runs:
+        for j in js.jobs:
+            if j.runtime:
+                shortest = min(shortest, j.runtime)
+    # At least ~100 steps in the shortest timed job, at most 1 s steps.
+    if math.isinf(shortest):
+        return 1.0
+    for dt in (1.0, 0.1, 0.01, 0.001):
+        if shortest / dt >= 100:
+            return dt
+    return 0.001
+
+
+def predict(
+    runs: Sequence[Union[str, "os.PathLike[str]", FioJobSet]],
+    volumes: Mapping[str, Volume],
+    *,
+    instance: Union[Instance, str, None] = None,
+    dt: Optional[float] = None,
+    log_dir: Union[str, "os.PathLike[str]", None] = ".",
+) -> FioPrediction:
+    """Simulate fio runs back to back on the given volumes and predict fio's report.
+
+    Parameters
+    ----------
+    runs : job file paths, ``"fio ..."`` command lines, or parsed :class:`FioJobSet`
+    volumes : mapping TARGET -> Volume
+        A job's filename matches TARGET exactly or lies under it (TARGET a directory).
+    instance : Instance or instance type name, optional
+    dt : float, optional
+        Simulation step; default chosen from the shortest timed job (1 s down to 1 ms).
+    log_dir : path or None
+        Where the jobs' ``write_*_log`` files go (fio writes them in the working directory);
+        None writes none.
+    """
+    jobsets: List[FioJobSet] = []
+    labels: List[str] = []
+    for r in runs:
+        if isinstance(r, FioJobSet):
+            jobsets.append(r)
+            labels.append(r.source or "<jobs>")
+        else:
+            jobsets.append(parse_run(r))
+            labels.append(str(r))
+    if not volumes:
+        raise ValueError("no --volume given: every job's filename must match a simulated volume")
+    targets = list(volumes)
+    vols = [volumes[t] for t in targets]
+    if isinstance(instance, str):
+        instance = _catalog_instance(instance)
+    step = dt if dt is not None else _choose_dt(jobsets)
+    sim = Simulation(vols, dt=step, instance=instance)
+
+    clones_by_run: List[List[_Clone]] = []
+    for ri, (js, label) in enumerate(zip(jobsets, labels)):
+        clones: List[_Clone] = []
+        for job in js.expand():
+            hits = _match_volumes(job, targets, label)
+            for vi in hits:  # a job on several files: an equal share on each
+                clones.append(_clone(job, ri, label, vi, vols[vi], 1.0 / len(hits)))
+        clones_by_run.append(clones)
+
+    for clones in clones_by_run:
+        by_phase: Dict[int, List[_Clone]] = {}
+        for c in clones:
+            by_phase.setdefault(c.job.phase, []).append(c)
+        for phase in sorted(by_phase):
+            _run_phase(sim, by_phase[phase], len(vols))
+
+    out: List[JobPrediction] = []
+    for clones, label in zip(clones_by_run, labels):
+        if log_dir is not None:
+            _write_logs(clones, step, log_dir)
+        groups: Dict[int, List[_Clone]] = {}
+        for c in clones:
+            groups.setdefault(c.job.groupid, []).append(c)
+        for members in groups.values():
+            if any(m.job.group_reporting for m in members):
+                out.append(_summarise(members, step, label))
+            else:
+                by_thread: Dict[int, List[_Clone]] = {}
+                for m in members:
+                    by_thread.setdefault(m.job.thread_number, []).append(m)
+                out.extend(_summarise(ms, step, label) for ms in by_thread.values())
+    return FioPrediction(out, labels)
+
+
+def _run_phase(sim: Simulation, clones: List[_Clone], n_volumes: int) -> None:
+    dt = sim.dt
+    t0 = sim.time_s
+    for c in clones:
+        c.start_s = t0
+    active = list(clones)
+    f_prev = [1.0] * n_volumes
+    guard = 0
+    while active:
+        guard += 1
+        if guard > 10_000_000:
+            raise RuntimeError("fio phase did not finish")  # pragma: no cover
+        now = sim.time_s
+        # Steps until the next event: a ramp or runtime ending, or a byte target being reached.
+        horizon = math.inf
+        for c in active:
+            el = now - c.start_s
+            if el < c.ramp_s:
+                horizon = min(horizon, c.ramp_s - el)
+            if c.runtime_s is not None:
+                horizon = min(horizon, c.ramp_s + c.runtime_s - el)
+            if c.byte_target is not None and el >= c.ramp_s:
+                r = c.rate * f_prev[c.volume] * c.io_bytes
+                if r > 0:
+                    horizon = min(horizon, (c.byte_target - c.bytes_after_ramp) / r)
+        n = 1 if math.isinf(horizon) else max(1, int(math.floor(horizon / dt + 1e-9)))
+        n = min(n, 1_000_000)
+        # One aggregated closed loop per volume.
+        workloads: List[Any] = []
+        offered = [0.0] * n_volumes
+        for vi in range(n_volumes):
+            mine = [c for c in active if c.volume == vi]
+            if not mine:
+                workloads.append(Idle())
+                continue
+            r = sum(c.rate for c in mine)
+            inflight = sum(c.rate * c.service_s for c in mine)
+            bytes_per = sum(c.rate * c.io_bytes for c in mine) / r
+            counted = sum(c.rate * c.counted for c in mine) / r
+            rf = sum(c.rate * c.job.read_fraction for c in mine) / r
+            offered[vi] = r
+            workloads.append(_AggregateLoop(inflight, bytes_per, rf, inflight / r, counted))
+        res = sim.run(workloads, n * dt)
+        ended: List[_Clone] = []
+        for c in active:
+            vr = res[c.volume]
+            f = np.minimum(vr.iops / offered[c.volume], 1.0) if offered[c.volume] > 0 else np.ones(n)
+            f_prev[c.volume] = float(f[-1])
+            served = c.rate * f  # I/Os per second
+            elapsed = vr.time_s - c.start_s  # at each step's start
+            after_ramp = elapsed >= c.ramp_s - 1e-9
+            lat = np.where(
+                f >= 1 - 1e-12,
+                c.service_s,
+                np.maximum(c.service_s, c.depth / np.maximum(served, 1e-300) - c.think_s),
+            )
+            ops: FloatArray = served * dt * after_ramp
+            end_k = n
+            if c.runtime_s is not None:
+                over = np.flatnonzero(elapsed + dt > c.ramp_s + c.runtime_s + 1e-9)
+                if over.size:
+                    end_k = min(end_k, int(over[0]) + 1)
+            if c.byte_target is not None:
+                cum = c.bytes_after_ramp + np.cumsum(ops * c.io_bytes)
+                hit = np.nonzero(cum >= c.byte_target * (1 - 1e-12))[0]
+                if hit.size and int(hit[0]) + 1 <= end_k:
+                    k = int(hit[0])
+                    end_k = k + 1
+                    # The last step serves only what the target still needs.
+                    before = cum[k - 1] if k > 0 else c.bytes_after_ramp
+                    need = (c.byte_target - before) / c.io_bytes
+                    ops = ops.copy()
+                    ops[k] = need
+            sl = slice(0, end_k)
+            c.t.append(vr.time_s[sl] - c.start_s - c.ramp_s)
+            c.ops.append(ops[sl])
+            c.lat.append(lat[sl])
+            c.bound.append(vr.bound[sl])
+            c.bytes_after_ramp += float((ops[sl] * c.io_bytes).sum())
+            if vr.cliff_time_s is not None and c.cliff_s is None:
+                c.cliff_s = vr.cliff_time_s - c.start_s
+            c.balance_end = vr.burst_balance_end_pct
+            if end_k < n or (end_k == n and _done(c, now + n * dt)):
+                if c.byte_target is not None and c.bytes_after_ramp >= c.byte_target * (1 - 1e-12):
+                    frac = float(ops[end_k - 1] / (served[end_k - 1] * dt)) if served[end_k - 1] > 0 else 1.0
+                    c.end_s = vr.time_s[end_k - 1] + frac * dt
+                else:
+                    c.end_s = vr.time_s[end_k - 1] + dt
+                ended.append(c)
+        active = [c for c in active if c not in ended]
+
+
+def _done(c: _Clone, now: float) -> bool:
+    el = now - c.start_s
+    if c.runtime_s is not None and el >= c.ramp_s + c.runtime_s - 1e-9:
+        return True
+    return c.byte_target is not None and c.bytes_after_ramp >= c.byte_target * (1 - 1e-12)
+
+
+class _AggregateLoop(ClosedLoop):
+    """A closed loop described by its means (several fio jobs on one volume)."""
+
+    def __init__(self, in_flight: float, io_bytes: float, rf: float, service_s: float, counted: float) -> None:
+        object.__setattr__(self, "in_flight", in_flight)
+        object.__setattr__(self, "io_size", io_bytes)
+        object.__setattr__(self, "read_fraction", rf)
+        object.__setattr__(self, "pattern", "random")
+        object.__setattr__(self, "service_time_ms", service_s * 1e3)
+        object.__setattr__(self, "think_time_ms", 0.0)
+        native = _core.ClosedLoop(
+            in_flight, io_bytes, read_fraction=rf, service_time_s=service_s, counted_per_io=counted
+        )
+        object.__setattr__(self, "_native", native)
+
+
+# --------------------------------------------------------------------------------------------
+# Summaries and output
+# --------------------------------------------------------------------------------------------
+
+
+def _summarise(members: List[_Clone], dt: float, label: str) -> JobPrediction:
+    first = members[0]
+    t = np.concatenate([np.concatenate(m.t) if m.t else np.empty(0) for m in members])
+    ops = np.concatenate([np.concatenate(m.ops) if m.ops else np.empty(0) for m in members])
+    lat = np.concatenate([np.concatenate(m.lat) if m.lat else np.empty(0) for m in members])
+    bound = np.concatenate([np.concatenate(m.bound) if m.bound else np.empty(0, np.uint8) for m in members])
+    svc = float(np.average([m.service_s for m in members]))
+    total = float(ops.sum())
+    io_bytes = float(sum((np.concatenate(m.ops) * m.io_bytes).sum() for m in members if m.ops))
+    runtime = max((m.end_s or m.start_s) - m.start_s - m.ramp_s for m in members)
+    runtime = max(runtime, 0.0)
+    if total > 0:
+        mean = float((lat * ops).sum() / total)
+        # Mixture moments: each step's I/Os take wait + Gamma(4, s/4) (variance s^2 / 4).
+        second = float(((lat**2 + svc**2 / 4.0) * ops).sum() / total)
+        std = math.sqrt(max(0.0, second - mean * mean))
+        qs = _core.latency_quantiles(lat, ops, svc, np.array(FIO_PERCENTILES, dtype=float) / 100.0)
+        pct = {float(p): float(v) for p, v in zip(FIO_PERCENTILES, qs)}
+        lo = float(_core.latency_quantiles(lat, ops, svc, np.array([1e-6]))[0])
+        hi = float(_core.latency_quantiles(lat, ops, svc, np.array([1 - 1e-6]))[0])
+    else:
+        mean = std = lo = hi = math.nan
+        pct = {float(p): math.nan for p in FIO_PERCENTILES}
+    weights = np.bincount(bound, weights=ops, minlength=len(BOUND_NAMES)) if bound.size else np.zeros(5)
+    wsum = float(weights.sum())
+    cliffs = [m.cliff_s for m in members if m.cliff_s is not None]
+    return JobPrediction(
+        name=first.job.name,
+        run=label,
+        groupid=first.job.groupid,
+        clones=len({m.job.thread_number for m in members}),
+        read_fraction=first.job.read_fraction,
+        io_bytes=io_bytes,
+        total_ios=total,
+        runtime_s=runtime,
+        latency_mean_s=mean,
+        latency_stddev_s=std,
+        latency_min_s=lo,
+        latency_max_s=hi,
+        percentiles_s=pct,
+        cliff_time_s=min(cliffs) if cliffs else None,
+        burst_balance_end_pct=first.balance_end,
+        bound_fraction={n: float(w / wsum) for n, w in zip(BOUND_NAMES, weights)} if wsum > 0 else {},
+        job_options={k: ("" if v is None else str(v)) for k, v in first.job.job_options.items()},
+        series={"t": t, "ops": ops, "lat": lat},
+    )
+
+
+def _lat_obj(j: JobPrediction, share: float) -> Dict[str, Any]:
+    n = int(round(j.total_ios * share))
+    if n == 0:
+        return {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}
+    return {
+        "min": int(round(j.latency_min_s * 1e9)),
+        "max": int(round(j.latency_max_s * 1e9)),
+        "mean": j.latency_mean_s * 1e9,
+        "stddev": j.latency_stddev_s * 1e9,
+        "N": n,
+    }
+
+
+def _dir_json(j: JobPrediction, share: float) -> Dict[str, Any]:
+    io_bytes = j.io_bytes * share
+    runtime_ms = int(round(j.runtime_s * 1e3)) if share > 0 else 0
+    bw_bytes = io_bytes / j.runtime_s if j.runtime_s > 0 and share > 0 else 0.0
+    clat = _lat_obj(j, share)
+    if clat["N"]:
+        clat["percentile"] = {f"{p:.6f}": int(round(v * 1e9)) for p, v in j.percentiles_s.items()}
+    return {
+        "io_bytes": int(round(io_bytes)),
+        "io_kbytes": int(round(io_bytes / 1024)),
+        "bw_bytes": int(round(bw_bytes)),
+        "bw": int(round(bw_bytes / 1024)),
+        "iops": j.iops * share,
+        "runtime": runtime_ms,
+        "total_ios": int(round(j.total_ios * share)),
+        "short_ios": 0,
+        "drop_ios": 0,
+        "slat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0},
+        "clat_ns": clat,
+        "lat_ns": _lat_obj(j, share),
+    }
+
+
+def _job_json(j: JobPrediction) -> Dict[str, Any]:
+    empty = _dir_json(j, 0.0)
+    return {
+        "jobname": j.name,
+        "groupid": j.groupid,
+        "error": 0,
+        "job options": j.job_options,
+        "read": _dir_json(j, j.read_fraction) if j.read_fraction > 0 else empty,
+        "write": _dir_json(j, 1 - j.read_fraction) if j.read_fraction < 1 else empty,
+        "trim": empty,
+        "job_runtime": int(round(j.runtime_s * 1e3)),
+        "ebssim": {
+            "run": j.run,
+            "clones": j.clones,
+            "cliff_time_s": j.cliff_time_s,
+            "burst_balance_end_pct": j.burst_balance_end_pct,
+            "bound": j.bound,
+            "bound_fraction": j.bound_fraction,
+        },
+    }
+
+
+def _fmt_bw(bps: float) -> str:
+    mib = bps / 2**20
+    return f"{mib:.1f}MiB/s ({bps / 1e6:.1f}MB/s)" if mib >= 1 else f"{bps / 1024:.1f}KiB/s ({bps / 1e3:.1f}kB/s)"
+
+
+def _normal_report(p: FioPrediction) -> str:
+    lines: List[str] = []
+    for j in p.jobs:
+        lines.append(f"{j.name}: (groupid={j.groupid}, jobs={j.clones}): err= 0: ebssim prediction ({j.run})")
+        for d, share in (("read", j.read_fraction), ("write", 1 - j.read_fraction)):
+            if share <= 0:
+                continue
+            io = j.io_bytes * share
+            lines.append(
+                f"  {d}: IOPS={j.iops * share:.0f}, BW={_fmt_bw(j.bw_bytes_s * share)}"
+                f"({io / 2**20:.0f}MiB/{j.runtime_s * 1e3:.0f}msec)"
+            )
+            lines.append(
+                f"    clat (usec): min={j.latency_min_s * 1e6:.0f}, max={j.latency_max_s * 1e6:.0f}, "
+                f"avg={j.latency_mean_s * 1e6:.2f}, stdev={j.latency_stddev_s * 1e6:.2f}"
+            )
+            lines.append("    clat percentiles (usec):")
+            items = [f"{p:5.2f}th=[{v * 1e6:7.0f}]" for p, v in j.percentiles_s.items()]
+            for i in range(0, len(items), 3):
+                lines.append("     | " + ", ".join(items[i : i + 3]) + ("," if i + 3 < len(items) else ""))
+        cliff = f"cliff at {j.cliff_time_s:.1f} s" if j.cliff_time_s is not None else "no cliff"
+        bb = f", BurstBalance {j.burst_balance_end_pct:.1f} % at end" if j.burst_balance_end_pct is not None else ""
+        lines.append(f"  ebssim: {cliff}{bb}, bound by {j.bound}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _write_logs(clones: List[_Clone], dt: float, log_dir: Union[str, "os.PathLike[str]"]) -> None:
+    """fio-format iops/bw/lat logs: ``time_ms, value, ddir, bs, prio``, one row per window and direction."""
+    for c in clones:
+        names = c.job.log_file_names()
+        if not names or not c.t:
+            continue
+        t = np.concatenate(c.t)
+        ops = np.concatenate(c.ops)
+        lat = np.concatenate(c.lat)
+        window_ms = c.job.log_avg_msec or int(round(dt * 1000)) or 1
+        per = max(1, int(round(window_ms / (dt * 1000))))
+        n = (t.size // per) * per
+        if n == 0:
+            continue
+        w_ops = ops[:n].reshape(-1, per).sum(axis=1)
+        w_lat = np.divide(
+            (lat[:n] * ops[:n]).reshape(-1, per).sum(axis=1), w_ops, out=np.zeros_like(w_ops), where=w_ops > 0
+        )
+        w_end_ms = (t[:n].reshape(-1, per)[:, -1] + dt) * 1000
+        secs = per * dt
+        dirs = [(0, c.job.read_fraction, c.job.bs_read), (1, 1 - c.job.read_fraction, c.job.bs_write)]
+        for kind, files in names.items():
+            path = os.path.join(os.fspath(log_dir), files[0] if len(files) == 1 else files[c.job.clone_index])
+            with open(path, "w") as f:
+                if kind in ("slat", "clat_hist") or (kind == "slat" and c.job.sync_engine):
+                    continue  # no submission latency is modelled; fio writes empty slat logs for sync engines
+                for k in range(w_ops.size):
+                    for ddir, share, bs in dirs:
+                        if share <= 0:
+                            continue
+                        if kind == "iops":
+                            v = w_ops[k] * share / secs
+                        elif kind == "bw":
+                            v = w_ops[k] * share * bs / secs / 1024
+                        else:
+                            v = w_lat[k] * 1e9
+                        f.write(f"{int(round(w_end_ms[k]))}, {int(round(v))}, {ddir}, 0, 0\n")
