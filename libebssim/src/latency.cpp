@@ -35,6 +35,7 @@ std::vector<double> latency_quantiles(std::span<const double> mean_latency_s, st
     for (std::size_t k = 0; k < completions.size(); ++k) {
         const double w = completions[k];
         const double m = mean_latency_s[k];
+        if (w < 0) throw ConfigError(fmt::format("completions[{}]={} must be >= 0", k, w));
         if (!(w > 0) || !std::isfinite(m)) continue;
         const double wait = std::max(0.0, m - service_time_s);
         Component& c = bins[std::lround(200.0 * std::log1p(wait / service_time_s))];
@@ -44,7 +45,11 @@ std::vector<double> latency_quantiles(std::span<const double> mean_latency_s, st
     }
     std::vector<std::pair<double, double>> weight_by_wait;  // (wait, weight)
     weight_by_wait.reserve(bins.size());
-    for (const auto& [bin, c] : bins) weight_by_wait.emplace_back(c.weighted_wait / c.weight, c.weight);
+    total = 0;  // re-summed in the order the CDF adds, so that the CDF reaches exactly 1
+    for (const auto& [bin, c] : bins) {
+        weight_by_wait.emplace_back(c.weighted_wait / c.weight, c.weight);
+        total += c.weight;
+    }
     std::vector<double> out(quantiles.size(), std::numeric_limits<double>::quiet_NaN());
     if (!(total > 0)) return out;
 
@@ -60,13 +65,20 @@ std::vector<double> latency_quantiles(std::span<const double> mean_latency_s, st
     const double max_wait = weight_by_wait.back().first;
     for (std::size_t i = 0; i < quantiles.size(); ++i) {
         const double q = quantiles[i];
+        if (q <= 0) {  // the fastest I/O: the smallest wait, with a service time that tends to 0
+            out[i] = weight_by_wait.front().first;
+            continue;
+        }
+        // The gamma tail has no end: quantile 1 is read as 1 - 1e-12, the largest latency to
+        // one part in 10^12.
+        const double qq = std::min(q, 1.0 - 1e-12);
         double lo = 0;
         // The largest quantile of any component bounds the mixture's from above.
-        double hi = max_wait + scale * boost::math::gamma_p_inv(shape, std::min(q, 1.0 - 1e-15)) + service_time_s;
-        while (cdf(hi) < q && hi < 1e9) hi *= 2;
+        double hi = max_wait + scale * boost::math::gamma_p_inv(shape, qq) + service_time_s;
+        while (cdf(hi) < qq && hi < 1e9) hi *= 2;
         for (int it = 0; it < 100 && hi - lo > 1e-12 * hi; ++it) {
             const double mid = 0.5 * (lo + hi);
-            (cdf(mid) < q ? lo : hi) = mid;
+            (cdf(mid) < qq ? lo : hi) = mid;
         }
         out[i] = hi;
     }

@@ -93,7 +93,7 @@ std::string lq_error(const Vec& means, const Vec& weights, double s, const Vec& 
 
 TEST_SUITE("latency") {
 
-TEST_CASE("reference: the Gamma(4) quantiles used below") {
+TEST_CASE("latency_quantiles: reference: the Gamma(4) quantiles used below") {
     // Our bisection of the closed form, against Boost's inverse and against known values:
     // the median of Gamma(4, 1) is 3.67206..., its 99th percentile 10.04512...
     CHECK(gamma4_inv(0.5) == near(3.672060748850896, 1e-12));
@@ -104,7 +104,7 @@ TEST_CASE("reference: the Gamma(4) quantiles used below") {
     }
 }
 
-TEST_CASE("unthrottled: every step's mean is s, so the quantiles are s * x_q / 4") {
+TEST_CASE("latency_quantiles: unthrottled: every step's mean is s, so the quantiles are s * x_q / 4") {
     // Gamma(4, s/4) has mean s and CV 1/2. 4 KiB: s = 0.503814697265625 ms.
     const double s = st_4k;
     const Vec means = {s, s, s, s};
@@ -121,7 +121,7 @@ TEST_CASE("unthrottled: every step's mean is s, so the quantiles are s * x_q / 4
     CHECK(got[3] / s == near(10.045117514831608 / 4.0, 1e-9));
 }
 
-TEST_CASE("a constant throttled wait shifts every quantile by the wait") {
+TEST_CASE("latency_quantiles: a constant throttled wait shifts every quantile by the wait") {
     // gp3 at its 3,000 IOPS with 32 in flight: mean 32 / 3,000 s, wait = 32/3000 - s = 10.1629 ms.
     const double s = st_4k;
     const double mean = 32.0 / 3000.0;
@@ -136,7 +136,7 @@ TEST_CASE("a constant throttled wait shifts every quantile by the wait") {
     CHECK(got[4] == near(0.011808089190345367, 1e-9));
 }
 
-TEST_CASE("two components: the 100 GiB gp2 QD32 cliff run") {
+TEST_CASE("latency_quantiles: two components: the 100 GiB gp2 QD32 cliff run") {
     // 2,000 s at 3,000 IOPS (mean 32/3000 s) then 700 s at 300 IOPS (mean 32/300 s):
     // 6,000,000 of 6,210,000 I/Os are fast, f = 200/207 = 96.618 %.
     const double s = st_4k;
@@ -174,7 +174,7 @@ TEST_CASE("two components: the 100 GiB gp2 QD32 cliff run") {
     }
 }
 
-TEST_CASE("binning: waits spread continuously move a quantile by at most eps * (Q + s)") {
+TEST_CASE("latency_quantiles: binning: waits spread continuously move a quantile by at most eps * (Q + s)") {
     // 5,000 steps with means log-spaced from s to 200 s and uneven weights; the library merges
     // steps whose log(1 + wait/s) differ by < 1/200 and uses the bin's weighted mean wait. Each
     // I/O's wait then moves by at most (s + wait) * eps, eps = e^(1/200) - 1 = 0.501 %, and since
@@ -197,11 +197,11 @@ TEST_CASE("binning: waits spread continuously move a quantile by at most eps * (
         CAPTURE(got[i]);
         CHECK(std::abs(got[i] - exact) <= eps * (exact + s) + 1e-12 * exact);
         // In CDF terms the error is small too (not a bound, a sanity check).
-        CHECK(std::abs(mixture_cdf(comps, s, got[i]) - qs[i]) < 2e-3);
+        CHECK(std::abs(mixture_cdf(comps, s, got[i]) - qs[i]) < 5e-4);
     }
 }
 
-TEST_CASE("binning: steps within one 0.5 % bin merge at their weighted mean wait") {
+TEST_CASE("latency_quantiles: binning: steps within one 0.5 % bin merge at their weighted mean wait") {
     // s = 0.5038 ms; means 10.00 and 10.01 ms: 200 ln(m/s) = 597.63 and 597.83, both bin 598.
     const double s = st_4k;
     const double w1 = 0.010 - s, w2 = 0.01001 - s;
@@ -213,7 +213,7 @@ TEST_CASE("binning: steps within one 0.5 % bin merge at their weighted mean wait
     }
 }
 
-TEST_CASE("binning: steps a few bins apart stay separate components") {
+TEST_CASE("latency_quantiles: binning: steps a few bins apart stay separate components") {
     // means 10.0 and 10.2 ms: 200 ln(m/s) = 597.63 and 601.59, bins 598 and 602.
     const double s = st_4k;
     const std::vector<Comp> comps = {{0.010 - s, 1.0}, {0.0102 - s, 1.0}};
@@ -224,7 +224,7 @@ TEST_CASE("binning: steps a few bins apart stay separate components") {
     }
 }
 
-TEST_CASE("the mixture does not depend on step order or on the units of the weights") {
+TEST_CASE("latency_quantiles: the mixture does not depend on step order or on the units of the weights") {
     const double s = st_4k;
     Vec means, weights;
     for (int k = 0; k < 300; ++k) {
@@ -244,7 +244,7 @@ TEST_CASE("the mixture does not depend on step order or on the units of the weig
     }
 }
 
-TEST_CASE("quantiles come back in the order asked, and none asked gives none") {
+TEST_CASE("latency_quantiles: quantiles come back in the order asked, and none asked gives none") {
     const double s = st_4k;
     const Vec got = latency_quantiles(Vec{s}, Vec{1.0}, s, Vec{0.99, 0.5, 0.9});
     REQUIRE(got.size() == 3);
@@ -254,7 +254,7 @@ TEST_CASE("quantiles come back in the order asked, and none asked gives none") {
     CHECK(latency_quantiles(Vec{s}, Vec{1.0}, s, Vec{}).empty());
 }
 
-TEST_CASE("shape: 1 is exponential, 2 and 2.5 follow their gamma CDFs; the default is 4") {
+TEST_CASE("latency_quantiles: shape: 1 is exponential, 2 and 2.5 follow their gamma CDFs, the default is 4") {
     const double s = st_4k;
     const double w = 0.002;  // a constant wait of 2 ms
     const Vec qs = {0.1, 0.5, 0.9, 0.99};
@@ -282,7 +282,7 @@ TEST_CASE("shape: 1 is exponential, 2 and 2.5 follow their gamma CDFs; the defau
     CHECK(g25[3] > four[3]);
 }
 
-TEST_CASE("nothing completed: every quantile is NaN") {
+TEST_CASE("latency_quantiles: nothing completed: every quantile is NaN") {
     const double s = st_4k;
     for (const Vec& q : {five_q, Vec{0.0, 1.0}}) {
         const Vec empty = latency_quantiles(Vec{}, Vec{}, s, q);
@@ -299,7 +299,7 @@ TEST_CASE("nothing completed: every quantile is NaN") {
     }
 }
 
-TEST_CASE("NaN means and zero- or NaN-weight steps are skipped") {
+TEST_CASE("latency_quantiles: NaN means and zero- or NaN-weight steps are skipped") {
     const double s = st_4k;
     const double mean = 32.0 / 3000.0;
     const Vec ref = latency_quantiles(Vec{mean}, Vec{3000.0}, s, five_q);
@@ -313,7 +313,7 @@ TEST_CASE("NaN means and zero- or NaN-weight steps are skipped") {
     }
 }
 
-TEST_CASE("bad input is a ConfigError naming the field") {
+TEST_CASE("latency_quantiles: bad input is a ConfigError naming the field") {
     const double s = st_4k;
     const Vec m = {0.01, 0.02}, w = {1.0, 2.0};
     CHECK(lq_error(m, w, s, five_q) == "<no ConfigError>");
@@ -342,7 +342,7 @@ TEST_CASE("bad input is a ConfigError naming the field") {
     CHECK(contains(lq_error(Vec{}, Vec{}, s, Vec{2.0}), "quantile 2"));
 }
 
-TEST_CASE("quantile 0 unthrottled is 0; quantile 1 is finite, past every other quantile") {
+TEST_CASE("latency_quantiles: quantile 0 unthrottled is 0, quantile 1 is finite, past every other quantile") {
     const double s = st_4k;
     const double scale = s / 4.0;
     const Vec got = latency_quantiles(Vec{s, s}, Vec{1.0, 2.0}, s, Vec{0.0, 1.0 - 1e-9, 1.0});
@@ -359,22 +359,19 @@ TEST_CASE("quantile 0 unthrottled is 0; quantile 1 is finite, past every other q
     CHECK(thr[1] <= w + 60.0 * scale);
 }
 
-// BUG (library): quantile 0 is the bisection's lower end, ~1e-30 s, not the lowest latency any
-// I/O can have. With every I/O waiting w the distribution starts at w (like scipy's
-// gamma.ppf(0) = loc, or numpy's percentile 0 = the minimum), so p0 should be the smallest wait.
-TEST_CASE("quantile 0 is the smallest wait when every I/O waits" * doctest::should_fail()) {
+// With every I/O waiting w the distribution starts at w (like scipy's gamma.ppf(0) = loc, or
+// numpy's percentile 0 = the minimum), so p0 is the smallest wait.
+TEST_CASE("latency_quantiles: quantile 0 is the smallest wait when every I/O waits") {
     const double s = st_4k;
     const double w1 = 32.0 / 3000.0 - s, w2 = 32.0 / 300.0 - s;
     const Vec got = run({{w1, 6e6}, {w2, 210000.0}}, s, Vec{0.0});
     CHECK(got[0] == near(w1, 1e-9));
 }
 
-// BUG (library): quantile 1 of a mixture can come back as ~1.1e9 s. The bisection needs the CDF
-// to reach exactly 1.0; the CDF sums the bins' weights in bin order (by wait) while the total is
-// summed in step order, so with every gamma_p at 1 the ratio can be 1 - 1 ulp, never >= 1, and
-// the upper bracket doubles until it passes 1e9. Here: total (0.1 + 0.3) + 0.5 = 0.9 but the
-// bins (waits 1, 2, 4 ms) add up to (0.1 + 0.5) + 0.3 = 0.8999999999999999.
-TEST_CASE("quantile 1 of a mixture stays near its largest wait" * doctest::should_fail()) {
+// Quantile 1 stays finite and near the largest wait even when summing the weights in another
+// order rounds differently: total (0.1 + 0.3) + 0.5 = 0.9 but the bins (waits 1, 2, 4 ms) add up
+// to (0.1 + 0.5) + 0.3 = 0.8999999999999999.
+TEST_CASE("latency_quantiles: quantile 1 of a mixture stays near its largest wait") {
     const double s = 0.001;
     const Vec got = latency_quantiles(Vec{0.002, 0.005, 0.003}, Vec{0.1, 0.3, 0.5}, s, Vec{1.0});
     CAPTURE(got[0]);

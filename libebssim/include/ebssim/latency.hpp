@@ -19,8 +19,9 @@ inline constexpr double default_service_shape = 4.0;
 
 /// Quantiles (each in 0..1) of the latency of the I/Os completed over a run, seconds.
 /// `mean_latency_s[k]` and `completions[k]` per step (NaN or zero-weight steps are skipped);
-/// `service_time_s` the unloaded service time s. Throws ConfigError on bad input; returns NaN
-/// for every quantile when nothing completed.
+/// `service_time_s` the unloaded service time s. Quantile 0 is the smallest wait; quantile 1
+/// is read as 1 - 1e-12 (the gamma tail has no end). Throws ConfigError on bad input (negative completions
+/// included); returns NaN for every quantile when nothing completed.
 std::vector<double> latency_quantiles(std::span<const double> mean_latency_s, std::span<const double> completions,
                                       double service_time_s, std::span<const double> quantiles,
                                       double shape = default_service_shape);
