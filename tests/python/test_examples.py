@@ -12,6 +12,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "gp2_vs_gp3_cliff.py"
 INSTANCE_EXAMPLE = ROOT / "examples" / "instance_bottleneck.py"
+FIO_PHASES_EXAMPLE = ROOT / "examples" / "fio_phases.py"
+FIO_PSYNC_EXAMPLE = ROOT / "examples" / "fio_psync_vs_libaio.py"
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -84,6 +86,105 @@ def test_instance_bottleneck_example(tmp_path: Path) -> None:
     data = png.read_bytes()
     assert data.startswith(PNG_SIGNATURE)
     assert len(data) > 20_000  # a three-panel figure, not an empty canvas
+
+
+def test_fio_phases_example(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, str(FIO_PHASES_EXAMPLE)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert out.startswith("$ ebssim fio --volume /dev/nvme1n1=gp2:size=100 --volume /dev/nvme2n1=gp3:size=100 ")
+
+    # The fio-like report: every job, in order, with fio's reporting groups.
+    heads = re.findall(r"^(\w+): \(groupid=(\d+), jobs=(\d+)\)", out, re.MULTILINE)
+    assert heads == [
+        ("warm_a", "0", "1"),
+        ("warm_b", "0", "1"),
+        ("seqwrite_a", "1", "1"),
+        ("mixed_b", "2", "2"),
+        ("probe_a", "3", "1"),
+        ("final_a", "4", "1"),
+        ("final_b", "4", "1"),
+    ], out
+    assert "clat percentiles (usec):" in out
+
+    summary = {
+        m.group(1): m
+        for m in re.finditer(
+            r"^  (\w+)\s+group (\d+):\s+([\d,.]+) IOPS, mean latency\s+([\d.]+) ms, (no cliff|cliff at ([\d.]+) s), "
+            r"(?:BurstBalance ([\d.]+) % at end|no burst bucket), bound by (\w+)$",
+            out,
+            re.MULTILINE,
+        )
+    }
+    assert list(summary) == [h[0] for h in heads], out
+
+    def iops(name: str) -> float:
+        return _iops(summary[name].group(3))
+
+    # Volume A (gp2 100 GiB) credits, from 5.4 M, earning 300/s:
+    # phase 1: 30 min at 3,000 IOPS: -2,700 x 1,800 = -4,860,000 -> 540,000 (10.00 %)
+    assert summary["warm_a"].group(7) == "10.00"
+    assert iops("warm_a") == iops("warm_b") == pytest.approx(3000.0)
+    # phase 2: 1 MiB writes at gp2's 128 MiB/s = 512 counted ops/s: -212 x 300 -> 476,400 (8.82 %)
+    assert iops("seqwrite_a") == pytest.approx(128.0)
+    assert summary["seqwrite_a"].group(7) == "8.82"
+    # phase 3: probe_a 1 / (0.504 + 0.5) ms = 996.2 IOPS for 5 min: -696.2 x 300 -> 267,539 (4.95 %),
+    # then A rests until mixed_b ends (5 more min): +90,000 -> 357,539.
+    assert iops("probe_a") == pytest.approx(996.2, abs=0.05)
+    assert summary["probe_a"].group(7) == "4.95"
+    assert iops("mixed_b") == pytest.approx(3000.0)  # B (gp3) serves 3,000 whenever asked
+    # phase 4: 357,539 / 2,700 = 132.4 s at 3,000 from the job's start (5 s of them ramp), then
+    # 300: reported IOPS (127.4 x 3,000 + 472.6 x 300) / 600 = 873.4. The cliff is reported in
+    # fio's time base, from the end of the ramp: 132.4 - 5 = 127.4 s.
+    assert float(summary["final_a"].group(6)) == pytest.approx(127.4, abs=0.05)
+    assert iops("final_a") == pytest.approx(873.4, abs=0.1)
+    assert summary["final_a"].group(7) == "0.00"
+    for name in ("warm_b", "mixed_b", "final_b"):
+        assert summary[name].group(5) == "no cliff" and summary[name].group(7) is None
+        assert float(summary[name].group(4)) == pytest.approx(32 / 3000 * 1e3, abs=1e-3)
+    assert summary["seqwrite_a"].group(8) == "volume_throughput"
+    assert summary["probe_a"].group(8) == "demand"
+
+
+def test_fio_psync_vs_libaio_example(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, str(FIO_PSYNC_EXAMPLE)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    # s = 0.5 ms + 16 KiB / 1,024 MiB/s = 0.5153 ms
+    assert "= 0.5153 ms" in out
+    pred = {
+        m.group(1): m
+        for m in re.finditer(
+            r"^  predicted (.+?): ([\d,]+) IOPS \(([\d,]+) per job\), mean latency ([\d.]+) ms, .*bound by (\w+)$",
+            out,
+            re.MULTILINE,
+        )
+    }
+    assert list(pred) == ["psync numjobs=4", "libaio iodepth=64 numjobs=4", "psync numjobs=9"], out
+    # psync: 4 in flight -> 4 / 0.5153 ms = 7,763 IOPS (1,941 per job), latency = s.
+    p = pred["psync numjobs=4"]
+    assert (_iops(p.group(2)), _iops(p.group(3)), p.group(4), p.group(5)) == (7763, 1941, "0.515", "demand")
+    assert re.search(r"rule: 4 / 0\.5153 ms = 7,763 IOPS", out), out
+    # libaio: 256 in flight, capped at 16,000; latency 256 / 16,000 = 16 ms.
+    a = pred["libaio iodepth=64 numjobs=4"]
+    assert (_iops(a.group(2)), _iops(a.group(3)), a.group(4), a.group(5)) == (16000, 4000, "16.000", "volume_iops")
+    assert "256 / 16,000 = 16.000 ms" in out
+    # ceil(16,000 x 0.5153 ms) = ceil(8.24) = 9 psync jobs reach the cap; latency 9 / 16,000.
+    n = pred["psync numjobs=9"]
+    assert (_iops(n.group(2)), n.group(4), n.group(5)) == (16000, "0.562", "volume_iops")
+    assert re.search(r"^Takeaway:", out, re.MULTILINE), out
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])

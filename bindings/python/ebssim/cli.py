@@ -27,7 +27,12 @@ def _clean(x: Any) -> Any:
 def _fio(args: argparse.Namespace) -> int:
     from .fio.simulate import parse_volume_spec, predict
 
-    volumes = dict(parse_volume_spec(v) for v in args.volume)
+    volumes = {}
+    for v in args.volume:
+        target, vol = parse_volume_spec(v)
+        if target in volumes:
+            raise ValueError(f"--volume {v!r}: TARGET {target!r} is given twice")
+        volumes[target] = vol
     pred = predict(args.runs, volumes, instance=args.instance, dt=args.dt)
     if args.output_format == "json":
         text = json.dumps(_clean(pred.to_json()), indent=2) + "\n"

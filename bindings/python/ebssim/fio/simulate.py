@@ -24,7 +24,7 @@ import math
 import os
 import time as _time
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -122,6 +122,7 @@ class _Clone:
     lat: List[FloatArray] = field(default_factory=list)
     bound: List[npt.NDArray[np.uint8]] = field(default_factory=list)
     cliff_s: Optional[float] = None
+    instance_cliff_s: Optional[float] = None
     balance_end: Optional[float] = None
 
 
@@ -143,6 +144,7 @@ class JobPrediction:
     latency_max_s: float
     percentiles_s: Dict[float, float]
     cliff_time_s: Optional[float]
+    instance_cliff_time_s: Optional[float]
     burst_balance_end_pct: Optional[float]
     bound_fraction: Dict[str, float]
     job_options: Dict[str, str]
@@ -233,11 +235,14 @@ def _match_volumes(job: FioJob, targets: Sequence[str], where: str) -> List[int]
         )
     found: List[int] = []
     for p in paths:
+        # The most specific TARGET wins: an exact match, else the deepest directory.
         hit = None
+        best = -1
         for i, t in enumerate(targets):
-            if p == t or p.startswith(t.rstrip("/") + "/"):
-                hit = i
-                break
+            if p == t:
+                hit, best = i, 1 << 30
+            elif p.startswith(t.rstrip("/") + "/") and len(t) > best:
+                hit, best = i, len(t)
         if hit is None:
             raise FioJobError(
                 f"{prefix}job {job.name!r} filename {p!r} matches no --volume TARGET "
@@ -259,8 +264,17 @@ def _clone(job: FioJob, run: int, label: str, vi: int, vol: Volume, share: float
     )
     mean_size = job.mean_io_size
     st = vol.service_time_s(mean_size)
-    depth = float(job.effective_depth) * share
-    think = job.thinktime / max(1, job.thinktime_blocks)
+    depth = float(job.effective_depth)
+    think = 0.0
+    if job.thinktime > 0:
+        # fio issues thinktime_blocks I/Os (at most the depth at a time), then thinks: with the
+        # default of 1 block the queue depth is effectively 1 whatever iodepth says.
+        blocks = max(1, job.thinktime_blocks)
+        d = min(depth, float(blocks))
+        cycle_rate = blocks / (math.ceil(blocks / d) * st + job.thinktime)
+        depth = d
+        think = max(0.0, d / cycle_rate - st)
+    depth *= share
     rate = depth / (st + think)
     # rate_iops / rate cap each direction separately (fio: 100 reads/s and 100 writes/s).
     for cap_iops, cap_bytes, dshare, bs in (
@@ -301,16 +315,16 @@ def _clone(job: FioJob, run: int, label: str, vi: int, vol: Volume, share: float
 
 
 def _choose_dt(runs: Sequence[FioJobSet]) -> float:
-    shortest = math.inf
-    for js in runs:
-        for j in js.jobs:
-            if j.runtime:
-                shortest = min(shortest, j.runtime)
-    # At least ~100 steps in the shortest timed job, at most 1 s steps.
-    if math.isinf(shortest):
-        return 1.0
+    times = [t for js in runs for j in js.jobs for t in (j.runtime, j.ramp_time) if t]
+    shortest = min((j.runtime for js in runs for j in js.jobs if j.runtime), default=math.inf)
+
+    def whole(dt: float) -> bool:
+        return all(abs(t / dt - round(t / dt)) < 1e-9 for t in times)
+
+    # At least ~100 steps in the shortest timed job, at most 1 s steps, and every runtime and
+    # ramp a whole number of steps when that is possible.
     for dt in (1.0, 0.1, 0.01, 0.001):
-        if shortest / dt >= 100:
+        if shortest / dt >= 100 and whole(dt):
             return dt
     return 0.001
 
@@ -344,7 +358,12 @@ def predict(
             jobsets.append(r)
             labels.append(r.source or "<jobs>")
         else:
-            jobsets.append(parse_run(r))
+            try:
+                jobsets.append(parse_run(r))
+            except FioJobError as e:
+                if "no jobs" in str(e):
+                    raise FioJobError(f"RUN {str(r)!r}: {e}") from None
+                raise
             labels.append(str(r))
     if not volumes:
         raise ValueError("no --volume given: every job's filename must match a simulated volume")
@@ -447,10 +466,18 @@ def _run_phase(sim: Simulation, clones: List[_Clone], n_volumes: int) -> None:
             )
             ops: FloatArray = served * dt * after_ramp
             end_k = n
+            by_runtime = False
             if c.runtime_s is not None:
                 over = np.flatnonzero(elapsed + dt > c.ramp_s + c.runtime_s + 1e-9)
                 if over.size:
                     end_k = min(end_k, int(over[0]) + 1)
+                    by_runtime = True
+                    # A runtime that ends inside a step: only that part of the step counts.
+                    k = end_k - 1
+                    part = (c.ramp_s + c.runtime_s - elapsed[k]) / dt
+                    if part < 1.0:
+                        ops = ops.copy()
+                        ops[k] *= max(0.0, part)
             if c.byte_target is not None:
                 cum = c.bytes_after_ramp + np.cumsum(ops * c.io_bytes)
                 hit = np.nonzero(cum >= c.byte_target * (1 - 1e-12))[0]
@@ -468,13 +495,18 @@ def _run_phase(sim: Simulation, clones: List[_Clone], n_volumes: int) -> None:
             c.lat.append(lat[sl])
             c.bound.append(vr.bound[sl])
             c.bytes_after_ramp += float((ops[sl] * c.io_bytes).sum())
+            # Times in fio's time base: from the end of the job's ramp.
             if vr.cliff_time_s is not None and c.cliff_s is None:
-                c.cliff_s = vr.cliff_time_s - c.start_s
+                c.cliff_s = vr.cliff_time_s - c.start_s - c.ramp_s
+            if res.instance is not None and res.instance.cliff_time_s is not None and c.instance_cliff_s is None:
+                c.instance_cliff_s = res.instance.cliff_time_s - c.start_s - c.ramp_s
             c.balance_end = vr.burst_balance_end_pct
             if end_k < n or (end_k == n and _done(c, now + n * dt)):
                 if c.byte_target is not None and c.bytes_after_ramp >= c.byte_target * (1 - 1e-12):
                     frac = float(ops[end_k - 1] / (served[end_k - 1] * dt)) if served[end_k - 1] > 0 else 1.0
                     c.end_s = vr.time_s[end_k - 1] + frac * dt
+                elif by_runtime and c.runtime_s is not None:
+                    c.end_s = c.start_s + c.ramp_s + c.runtime_s
                 else:
                     c.end_s = vr.time_s[end_k - 1] + dt
                 ended.append(c)
@@ -535,6 +567,7 @@ def _summarise(members: List[_Clone], dt: float, label: str) -> JobPrediction:
     weights = np.bincount(bound, weights=ops, minlength=len(BOUND_NAMES)) if bound.size else np.zeros(5)
     wsum = float(weights.sum())
     cliffs = [m.cliff_s for m in members if m.cliff_s is not None]
+    icliffs = [m.instance_cliff_s for m in members if m.instance_cliff_s is not None]
     return JobPrediction(
         name=first.job.name,
         run=label,
@@ -550,6 +583,7 @@ def _summarise(members: List[_Clone], dt: float, label: str) -> JobPrediction:
         latency_max_s=hi,
         percentiles_s=pct,
         cliff_time_s=min(cliffs) if cliffs else None,
+        instance_cliff_time_s=min(icliffs) if icliffs else None,
         burst_balance_end_pct=first.balance_end,
         bound_fraction={n: float(w / wsum) for n, w in zip(BOUND_NAMES, weights)} if wsum > 0 else {},
         job_options={k: ("" if v is None else str(v)) for k, v in first.job.job_options.items()},
@@ -608,6 +642,7 @@ def _job_json(j: JobPrediction) -> Dict[str, Any]:
             "run": j.run,
             "clones": j.clones,
             "cliff_time_s": j.cliff_time_s,
+            "instance_cliff_time_s": j.instance_cliff_time_s,
             "burst_balance_end_pct": j.burst_balance_end_pct,
             "bound": j.bound,
             "bound_fraction": j.bound_fraction,
@@ -641,6 +676,8 @@ def _normal_report(p: FioPrediction) -> str:
             for i in range(0, len(items), 3):
                 lines.append("     | " + ", ".join(items[i : i + 3]) + ("," if i + 3 < len(items) else ""))
         cliff = f"cliff at {j.cliff_time_s:.1f} s" if j.cliff_time_s is not None else "no cliff"
+        if j.instance_cliff_time_s is not None:
+            cliff += f", instance EBS balance ran out at {j.instance_cliff_time_s:.1f} s"
         bb = f", BurstBalance {j.burst_balance_end_pct:.1f} % at end" if j.burst_balance_end_pct is not None else ""
         lines.append(f"  ebssim: {cliff}{bb}, bound by {j.bound}")
         lines.append("")
@@ -648,31 +685,47 @@ def _normal_report(p: FioPrediction) -> str:
 
 
 def _write_logs(clones: List[_Clone], dt: float, log_dir: Union[str, "os.PathLike[str]"]) -> None:
-    """fio-format iops/bw/lat logs: ``time_ms, value, ddir, bs, prio``, one row per window and direction."""
+    """fio-format iops/bw/lat logs: ``time_ms, value, ddir, bs, prio``, one row per window and direction.
+
+    Times count from the end of the job's ramp, as fio's do; a job on several volumes logs the sum
+    of its shares; with ``per_job_logs=0`` the clones append to one file.
+    """
+    by_job: Dict[Tuple[int, int], List[_Clone]] = {}
     for c in clones:
-        names = c.job.log_file_names()
-        if not names or not c.t:
+        by_job.setdefault((c.run, c.job.thread_number), []).append(c)
+    written: Set[str] = set()
+    for parts in by_job.values():
+        job = parts[0].job
+        names = job.log_file_names()
+        if not names or not parts[0].t:
             continue
-        t = np.concatenate(c.t)
-        ops = np.concatenate(c.ops)
-        lat = np.concatenate(c.lat)
-        window_ms = c.job.log_avg_msec or int(round(dt * 1000)) or 1
+        t = np.concatenate(parts[0].t)
+        ops = np.zeros_like(t)
+        lat_ops = np.zeros_like(t)
+        for c in parts:
+            o = np.concatenate(c.ops)[: t.size]
+            ops[: o.size] += o
+            lat_ops[: o.size] += o * np.concatenate(c.lat)[: o.size]
+        keep = t >= -1e-9  # fio logs nothing during the ramp
+        t, ops, lat_ops = t[keep], ops[keep], lat_ops[keep]
+        window_ms = job.log_avg_msec or int(round(dt * 1000)) or 1
         per = max(1, int(round(window_ms / (dt * 1000))))
         n = (t.size // per) * per
         if n == 0:
             continue
         w_ops = ops[:n].reshape(-1, per).sum(axis=1)
-        w_lat = np.divide(
-            (lat[:n] * ops[:n]).reshape(-1, per).sum(axis=1), w_ops, out=np.zeros_like(w_ops), where=w_ops > 0
-        )
+        w_lat = np.divide(lat_ops[:n].reshape(-1, per).sum(axis=1), w_ops, out=np.zeros_like(w_ops), where=w_ops > 0)
         w_end_ms = (t[:n].reshape(-1, per)[:, -1] + dt) * 1000
         secs = per * dt
-        dirs = [(0, c.job.read_fraction, c.job.bs_read), (1, 1 - c.job.read_fraction, c.job.bs_write)]
+        dirs = [(0, job.read_fraction, job.bs_read), (1, 1 - job.read_fraction, job.bs_write)]
         for kind, files in names.items():
-            path = os.path.join(os.fspath(log_dir), files[0] if len(files) == 1 else files[c.job.clone_index])
-            with open(path, "w") as f:
-                if kind in ("slat", "clat_hist") or (kind == "slat" and c.job.sync_engine):
-                    continue  # no submission latency is modelled; fio writes empty slat logs for sync engines
+            name = files[0] if len(files) == 1 else files[job.clone_index]
+            path = os.path.join(os.fspath(log_dir), name)
+            mode = "a" if path in written else "w"
+            written.add(path)
+            with open(path, mode) as f:
+                if kind in ("slat", "clat_hist"):
+                    continue  # no submission latency or histogram is modelled: an empty file
                 for k in range(w_ops.size):
                     for ddir, share, bs in dirs:
                         if share <= 0:
