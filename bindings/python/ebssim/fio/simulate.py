@@ -224,14 +224,16 @@ class FioPrediction:
 def _match_volumes(job: FioJob, targets: Sequence[str], where: str) -> List[int]:
     """The volumes a job does I/O to, one per file (fio spreads I/O round-robin over its files)."""
     prefix = "" if job.source else f"{where}: "
+
+    def error(reason: str) -> FioJobError:
+        msg = f"{prefix}job {job.name!r} {reason}"
+        return FioJobError(msg, source=job.source or None, line=job.line, key="filename")
+
     paths = job.targets
     if not paths:
-        raise FioJobError(
-            f"{prefix}job {job.name!r} has no filename or directory; give filename= matching a --volume TARGET "
-            f"({', '.join(targets) or 'none given'})",
-            source=job.source or None,
-            line=job.line,
-            key="filename",
+        raise error(
+            "has no filename or directory; give filename= matching a --volume TARGET "
+            f"({', '.join(targets) or 'none given'})"
         )
     found: List[int] = []
     for p in paths:
@@ -244,12 +246,9 @@ def _match_volumes(job: FioJob, targets: Sequence[str], where: str) -> List[int]
             elif p.startswith(t.rstrip("/") + "/") and len(t) > best:
                 hit, best = i, len(t)
         if hit is None:
-            raise FioJobError(
-                f"{prefix}job {job.name!r} filename {p!r} matches no --volume TARGET "
-                f"(given: {', '.join(targets) or 'none'}); add e.g. --volume {p}=gp3",
-                source=job.source or None,
-                line=job.line,
-                key="filename",
+            raise error(
+                f"filename {p!r} matches no --volume TARGET (given: {', '.join(targets) or 'none'}); "
+                f"add e.g. --volume {p}=gp3"
             )
         found.append(hit)
     return found
