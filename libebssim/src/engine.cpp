@@ -86,7 +86,7 @@ public:
           bucket_(p.has_bucket()) {}
 
     /// Volume limits for step k; returns what the volume would serve (counted ops, bytes).
-    void offer(std::int64_t k) noexcept {
+    [[gnu::always_inline]] void offer(std::int64_t k) noexcept {
         a_ = src_(k);
         input_ok_ &= a_.ok;
         av_ops_ = s_.backlog_ops + a_.ops;
@@ -119,7 +119,7 @@ public:
     [[nodiscard]] bool input_ok() const noexcept { return input_ok_; }
 
     /// Serve the fraction g (<= 1) of what offer() allowed; g < 1 means the instance bound.
-    void commit(std::int64_t k, double g, Bound instance_bound) noexcept {
+    [[gnu::always_inline]] void commit(std::int64_t k, double g, Bound instance_bound) noexcept {
         double f = f_;
         Bound bound = bound_;
         double served_cnt;
@@ -295,11 +295,11 @@ void fair_shares(const std::vector<double>& cnt, const std::vector<double>& byte
 
 // The instance's shared bucket: earns in proportion to unused baseline, spends above it.
 struct InstanceBucket {
-    InstanceBucket(double base_rate, double max_rate, double capacity_, double earn_idle, double dt, double& c)
+    InstanceBucket(double base_rate, double max_rate, double capacity_, double earn_idle, double dt, double c)
         : base(base_rate * dt), max(max_rate * dt), capacity(capacity_), earn(earn_idle * dt),
           earn_per_unused(base > 0 ? earn / base : 0), credits(c) {}
     double base, max, capacity, earn, earn_per_unused;
-    double& credits;
+    double credits;  // a copy (kept in a register by the loops), written back at the end of a run
     [[nodiscard]] double cap() const noexcept { return std::min(max, base + credits); }
     void use(double used) noexcept {
         if (capacity <= 0) return;
@@ -456,6 +456,8 @@ void coupled_loop(Steppers& steppers, const InstanceParams& ip, double& io_credi
             out->bound[k] = static_cast<std::uint8_t>(ib);
         }
     }
+    io_credits = io.credits;
+    bytes_credits = by.credits;
     it.served_counted += served_counted;
     it.served_bytes += served_bytes;
     it.io_cliff_time_s = io_cliff;
