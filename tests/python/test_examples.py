@@ -19,17 +19,18 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def test_gp2_vs_gp3_cliff_example(tmp_path: Path) -> None:
-    png = tmp_path / "plots" / "cliff.png"
+def _run_example(cwd: Path, script: Path, *args: str) -> str:
+    """Run an example script as a user would; return what it printed (it must exit 0)."""
     proc = subprocess.run(
-        [sys.executable, str(EXAMPLE), "--output", str(png)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
+        [sys.executable, str(script), *args], cwd=cwd, capture_output=True, text=True, timeout=120
     )
     assert proc.returncode == 0, proc.stderr
-    out = proc.stdout
+    return proc.stdout
+
+
+def test_gp2_vs_gp3_cliff_example(tmp_path: Path) -> None:
+    png = tmp_path / "plots" / "cliff.png"
+    out = _run_example(tmp_path, EXAMPLE, "--output", str(png))
 
     m = re.search(r"gp2: cliff at (\d+) s", out)
     assert m, out
@@ -49,15 +50,7 @@ def _iops(text: str) -> float:
 
 def test_instance_bottleneck_example(tmp_path: Path) -> None:
     png = tmp_path / "plots" / "instance.png"
-    proc = subprocess.run(
-        [sys.executable, str(INSTANCE_EXAMPLE), "--output", str(png)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
-    out = proc.stdout
+    out = _run_example(tmp_path, INSTANCE_EXAMPLE, "--output", str(png))
 
     # Alone, the two gp3 volumes (16,000 IOPS each) serve 32,000 IOPS together.
     m = re.search(r"^Alone\b.*together ([\d,]+) IOPS", out, re.MULTILINE)
@@ -89,15 +82,7 @@ def test_instance_bottleneck_example(tmp_path: Path) -> None:
 
 
 def test_fio_phases_example(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, str(FIO_PHASES_EXAMPLE)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
-    out = proc.stdout
+    out = _run_example(tmp_path, FIO_PHASES_EXAMPLE)
     assert out.startswith("$ ebssim fio --volume /dev/nvme1n1=gp2:size=100 --volume /dev/nvme2n1=gp3:size=100 ")
 
     # The fio-like report: every job, in order, with fio's reporting groups.
@@ -153,15 +138,7 @@ def test_fio_phases_example(tmp_path: Path) -> None:
 
 
 def test_fio_psync_vs_libaio_example(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, str(FIO_PSYNC_EXAMPLE)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
-    out = proc.stdout
+    out = _run_example(tmp_path, FIO_PSYNC_EXAMPLE)
     # s = 0.5 ms + 16 KiB / 1,024 MiB/s = 0.5153 ms
     assert "= 0.5153 ms" in out
     pred = {
