@@ -18,6 +18,15 @@ namespace {
 constexpr double inf = std::numeric_limits<double>::infinity();
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
+// Records, once per run, when a bucket ran dry in step k (which starts at step_start_s): it runs
+// dry in this step, or starts the run dry while the demand spends faster than the bucket earns.
+// `spend` is the net drain per step the demand asked for; the time is interpolated in the step.
+inline void note_cliff(double before, double after, std::int64_t k, double spend, double step_start_s, double dt,
+                       double& at) {
+    if (after > 0 || !std::isnan(at) || (before <= 0 && k != 0)) return;
+    if (before > 0 || spend > 0) at = step_start_s + dt * (spend > 0 ? std::min(1.0, before / spend) : 1.0);
+}
+
 // What a workload offers in one step: new arrivals (open loop) or the completions the closed
 // loop would reach unthrottled, in application ops, bytes and EBS-counted operations.
 struct Offer {
@@ -154,21 +163,16 @@ public:
             double c = pool_ - served_cnt;
             c = c < 0 ? 0 : (c > p_.credit_capacity ? p_.credit_capacity : c);
             s_.credits = c;
-            // A cliff: the bucket runs dry in this step, or starts the run dry under demand that
-            // wants more than the baseline.
-            if (c <= 0 && (before > 0 || k == 0) && std::isnan(tot_.cliff_time_s)) {
-                // Interpolate inside the step: the bucket drained at the rate the demand asked for
-                // while credits last (the throughput cap with credits).
+            if (c <= 0 && std::isnan(tot_.cliff_time_s)) {
+                // The bucket drained at the rate the demand asked for while credits last (the
+                // throughput cap with credits).
                 double wanted =
                     std::min({av_cnt_, burst_cap_, av_bytes_ > 0 ? tput_hi_ / av_bytes_ * av_cnt_ : inf}) * g;
                 // Behind an instance that held the volume back last step, its credits drained at
                 // the share the instance allowed, not at what the volume alone would ask.
                 if (prev_instance_bound_) wanted = std::min(wanted, prev_served_cnt_);
-                double spend = wanted - earned_;
-                if (before > 0 || spend > 0) {
-                    double frac = spend > 0 ? std::min(1.0, before / spend) : 1.0;
-                    tot_.cliff_time_s = t0_ + (static_cast<double>(k) + frac) * dt_;
-                }
+                note_cliff(before, c, k, wanted - earned_, t0_ + static_cast<double>(k) * dt_, dt_,
+                           tot_.cliff_time_s);
             }
         }
 
@@ -438,9 +442,7 @@ void coupled_loop(Steppers& steppers, const InstanceParams& ip, double& io_credi
         if ((io.credits <= 0 && ip.io_capacity > 0) || (by.credits <= 0 && ip.bytes_capacity > 0)) {
             const double t = t0 + static_cast<double>(k) * dt;
             auto cliff = [&](double before, const InstanceBucket& b, double want, double& at) {
-                if (b.capacity <= 0 || b.credits > 0 || !std::isnan(at) || (before <= 0 && k != 0)) return;
-                const double spend = std::min(want, b.max) - b.base;
-                if (before > 0 || spend > 0) at = t + dt * (spend > 0 ? std::min(1.0, before / spend) : 1.0);
+                if (b.capacity > 0) note_cliff(before, b.credits, k, std::min(want, b.max) - b.base, t, dt, at);
             };
             cliff(io_before, io, sum_cnt, io_cliff);
             cliff(by_before, by, sum_bytes, bytes_cliff);
