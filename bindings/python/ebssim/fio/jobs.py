@@ -42,7 +42,7 @@ import os
 import re
 import shlex
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 __all__ = [
     "ALIASES",
@@ -1368,52 +1368,21 @@ class _Builder:
         logs = {k: getattr(s, k) for k in _BARE_STRING_OPTIONS}
         for k in s.bare_logs:
             logs[k] = s.name
-        return FioJob(
-            name=s.name,
-            filename=s.filename,
-            directory=s.directory,
-            ioengine=s.ioengine,
+        # Every FioJob field the builder also has is copied as is; the rest is resolved here.
+        fields: Dict[str, Any] = {
+            f.name: getattr(s, f.name) for f in dataclasses.fields(FioJob) if f.init and hasattr(s, f.name)
+        }
+        fields.update(
             sync_engine=s.ioengine in SYNC_ENGINES,
-            iodepth=s.iodepth,
-            numjobs=s.numjobs,
-            rw=s.rw,
-            rwmixread=s.rwmixread,
-            bs_read=s.bs_read,
-            bs_write=s.bs_write,
-            size=s.size,
-            size_percent=s.size_percent,
             io_size=io_size,
-            runtime=s.runtime,
-            time_based=s.time_based,
-            ramp_time=s.ramp_time,
-            loops=s.loops,
-            rate_iops_read=s.rate_iops_read,
-            rate_iops_write=s.rate_iops_write,
-            rate_read=s.rate_read,
-            rate_write=s.rate_write,
-            thinktime=s.thinktime,
-            thinktime_spin=s.thinktime_spin,
-            thinktime_blocks=s.thinktime_blocks,
-            thinktime_blocks_type=s.thinktime_blocks_type,
-            stonewall=s.stonewall,
-            new_group=s.new_group,
-            group_reporting=s.group_reporting,
-            write_iops_log=logs["write_iops_log"],
-            write_bw_log=logs["write_bw_log"],
-            write_lat_log=logs["write_lat_log"],
-            write_hist_log=logs["write_hist_log"],
-            log_avg_msec=s.log_avg_msec,
-            log_hist_msec=s.log_hist_msec,
-            log_offset=s.log_offset,
-            per_job_logs=s.per_job_logs,
-            kb_base=s.kb_base,
-            description=s.description,
             options=dict(s.options),
             job_options=dict(s.job_options),
             unmodelled=tuple(s.unmodelled),
             source=source,
             line=line,
+            **logs,
         )
+        return FioJob(**fields)
 
 
 def _run_sections(
