@@ -79,9 +79,7 @@ def make_trace(days: float, seed: int = 20240601, dt: float = 1.0) -> Tuple[np.n
     return ops, ops * size
 
 
-def pure_python_replay(
-    ops: List[float], nbytes: List[float], dt: float = 1.0, record: bool = True
-) -> Dict[str, Any]:
+def pure_python_replay(ops: List[float], nbytes: List[float], dt: float = 1.0, record: bool = True) -> Dict[str, Any]:
     """The engine's open-loop step loop for one gp2 volume, in plain Python.
 
     Mirrors ``kernel<OpenSource>`` in libebssim/src/engine.cpp rule for rule: counted operations,
@@ -248,8 +246,16 @@ def close(a: float, b: float) -> bool:
 def compare(r: ebssim.VolumeResult, ref: Dict[str, Any]) -> List[Tuple[str, str, str, bool]]:
     """Rows (quantity, ebssim, pure Python, agrees) for the totals and the recorded series."""
     rows = []
-    for key in ("served_ops", "served_bytes", "served_counted", "demanded_ops", "latency_ops_s",
-                "credits_end", "backlog_ops", "cliff_time_s"):
+    for key in (
+        "served_ops",
+        "served_bytes",
+        "served_counted",
+        "demanded_ops",
+        "latency_ops_s",
+        "credits_end",
+        "backlog_ops",
+        "cliff_time_s",
+    ):
         a, b = float(r.totals[key]), float(ref["totals"][key])
         rows.append((key, f"{a:.10g}", f"{b:.10g}", close(a, b)))
     a_sb, b_sb = tuple(int(x) for x in r.totals["steps_bound"]), tuple(ref["totals"]["steps_bound"])
@@ -290,8 +296,13 @@ def main(argv: List[str]) -> int:
         ap.error("--days must be > 0 and --repeats >= 1")
 
     vol = ebssim.gp2(SIZE_GIB)
-    derived = (vol.baseline_iops, vol.max_iops, vol.credit_capacity, vol.max_throughput_mib_s * MiB,
-               vol.baseline_throughput_mib_s * MiB)
+    derived = (
+        vol.baseline_iops,
+        vol.max_iops,
+        vol.credit_capacity,
+        vol.max_throughput_mib_s * MiB,
+        vol.baseline_throughput_mib_s * MiB,
+    )
     mine = (BASELINE_IOPS, BURST_IOPS, CREDIT_CAPACITY, TPUT_BURST_BYTES_S, TPUT_BASE_BYTES_S)
     if not all(close(a, b) for a, b in zip(derived, mine)):
         print(f"volume limits differ: ebssim {derived} vs this script {mine}", file=sys.stderr)
@@ -303,9 +314,11 @@ def main(argv: List[str]) -> int:
         ap.error(f"--days {args.days:g} is less than one step of 1 s")
     iops = ops  # per step of 1 s
     print(f"ebssim replay benchmark: {args.days:g} days at dt = 1 s = {n:,} steps through {vol}")
-    print(f"trace (seed {args.seed}): mean {iops.mean():.0f} IOPS, peak {iops.max():.0f}, "
-          f"{100 * np.mean(iops > BURST_IOPS):.2f} % of steps above {BURST_IOPS:.0f} IOPS, "
-          f"I/O 4..64 KiB (mean {nbytes.sum() / ops.sum() / 1024:.1f} KiB)")
+    print(
+        f"trace (seed {args.seed}): mean {iops.mean():.0f} IOPS, peak {iops.max():.0f}, "
+        f"{100 * np.mean(iops > BURST_IOPS):.2f} % of steps above {BURST_IOPS:.0f} IOPS, "
+        f"I/O 4..64 KiB (mean {nbytes.sum() / ops.sum() / 1024:.1f} KiB)"
+    )
 
     # ebssim, timed as a user calls it.
     t_rec, t_rec_first, r = best_of(lambda: run_ebssim(ops, nbytes, True), args.repeats)
@@ -323,18 +336,29 @@ def main(argv: List[str]) -> int:
     cliff = r.cliff_time_s
     lat_ms = r.latency_ms[~np.isnan(r.latency_ms)]
     first = "never" if cliff is None else f"first after {cliff / 3600:.1f} h"
-    print(f"outcome: steps demand-bound {100 * sb[0] / n:.2f} %, IOPS-bound {100 * sb[1] / n:.2f} %, "
-          f"throughput-bound {100 * sb[2] / n:.2f} %; bucket ran dry {dry} times ({first}), "
-          f"BurstBalance min {100 * c.min() / CREDIT_CAPACITY:.1f} %, end {r.burst_balance_end_pct:.1f} %")
-    print(f"         latency median {np.median(lat_ms):.3f} ms, p99 {np.percentile(lat_ms, 99):,.1f} ms "
-          f"(bursts above the cap queue: max queue {r.queue_length.max():,.0f} I/Os)")
+    print(
+        f"outcome: steps demand-bound {100 * sb[0] / n:.2f} %, IOPS-bound {100 * sb[1] / n:.2f} %, "
+        f"throughput-bound {100 * sb[2] / n:.2f} %; bucket ran dry {dry} times ({first}), "
+        f"BurstBalance min {100 * c.min() / CREDIT_CAPACITY:.1f} %, end {r.burst_balance_end_pct:.1f} %"
+    )
+    print(
+        f"         latency median {np.median(lat_ms):.3f} ms, p99 {np.percentile(lat_ms, 99):,.1f} ms "
+        f"(bursts above the cap queue: max queue {r.queue_length.max():,.0f} I/Os)"
+    )
 
     # Honesty check: both implementations must give the same results.
     rows = compare(r, ref)
-    rows.append(("record=False totals", "served_ops",
-                 f"{float(r_tot.totals['served_ops']):.10g}",
-                 all(close(float(r_tot.totals[k]), float(r.totals[k]))
-                     for k in ("served_ops", "served_bytes", "credits_end", "latency_ops_s"))))
+    rows.append(
+        (
+            "record=False totals",
+            "served_ops",
+            f"{float(r_tot.totals['served_ops']):.10g}",
+            all(
+                close(float(r_tot.totals[k]), float(r.totals[k]))
+                for k in ("served_ops", "served_bytes", "credits_end", "latency_ops_s")
+            ),
+        )
+    )
     print(f"\ncheck: ebssim against the pure-Python loop (relative tolerance {RTOL:g})")
     w0 = max(len(q) for q, *_ in rows)
     print(f"  {'quantity':<{w0}}  {'ebssim':>22}  {'pure Python':>22}  ")
@@ -357,12 +381,13 @@ def main(argv: List[str]) -> int:
     speedup = t_py / t_rec
     ok_speed = speedup >= TARGET_SPEEDUP
     ok_time = t_rec < TARGET_SECONDS
-    print(f"\ntarget, ebssim record=True: >= {TARGET_SPEEDUP:.0f}x the pure-Python loop: "
-          f"{speedup:.0f}x {'met' if ok_speed else 'MISSED'}; "
-          f"under {TARGET_SECONDS:g} s: {t_rec:.3f} s {'met' if ok_time else 'MISSED'}")
+    print(
+        f"\ntarget, ebssim record=True: >= {TARGET_SPEEDUP:.0f}x the pure-Python loop: "
+        f"{speedup:.0f}x {'met' if ok_speed else 'MISSED'}; "
+        f"under {TARGET_SECONDS:g} s: {t_rec:.3f} s {'met' if ok_time else 'MISSED'}"
+    )
     if not agree:
-        print("FAIL: ebssim and the pure-Python loop disagree; the timings compare different work",
-              file=sys.stderr)
+        print("FAIL: ebssim and the pure-Python loop disagree; the timings compare different work", file=sys.stderr)
         return 1
     return 0
 

@@ -60,8 +60,9 @@ def closed_form_cliff_s(inst: ebssim.Instance, demand_counted: float) -> Optiona
     return capacity / spend if spend > 0 and capacity > 0 else None
 
 
-def run(volumes: List[ebssim.Volume], workload: ebssim.ClosedLoop, duration_s: float,
-        instance: Optional[ebssim.Instance]) -> ebssim.RunResult:
+def run(
+    volumes: List[ebssim.Volume], workload: ebssim.ClosedLoop, duration_s: float, instance: Optional[ebssim.Instance]
+) -> ebssim.RunResult:
     sim = ebssim.Simulation(volumes, dt=1.0, instance=instance)
     return sim.run([workload] * len(volumes), duration_s)
 
@@ -75,19 +76,22 @@ def together(r: ebssim.RunResult, start_s: float, end_s: float) -> float:
     return sum(v.window(start_s, end_s)["iops"] for v in r)
 
 
-def print_phase(name: str, r: ebssim.RunResult, start_s: float, end_s: float, per_volume: float,
-                workload: ebssim.ClosedLoop) -> None:
+def print_phase(
+    name: str, r: ebssim.RunResult, start_s: float, end_s: float, per_volume: float, workload: ebssim.ClosedLoop
+) -> None:
     total = together(r, start_s, end_s)
-    print(f"  {name} ({start_s:.0f}-{end_s:.0f} s): together {total:,.0f} IOPS  "
-          f"(predicted {per_volume * len(r):,.0f})")
+    print(f"  {name} ({start_s:.0f}-{end_s:.0f} s): together {total:,.0f} IOPS  (predicted {per_volume * len(r):,.0f})")
     for i, v in enumerate(r, start=1):
         w = v.window(start_s, end_s)
-        print(f"    volume {i}: {w['iops']:6,.0f} IOPS, {w['latency_ms']:5.1f} ms mean latency  "
-              f"(predicted {per_volume:,.0f} IOPS, {latency_ms(workload, v.volume, per_volume):.1f} ms)")
+        print(
+            f"    volume {i}: {w['iops']:6,.0f} IOPS, {w['latency_ms']:5.1f} ms mean latency  "
+            f"(predicted {per_volume:,.0f} IOPS, {latency_ms(workload, v.volume, per_volume):.1f} ms)"
+        )
 
 
-def compare_instances(volumes: List[ebssim.Volume], workload: ebssim.ClosedLoop, duration_s: float,
-                      names: List[str]) -> List[Dict[str, Any]]:
+def compare_instances(
+    volumes: List[ebssim.Volume], workload: ebssim.ClosedLoop, duration_s: float, names: List[str]
+) -> List[Dict[str, Any]]:
     """The same volumes and load on each instance type: IOPS together before and after its
     EBSIOBalance% (or EBSByteBalance%) reaches 0, and the worst mean latency after."""
     rows = []
@@ -97,14 +101,16 @@ def compare_instances(volumes: List[ebssim.Volume], workload: ebssim.ClosedLoop,
         assert r.instance is not None
         cliff = r.instance.cliff_time_s
         split = cliff if cliff is not None else duration_s
-        rows.append({
-            "name": name,
-            "inst": inst,
-            "cliff_s": cliff,
-            "before": together(r, 0, split),
-            "after": together(r, split, duration_s) if cliff is not None else together(r, 0, duration_s),
-            "latency_ms": max(v.window(split if cliff is not None else 0, duration_s)["latency_ms"] for v in r),
-        })
+        rows.append(
+            {
+                "name": name,
+                "inst": inst,
+                "cliff_s": cliff,
+                "before": together(r, 0, split),
+                "after": together(r, split, duration_s) if cliff is not None else together(r, 0, duration_s),
+                "latency_ms": max(v.window(split if cliff is not None else 0, duration_s)["latency_ms"] for v in r),
+            }
+        )
     return rows
 
 
@@ -114,8 +120,9 @@ def limits(inst: ebssim.Instance) -> str:
     return f"{inst.max_iops:,.0f} IOPS sustained"
 
 
-def plot(r: ebssim.RunResult, alone: ebssim.RunResult, inst: ebssim.Instance, cliff_s: Optional[float],
-         title: str) -> Figure:
+def plot(
+    r: ebssim.RunResult, alone: ebssim.RunResult, inst: ebssim.Instance, cliff_s: Optional[float], title: str
+) -> Figure:
     """Per-volume IOPS, the instance's EBSIOBalance% and EBSByteBalance%, and mean latency."""
     ir = r.instance
     assert ir is not None
@@ -139,8 +146,16 @@ def plot(r: ebssim.RunResult, alone: ebssim.RunResult, inst: ebssim.Instance, cl
     ]
     for y, text in refs:
         ax_iops.axhline(y, color="0.45", ls=(0, (4, 3)), lw=0.9, zorder=1)
-        ax_iops.annotate(text, (t[-1], y), xytext=(-4, 3), textcoords="offset points", ha="right",
-                         va="bottom", fontsize=8, color="0.3")
+        ax_iops.annotate(
+            text,
+            (t[-1], y),
+            xytext=(-4, 3),
+            textcoords="offset points",
+            ha="right",
+            va="bottom",
+            fontsize=8,
+            color="0.3",
+        )
     ax_iops.set_ylabel("IOPS")
     ax_iops.set_ylim(0, 1.12 * own)
     ax_iops.yaxis.set_major_formatter(lambda y, _: f"{y:,.0f}")
@@ -152,8 +167,16 @@ def plot(r: ebssim.RunResult, alone: ebssim.RunResult, inst: ebssim.Instance, cl
 
     lat_alone = float(np.mean([v.mean_latency_ms for v in alone]))
     ax_lat.axhline(lat_alone, color="0.45", ls=(0, (4, 3)), lw=0.9)
-    ax_lat.annotate(f"volumes alone: {lat_alone:.1f} ms", (t[-1], lat_alone), xytext=(-4, 3),
-                    textcoords="offset points", ha="right", va="bottom", fontsize=8, color="0.3")
+    ax_lat.annotate(
+        f"volumes alone: {lat_alone:.1f} ms",
+        (t[-1], lat_alone),
+        xytext=(-4, 3),
+        textcoords="offset points",
+        ha="right",
+        va="bottom",
+        fontsize=8,
+        color="0.3",
+    )
     ax_lat.set_ylabel("mean latency (ms)")
     ax_lat.set_ylim(0, 1.15 * max(float(np.nanmax(v.latency_ms)) for v in r))
     ax_lat.set_xlabel("time (min)")
@@ -174,14 +197,30 @@ def plot(r: ebssim.RunResult, alone: ebssim.RunResult, inst: ebssim.Instance, cl
             ax_iops.annotate(f"each volume {each:,.0f}", (xm, each), **kw)
         else:
             ax_iops.annotate(f"together {tot:,.0f}, each volume {each:,.0f}", (xm, tot), **kw)
-        ax_lat.annotate(f"{lat:.1f} ms", (xm, lat), xytext=(0, 5), textcoords="offset points", ha="center",
-                        va="bottom", fontsize=8, bbox=box, zorder=5)
+        ax_lat.annotate(
+            f"{lat:.1f} ms",
+            (xm, lat),
+            xytext=(0, 5),
+            textcoords="offset points",
+            ha="center",
+            va="bottom",
+            fontsize=8,
+            bbox=box,
+            zorder=5,
+        )
 
     if cliff_s is not None:
         for ax in (ax_iops, ax_bal, ax_lat):
             ax.axvline(cliff_s / 60.0, color="tab:red", ls=":", lw=1)
-        ax_bal.annotate(f"EBSIOBalance% reaches 0 at {cliff_s:,.0f} s", (cliff_s / 60.0, 20), xytext=(6, 0),
-                        textcoords="offset points", va="center", fontsize=8, color="tab:red")
+        ax_bal.annotate(
+            f"EBSIOBalance% reaches 0 at {cliff_s:,.0f} s",
+            (cliff_s / 60.0, 20),
+            xytext=(6, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=8,
+            color="tab:red",
+        )
     for ax in (ax_iops, ax_bal, ax_lat):
         ax.grid(True, alpha=0.3)
     ax_iops.set_xlim(t[0], t[-1] + (t[1] - t[0] if len(t) > 1 else 1))
@@ -212,18 +251,24 @@ def main() -> None:
 
     alone = run(volumes, workload, duration, None)
     own = sum(v.mean_iops for v in alone)
-    print(f"Alone (no instance limit): each volume {alone[0].mean_iops:,.0f} IOPS at "
-          f"{alone[0].mean_latency_ms:.1f} ms mean latency; together {own:,.0f} IOPS")
+    print(
+        f"Alone (no instance limit): each volume {alone[0].mean_iops:,.0f} IOPS at "
+        f"{alone[0].mean_latency_ms:.1f} ms mean latency; together {own:,.0f} IOPS"
+    )
 
     mx, base = instance_allows(inst, io_bytes, per_io)
     print(f"Instance: {inst}")
     which = "IOPS limit binds before its MB/s limit" if mx * per_io >= inst.max_iops else "MB/s limit binds first"
-    print(f"  allows {mx:,.0f} IOPS while its burst lasts, {base:,.0f} IOPS after "
-          f"(at {io_bytes / 1024:g} KiB its {which})")
+    print(
+        f"  allows {mx:,.0f} IOPS while its burst lasts, {base:,.0f} IOPS after "
+        f"(at {io_bytes / 1024:g} KiB its {which})"
+    )
     capacity = (inst.max_iops - inst.baseline_iops) * inst.burst_s
     drain = min(own * per_io, inst.max_iops) - inst.baseline_iops
-    print(f"  burst bucket: ({inst.max_iops:,.0f} - {inst.baseline_iops:,.0f}) x {inst.burst_s:,.0f} s = "
-          f"{capacity:,.0f} I/Os above the baseline, drained at {drain:,.0f} per second\n")
+    print(
+        f"  burst bucket: ({inst.max_iops:,.0f} - {inst.baseline_iops:,.0f}) x {inst.burst_s:,.0f} s = "
+        f"{capacity:,.0f} I/Os above the baseline, drained at {drain:,.0f} per second\n"
+    )
 
     r = run(volumes, workload, duration, inst)
     ir = r.instance
@@ -243,31 +288,40 @@ def main() -> None:
     else:
         print(f"The {inst.name} instance's EBSIOBalance% does not reach 0 within {duration:g} s  (closed form: {fc})")
         print_phase("whole run", r, 0, duration, share_max, workload)
-    print(f"  EBSIOBalance% at the end: {ir.io_balance_end_pct:.1f}%, "
-          f"EBSByteBalance% at the end: {ir.byte_balance_end_pct:.1f}%\n")
+    print(
+        f"  EBSIOBalance% at the end: {ir.io_balance_end_pct:.1f}%, "
+        f"EBSByteBalance% at the end: {ir.byte_balance_end_pct:.1f}%\n"
+    )
 
     rows = compare_instances(volumes, workload, duration, [INSTANCE] + ALTERNATIVES)
     print("Same volumes and load on other instance types from the catalog (IOPS of both volumes together):")
-    print(f"  {'instance':<12} {'EBS limits':<34} {'balance at 0':>12} {'before':>8} {'after':>8} "
-          f"{'latency after':>14}")
+    print(
+        f"  {'instance':<12} {'EBS limits':<34} {'balance at 0':>12} {'before':>8} {'after':>8} {'latency after':>14}"
+    )
     for row in rows:
         if row["cliff_s"] is not None:
             c = f"{row['cliff_s']:,.0f} s"
         else:
             c = f"> {duration:,.0f} s" if row["inst"].burstable else "never"
-        print(f"  {row['name']:<12} {limits(row['inst']):<34} {c:>12} {row['before']:>8,.0f} {row['after']:>8,.0f} "
-              f"{row['latency_ms']:>11.1f} ms")
+        print(
+            f"  {row['name']:<12} {limits(row['inst']):<34} {c:>12} {row['before']:>8,.0f} {row['after']:>8,.0f} "
+            f"{row['latency_ms']:>11.1f} ms"
+        )
 
     print()
     if cliff is not None:
         after = together(r, cliff, duration)
         lat_after = max(v.window(cliff, duration)["latency_ms"] for v in r)
-        print(f"Takeaway: on an {inst.name} the volumes get {together(r, 0, cliff):,.0f} of their {own:,.0f} IOPS "
-              f"for {cliff / 60:.0f} min, then {after:,.0f} ({after / own:.0%}) at "
-              f"{lat_after / alone[0].mean_latency_ms:.1f}x the latency they would have alone.")
+        print(
+            f"Takeaway: on an {inst.name} the volumes get {together(r, 0, cliff):,.0f} of their {own:,.0f} IOPS "
+            f"for {cliff / 60:.0f} min, then {after:,.0f} ({after / own:.0%}) at "
+            f"{lat_after / alone[0].mean_latency_ms:.1f}x the latency they would have alone."
+        )
     else:
-        print(f"Takeaway: within {duration:g} s the {inst.name}'s burst hides the limit; run past "
-              f"{fc} (--duration 7200) to see the fall.")
+        print(
+            f"Takeaway: within {duration:g} s the {inst.name}'s burst hides the limit; run past "
+            f"{fc} (--duration 7200) to see the fall."
+        )
     full = [row for row in rows if min(row["before"], row["after"]) >= 0.999 * own]
     if full:
         names = ", ".join(f"{row['name']} ({limits(row['inst'])})" for row in full)
@@ -276,13 +330,16 @@ def main() -> None:
         print(f"  None of the types compared gives them their full {own:,.0f} IOPS: look further in the catalog.")
     tricky = [row for row in rows if row["cliff_s"] is not None and row["before"] >= 0.999 * own]
     for row in tricky:
-        print(f"  Beware of short tests: {row['name']} gives the full {own:,.0f} IOPS for "
-              f"{row['cliff_s'] / 60:.0f} min, then {row['after']:,.0f}.")
-    print(f"  Keeping the {inst.name}, each volume uses {share_base:,.0f} of its {vol.max_iops:,.0f} provisioned IOPS "
-          f"once the balance is gone ({share_max:,.0f} while it lasts): the rest is paid for and never used.")
+        print(
+            f"  Beware of short tests: {row['name']} gives the full {own:,.0f} IOPS for "
+            f"{row['cliff_s'] / 60:.0f} min, then {row['after']:,.0f}."
+        )
+    print(
+        f"  Keeping the {inst.name}, each volume uses {share_base:,.0f} of its {vol.max_iops:,.0f} provisioned IOPS "
+        f"once the balance is gone ({share_max:,.0f} while it lasts): the rest is paid for and never used."
+    )
 
-    fig = plot(r, alone, inst, cliff,
-               title=f"{N_VOLUMES} x gp3 16,000 IOPS on an {inst.name}: {workload} each")
+    fig = plot(r, alone, inst, cliff, title=f"{N_VOLUMES} x gp3 16,000 IOPS on an {inst.name}: {workload} each")
     args.output.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(args.output, dpi=120)
     print(f"Plot: {args.output}")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gzip
 import json
 import sys
 from pathlib import Path
@@ -75,10 +76,11 @@ def row(info: Dict[str, Any]) -> Dict[str, Any]:
 
 def main(argv: List[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("source", type=Path, help="describe-instance-types JSON or moto's instance_types.json")
+    ap.add_argument("source", type=Path, help="describe-instance-types JSON, or moto's instance_types.json (.gz too)")
     ap.add_argument("-o", "--output", type=Path, default=Path("bindings/python/ebssim/data/instance_types.csv"))
     args = ap.parse_args(argv)
-    doc = json.loads(args.source.read_text())
+    raw = args.source.read_bytes()
+    doc = json.loads(gzip.decompress(raw) if args.source.suffix == ".gz" else raw)
     rows = sorted((row(r) for r in records(doc)), key=lambda r: r["instance_type"])
     args.output.parent.mkdir(parents=True, exist_ok=True)
     with args.output.open("w", newline="") as f:

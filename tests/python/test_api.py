@@ -5,12 +5,11 @@ from __future__ import annotations
 import threading
 import time
 
+import ebssim
 import numpy as np
 import pytest
-from matplotlib.figure import Figure
-
-import ebssim
 from ebssim import ClosedLoop, Idle, OpenLoop, Simulation, Volume, gp2, gp3, simulate
+from matplotlib.figure import Figure
 
 MiB = 2**20
 

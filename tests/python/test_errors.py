@@ -5,10 +5,9 @@ from __future__ import annotations
 import math
 import re
 
+import ebssim
 import numpy as np
 import pytest
-
-import ebssim
 from ebssim import ClosedLoop, Idle, OpenLoop, Simulation, Volume, gp2, gp3, simulate
 
 NAN = float("nan")

@@ -21,9 +21,7 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 def _run_example(cwd: Path, script: Path, *args: str) -> str:
     """Run an example script as a user would; return what it printed (it must exit 0)."""
-    proc = subprocess.run(
-        [sys.executable, str(script), *args], cwd=cwd, capture_output=True, text=True, timeout=120
-    )
+    proc = subprocess.run([sys.executable, str(script), *args], cwd=cwd, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 

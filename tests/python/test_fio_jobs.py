@@ -11,9 +11,6 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from ebssim.fio.jobs import (
     ALIASES,
     ASYNC_ENGINES,
@@ -29,6 +26,8 @@ from ebssim.fio.jobs import (
     parse_job_file,
     parse_run,
 )
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "fio_jobs"
 REAL = DATA / "real"

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import math
 
+import ebssim
 import numpy as np
 import pytest
+from ebssim import OpenLoop, Simulation, Volume, gp2, gp3, simulate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import ebssim
-from ebssim import OpenLoop, Simulation, Volume, gp2, gp3, simulate
 
 MiB = 2**20
 CAP = 5.4e6
@@ -78,9 +77,7 @@ def traces(draw, volume: Volume, dt: float):
         )
     )
     sizes = draw(
-        st.lists(
-            st.one_of(st.sampled_from(IO_SIZES), st.floats(1, MiB, allow_nan=False)), min_size=n, max_size=n
-        )
+        st.lists(st.one_of(st.sampled_from(IO_SIZES), st.floats(1, MiB, allow_nan=False)), min_size=n, max_size=n)
     )
     ops = np.array(loads) * per_step
     nbytes = ops * np.array(sizes)

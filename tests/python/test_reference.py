@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import math
 
+import ebssim
 import numpy as np
 import pandas as pd
 import pytest
-
-import ebssim
 from ebssim import ClosedLoop, Idle, OpenLoop, Simulation, gp2, gp3, simulate
 
 CAP = 5.4e6

@@ -1,7 +1,7 @@
 """The ``ebssim`` command line.
 
-    ebssim fio [--volume TARGET=SPEC]... [--instance TYPE] [--output-format normal|json]
-               [--output FILE] [--dt SECONDS] RUN [RUN ...]
+ebssim fio [--volume TARGET=SPEC]... [--instance TYPE] [--output-format normal|json]
+           [--output FILE] [--dt SECONDS] RUN [RUN ...]
 """
 
 from __future__ import annotations

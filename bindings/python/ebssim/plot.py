@@ -90,8 +90,16 @@ def plot(
     ax_bb.set_ylabel("BurstBalance %")
     ax_bb.set_ylim(-3, 103)
     if no_bucket:
-        ax_bb.text(0.99, 0.94, "no credit bucket: " + ", ".join(no_bucket), transform=ax_bb.transAxes,
-                   ha="right", va="top", fontsize=8, color="0.35")
+        ax_bb.text(
+            0.99,
+            0.94,
+            "no credit bucket: " + ", ".join(no_bucket),
+            transform=ax_bb.transAxes,
+            ha="right",
+            va="top",
+            fontsize=8,
+            color="0.35",
+        )
     ax_lat.set_ylabel("mean latency (ms)")
     ax_lat.set_ylim(bottom=0)
     ax_lat.set_xlabel(f"time ({time_unit})")
