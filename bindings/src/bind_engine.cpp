@@ -1,4 +1,6 @@
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -107,9 +109,18 @@ py::dict instance_dict(RunResult& r, bool record) {
     return d;
 }
 
+bool on_main_thread() {
+    py::module_ threading = py::module_::import("threading");
+    return threading.attr("current_thread")().is(threading.attr("main_thread")());
+}
+
 }  // namespace
 
 void bind_engine(py::module_& m) {
+    py::register_exception<LimitError>(m, "LimitError", PyExc_ValueError);
+    m.attr("default_max_volume_steps") = RunLimits{}.max_volume_steps;
+    m.attr("default_max_memory_bytes") = RunLimits{}.max_memory_bytes;
+
     py::class_<Idle>(m, "Idle").def(py::init<>());
 
     py::class_<ClosedLoop>(m, "ClosedLoop")
@@ -188,17 +199,39 @@ void bind_engine(py::module_& m) {
              py::arg("instance"), py::arg("dt_s") = 1.0)
         .def(
             "run",
-            [](Simulation& sim, const py::list& workloads, std::int64_t n_steps, bool record) {
+            [](Simulation& sim, const py::list& workloads, std::int64_t n_steps, bool record,
+               std::int64_t max_volume_steps, std::int64_t max_memory_bytes) {
                 std::vector<Workload> ws;
                 ws.reserve(workloads.size());
                 for (const auto& h : workloads) ws.push_back(to_workload(h));
+                // Ctrl-C: Python runs signal handlers only in the main thread, and only when asked,
+                // so a long run there polls for them; the clock keeps GIL round trips to a few a second.
+                std::optional<py::error_already_set> signal;
+                InterruptCheck check;
+                if (on_main_thread()) {
+                    check = [&signal, last = std::chrono::steady_clock::now()]() mutable {
+                        const auto now = std::chrono::steady_clock::now();
+                        if (now - last < std::chrono::milliseconds(50)) return false;
+                        last = now;
+                        py::gil_scoped_acquire gil;
+                        if (PyErr_CheckSignals() == 0) return false;
+                        signal.emplace();  // takes the exception a handler raised (KeyboardInterrupt)
+                        return true;
+                    };
+                }
                 RunResult r;
                 {
                     // Safe: the workloads hold spans into numpy buffers kept alive by `workloads`,
-                    // and the engine touches no Python object.
+                    // and the engine touches no Python object (the check takes the GIL itself).
                     py::gil_scoped_release release;
-                    r = sim.run(ws, n_steps, record);
+                    try {
+                        r = sim.run(ws, n_steps, record, RunLimits{max_volume_steps, max_memory_bytes}, check);
+                    } catch (const Interrupted&) {
+                        // The run was undone; the handler's exception is raised below, with the GIL.
+                        if (!signal) throw;
+                    }
                 }
+                if (signal) throw *signal;
                 py::dict out;
                 out["t0_s"] = r.t0_s;
                 out["dt_s"] = r.dt_s;
@@ -212,7 +245,9 @@ void bind_engine(py::module_& m) {
                 out["instance"] = r.has_instance ? py::object(instance_dict(r, record)) : py::object(py::none());
                 return out;
             },
-            py::arg("workloads"), py::arg("n_steps"), py::arg("record") = true)
+            py::arg("workloads"), py::arg("n_steps"), py::arg("record") = true,
+            py::arg("max_volume_steps") = RunLimits{}.max_volume_steps,
+            py::arg("max_memory_bytes") = RunLimits{}.max_memory_bytes)
         .def_property_readonly("size", &Simulation::size)
         .def_property_readonly("dt_s", &Simulation::dt_s)
         .def_property_readonly("time_s", &Simulation::time_s)

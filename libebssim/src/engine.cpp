@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <variant>
 
 #include <fmt/format.h>
@@ -236,13 +237,23 @@ private:
 
 using AnyStepper = std::variant<Stepper<ClosedSource>, Stepper<OpenSource>, Stepper<IdleSource>>;
 
+// A closed loop's unloaded service time, and the I/Os it offers per step before any limit:
+// Little's law over each user's cycle of service plus think time.
+struct ClosedOffer {
+    double service_time_s;
+    double ops_per_step;
+};
+ClosedOffer closed_offer(const VolumeParams& p, const ClosedLoop& c, double dt) {
+    const double st = std::isnan(c.service_time_s) ? p.service_time_s(c.io_bytes) : c.service_time_s;
+    return {st, c.in_flight / (st + c.think_time_s) * dt};
+}
+
 AnyStepper make_stepper(const VolumeParams& p, Simulation::State& s, const Workload& w, double dt, double t0,
                         StepSeries* out, VolumeTotals& tot) {
     if (const auto* c = std::get_if<ClosedLoop>(&w)) {
-        double st = std::isnan(c->service_time_s) ? p.service_time_s(c->io_bytes) : c->service_time_s;
+        const auto [st, ops] = closed_offer(p, *c, dt);
         double per = std::isnan(c->counted_per_io) ? counted_ops_per_io(c->io_bytes, p.io_unit_bytes, c->pattern)
                                                    : c->counted_per_io;
-        double ops = c->in_flight / (st + c->think_time_s) * dt;
         return Stepper<ClosedSource>(p, s,
                                      ClosedSource{{ops, ops * c->io_bytes, ops * per, true}, c->in_flight, st,
                                                   c->think_time_s},
@@ -325,6 +336,22 @@ inline void apply(St& st, F&& f) {
     }
 }
 
+// Steps between two interrupt checks of a loop that steps `volumes` volumes together.
+inline std::int64_t steps_per_check(std::size_t volumes) {
+    return std::max<std::int64_t>(1, interrupt_every_volume_steps / static_cast<std::int64_t>(volumes));
+}
+
+// Calls steps(k0, k1) over [0, n) in chunks of steps_per_check(volumes) and asks `interrupt`
+// between chunks: the tight step loop itself stays free of the check.
+template <class F>
+inline void in_chunks(std::int64_t n, std::size_t volumes, const InterruptCheck& interrupt, F&& steps) {
+    const std::int64_t chunk = steps_per_check(volumes);
+    for (std::int64_t k0 = 0; k0 < n; k0 += chunk) {
+        if (k0 > 0 && interrupt && interrupt()) throw Interrupted();
+        steps(k0, std::min(n, k0 + chunk));
+    }
+}
+
 }  // namespace
 
 Simulation::Simulation(const std::vector<VolumeSpec>& volumes, double dt_s) : dt_s_(dt_s) {
@@ -355,7 +382,8 @@ void Simulation::init_volumes(const std::vector<VolumeSpec>& volumes, bool nitro
     }
 }
 
-bool Simulation::run_independent(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record) {
+bool Simulation::run_independent(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record,
+                                 const InterruptCheck& interrupt) {
     // Volumes that share no budget are independent: step each through the whole run in turn,
     // which keeps its state in registers and its source type known at compile time.
     bool ok = true;
@@ -363,11 +391,13 @@ bool Simulation::run_independent(const std::vector<Workload>& ws, std::int64_t n
         AnyStepper any = make_stepper(params_[i], state_[i], ws[i], dt_s_, r.t0_s, record ? &r.series[i] : nullptr,
                                       r.totals[i]);
         ok &= std::visit(
-            [n](auto& st) {
-                for (std::int64_t k = 0; k < n; ++k) {
-                    st.offer(k);
-                    st.commit(k, 1.0, Bound::demand);
-                }
+            [n, &interrupt](auto& st) {
+                in_chunks(n, 1, interrupt, [&st](std::int64_t k0, std::int64_t k1) {
+                    for (std::int64_t k = k0; k < k1; ++k) {
+                        st.offer(k);
+                        st.commit(k, 1.0, Bound::demand);
+                    }
+                });
                 return st.input_ok();
             },
             any);
@@ -382,7 +412,8 @@ namespace {
 // stepper type (no dispatch per volume per step) or of variants (mixed workloads).
 template <class Steppers>
 void coupled_loop(Steppers& steppers, const InstanceParams& ip, double& io_credits, double& bytes_credits,
-                  std::int64_t n, double dt, double t0, InstanceTotals& it, InstanceSeries* out) {
+                  std::int64_t n, double dt, double t0, InstanceTotals& it, InstanceSeries* out,
+                  const InterruptCheck& interrupt) {
     const std::size_t nv = steppers.size();
     InstanceBucket io(ip.baseline_iops, ip.max_iops, ip.io_capacity, ip.io_earn_idle, dt, io_credits);
     InstanceBucket by(ip.baseline_bytes_s, ip.max_bytes_s, ip.bytes_capacity, ip.bytes_earn_idle, dt, bytes_credits);
@@ -393,7 +424,16 @@ void coupled_loop(Steppers& steppers, const InstanceParams& ip, double& io_credi
     double io_cliff = it.io_cliff_time_s, bytes_cliff = it.bytes_cliff_time_s;
     std::int64_t steps_bound[n_bounds] = {0, 0, 0, 0, 0};
 
+    // Asked every `chunk` steps, as in_chunks does; a countdown costs nothing next to a step of
+    // every volume.
+    const std::int64_t chunk = steps_per_check(nv);
+    std::int64_t until_check = chunk + 1;  // not before the first step
+
     for (std::int64_t k = 0; k < n; ++k) {
+        if (--until_check == 0) {
+            until_check = chunk;
+            if (interrupt && interrupt()) throw Interrupted();
+        }
         double sum_cnt = 0, sum_bytes = 0;
         for (std::size_t i = 0; i < nv; ++i) {
             apply(steppers[i], [&](auto& st) {
@@ -470,14 +510,15 @@ void coupled_loop(Steppers& steppers, const InstanceParams& ip, double& io_credi
 // The steppers as one concrete type when every workload has the same kind.
 template <class S>
 bool try_homogeneous(std::vector<AnyStepper>& any, const InstanceParams& ip, double& io_c, double& by_c,
-                     std::int64_t n, double dt, double t0, InstanceTotals& it, InstanceSeries* out, bool& ok) {
+                     std::int64_t n, double dt, double t0, InstanceTotals& it, InstanceSeries* out,
+                     const InterruptCheck& interrupt, bool& ok) {
     for (const auto& a : any) {
         if (!std::holds_alternative<Stepper<S>>(a)) return false;
     }
     std::vector<Stepper<S>> typed;
     typed.reserve(any.size());
     for (auto& a : any) typed.push_back(std::get<Stepper<S>>(a));
-    coupled_loop(typed, ip, io_c, by_c, n, dt, t0, it, out);
+    coupled_loop(typed, ip, io_c, by_c, n, dt, t0, it, out, interrupt);
     ok = true;
     for (const auto& st : typed) ok &= st.input_ok();
     return true;
@@ -485,7 +526,8 @@ bool try_homogeneous(std::vector<AnyStepper>& any, const InstanceParams& ip, dou
 
 }  // namespace
 
-bool Simulation::run_shared(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record) {
+bool Simulation::run_shared(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record,
+                            const InterruptCheck& interrupt) {
     const InstanceParams& ip = *instance_;
     const std::size_t nv = params_.size();
     std::vector<AnyStepper> steppers;
@@ -498,10 +540,10 @@ bool Simulation::run_shared(const std::vector<Workload>& ws, std::int64_t n, Run
     InstanceSeries* out = record ? &r.instance_series : nullptr;
     bool ok = true;
     if (!try_homogeneous<OpenSource>(steppers, ip, inst_io_credits_, inst_bytes_credits_, n, dt_s_, r.t0_s, it, out,
-                                     ok) &&
+                                     interrupt, ok) &&
         !try_homogeneous<ClosedSource>(steppers, ip, inst_io_credits_, inst_bytes_credits_, n, dt_s_, r.t0_s, it,
-                                       out, ok)) {
-        coupled_loop(steppers, ip, inst_io_credits_, inst_bytes_credits_, n, dt_s_, r.t0_s, it, out);
+                                       out, interrupt, ok)) {
+        coupled_loop(steppers, ip, inst_io_credits_, inst_bytes_credits_, n, dt_s_, r.t0_s, it, out, interrupt);
         for (auto& st : steppers) ok &= std::visit([](auto& x) { return x.input_ok(); }, st);
     }
     it.io_credits_end = inst_io_credits_;
@@ -509,20 +551,67 @@ bool Simulation::run_shared(const std::vector<Workload>& ws, std::int64_t n, Run
     return ok;
 }
 
-RunResult Simulation::run(const std::vector<Workload>& workloads, std::int64_t n_steps, bool record) {
+std::size_t Simulation::checked(std::size_t i) const {
+    if (i >= params_.size()) {
+        throw std::out_of_range(fmt::format("volume index {} is out of range: the simulation has {} volume{} (0 to {})",
+                                            i, params_.size(), params_.size() == 1 ? "" : "s", params_.size() - 1));
+    }
+    return i;
+}
+
+void Simulation::check_limits(std::int64_t n_steps, bool record, const RunLimits& limits) const {
+    if (limits.max_volume_steps < 0) {
+        throw ConfigError(fmt::format("max_volume_steps={} must be >= 0", limits.max_volume_steps));
+    }
+    if (limits.max_memory_bytes < 0) {
+        throw ConfigError(fmt::format("max_memory_bytes={} must be >= 0", limits.max_memory_bytes));
+    }
+    // In double: n_steps x volumes may not fit in 64 bits.
+    const double nv = static_cast<double>(size());
+    const double work = static_cast<double>(n_steps) * nv;
+    if (work > static_cast<double>(limits.max_volume_steps)) {
+        throw LimitError(fmt::format(
+            "n_steps={} x {} volume{} = {:.4g} volume-steps exceeds max_volume_steps={:.4g} per run (at 50-100 M "
+            "volume-steps per second that is {:.3g} to {:.3g} s of CPU): split it into shorter runs on the same "
+            "Simulation (state carries over), use a coarser dt, or raise max_volume_steps",
+            n_steps, size(), size() == 1 ? "" : "s", work, static_cast<double>(limits.max_volume_steps), work / 1e8,
+            work / 5e7));
+    }
+    if (!record) return;
+    const double per_step = nv * static_cast<double>(recorded_bytes_per_volume_step) +
+                            (has_instance() ? static_cast<double>(recorded_bytes_per_instance_step) : 0.0);
+    const double bytes = static_cast<double>(n_steps) * per_step;
+    if (bytes > static_cast<double>(limits.max_memory_bytes)) {
+        throw LimitError(fmt::format(
+            "recording n_steps={} for {} volume{}{} takes {:.4g} bytes ({:g} per step), above max_memory_bytes={:.4g}: "
+            "pass record=False for totals only, use a coarser dt, split the run, or raise max_memory_bytes",
+            n_steps, size(), size() == 1 ? "" : "s", has_instance() ? " and the instance" : "", bytes, per_step,
+            static_cast<double>(limits.max_memory_bytes)));
+    }
+}
+
+RunResult Simulation::run(const std::vector<Workload>& workloads, std::int64_t n_steps, bool record,
+                          const RunLimits& limits, const InterruptCheck& interrupt) {
     if (workloads.size() != params_.size()) {
         throw ConfigError(fmt::format("workloads has {} entries but the simulation has {} volumes",
                                       workloads.size(), params_.size()));
     }
     if (n_steps < 0) throw ConfigError(fmt::format("n_steps={} must be >= 0", n_steps));
-    if (record && n_steps > max_recorded_steps) {
-        throw ConfigError(fmt::format("n_steps={} exceeds {} steps per recorded run; record fewer steps or pass "
-                                      "record=False for totals only",
-                                      n_steps, max_recorded_steps));
-    }
+    check_limits(n_steps, record, limits);
     for (std::size_t i = 0; i < workloads.size(); ++i) {
         try {
             validate_workload(workloads[i], n_steps, /*check_values=*/false);
+            if (const auto* c = std::get_if<ClosedLoop>(&workloads[i])) {
+                // The bound a trace has per step, so that totals stay finite (not NaN).
+                const ClosedOffer o = closed_offer(params_[i], *c, dt_s_);
+                if (!(o.ops_per_step <= max_demand_per_step)) {
+                    throw ConfigError(fmt::format(
+                        "in_flight={} offers {:.4g} I/Os per step (in_flight / (service time {:g} s + think time "
+                        "{:g} s) x dt {:g} s), above the {:g} per step the engine accepts (max_demand_per_step)",
+                        c->in_flight, o.ops_per_step, o.service_time_s, c->think_time_s, dt_s_,
+                        max_demand_per_step));
+                }
+            }
         } catch (const ConfigError& e) {
             if (workloads.size() == 1) throw;
             throw ConfigError(fmt::format("workload {}: {}", i, e.what()));
@@ -548,15 +637,25 @@ RunResult Simulation::run(const std::vector<Workload>& workloads, std::int64_t n
         }
     }
     // Trace values are checked inside the step loop (no extra pass over long traces). If one is
-    // bad, the run is undone and the first offender reported, as if checked up front.
+    // bad, the run is undone and the first offender reported, as if checked up front. An
+    // interrupted run is undone the same way.
     const std::vector<State> saved = state_;
     const double saved_io = inst_io_credits_, saved_bytes = inst_bytes_credits_;
-    const bool ok = has_instance() ? run_shared(workloads, n_steps, r, record)
-                                   : run_independent(workloads, n_steps, r, record);
-    if (!ok) {
+    auto undo = [&] {
         state_ = saved;
         inst_io_credits_ = saved_io;
         inst_bytes_credits_ = saved_bytes;
+    };
+    bool ok = false;
+    try {
+        ok = has_instance() ? run_shared(workloads, n_steps, r, record, interrupt)
+                            : run_independent(workloads, n_steps, r, record, interrupt);
+    } catch (...) {
+        undo();
+        throw;
+    }
+    if (!ok) {
+        undo();
         for (std::size_t i = 0; i < workloads.size(); ++i) {
             try {
                 validate_workload(workloads[i], n_steps);

@@ -21,6 +21,11 @@ std::vector<double> latency_quantiles(std::span<const double> mean_latency_s, st
     }
     detail::require_positive(service_time_s, "service_time_s");
     detail::require_positive(shape, "shape");
+    if (shape > max_service_shape) {
+        throw ConfigError(fmt::format("shape={} is above {:g}, the largest gamma shape accepted (coefficient of "
+                                      "variation 0.001: a constant service time)",
+                                      shape, max_service_shape));
+    }
     for (double q : quantiles) {
         if (!(q >= 0 && q <= 1)) throw ConfigError(fmt::format("quantile {} must be between 0 and 1", q));
     }

@@ -15,7 +15,18 @@ import sys
 from pathlib import Path
 
 import pytest
-from ebssim import Catalog, ClosedLoop, Instance, Simulation, gp3, instance, load_catalog
+from ebssim import (
+    Catalog,
+    ClosedLoop,
+    Instance,
+    NoEbsLimitsWarning,
+    Simulation,
+    gp2,
+    gp3,
+    instance,
+    load_catalog,
+    simulate,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data" / "aws"
@@ -142,11 +153,65 @@ def test_unknown_type_without_close_names():
 
 
 def test_not_ebs_optimized():
+    # The catalog has no limits for t2.micro, so there is no Instance to give ...
     assert load_catalog()["t2.micro"].ebs_optimized_support == "unsupported"
-    with pytest.raises(ValueError, match=r"'t2\.micro' is not EBS-optimized.*unsupported"):
+    with pytest.raises(ValueError, match=r"'t2\.micro' is not EBS-optimized.*unsupported.*simulate the volumes alone"):
         instance("t2.micro")
-    with pytest.raises(ValueError, match=r"not EBS-optimized"):
-        Simulation([gp3(100)], instance="t2.micro")
+    # ... but a Simulation on it runs its volumes alone, and says so once.
+    with pytest.warns(NoEbsLimitsWarning, match=r"'t2\.micro'.*no EBS limits.*simulated alone") as caught:
+        sim = Simulation([gp3(100)], instance="t2.micro")
+    assert len(caught) == 1
+    assert sim.instance is None
+
+
+# Every type in the shipped catalog without EbsOptimizedInfo (moto's snapshot): t1.micro,
+# t2.*, m1.*, c3.*, i2.8xlarge, ...
+UNSUPPORTED = sorted(n for n, r in load_catalog().items() if r.ebs_optimized_support == "unsupported")
+
+
+def test_no_ebs_limits_warning_is_a_public_user_warning():
+    import ebssim
+
+    assert ebssim.NoEbsLimitsWarning is NoEbsLimitsWarning
+    assert "NoEbsLimitsWarning" in ebssim.__all__
+    assert issubclass(NoEbsLimitsWarning, UserWarning)
+
+
+@pytest.mark.parametrize("name", ["t2.micro", "t1.micro", "m1.small", "c3.large", "i2.8xlarge"])
+def test_unsupported_types_simulate_the_volume_alone(name):
+    assert name in UNSUPPORTED
+    # 100 GiB gp2 at queue depth 32 for 2,700 s, as without an instance: 3,000 IOPS until the
+    # bucket empties at 5.4e6 / (3,000 - 300) = 2,000 s, then the 300 IOPS baseline.
+    with pytest.warns(NoEbsLimitsWarning, match=re.escape(repr(name))) as caught:
+        r = simulate(gp2(100), ClosedLoop(32, "4k"), duration_s=2700, instance=name)
+    assert len(caught) == 1
+    # The warning points at the caller's line, not into ebssim.
+    assert caught[0].filename == __file__
+    assert r.cliff_time_s == pytest.approx(2000.0)
+    assert r.iops[0] == pytest.approx(3000.0)
+    assert r.iops[-1] == pytest.approx(300.0)
+
+
+def test_unsupported_type_run_has_no_instance_result():
+    with pytest.warns(NoEbsLimitsWarning):
+        sim = Simulation([gp3(100), gp3(100)], instance="t2.micro")
+    # Two gp3 volumes at 3,000 IOPS each: no instance limit applies (a t2.micro has none published).
+    run = sim.run([ClosedLoop(64, "16k")] * 2, 10)
+    assert run.instance is None
+    assert [float(r.mean_iops) for r in run] == pytest.approx([3000.0, 3000.0])
+
+
+def test_every_unsupported_type_is_accepted_with_one_warning():
+    assert len(UNSUPPORTED) == 19
+    for name in UNSUPPORTED:
+        with pytest.warns(NoEbsLimitsWarning) as caught:
+            Simulation([gp3(100)], instance=name)
+        assert len(caught) == 1, name
+
+
+def test_unknown_type_is_still_an_error_not_a_warning():
+    with pytest.raises(ValueError, match=r"'t2\.mikro' is not in the catalog.*did you mean t2\.micro"):
+        Simulation([gp3(100)], instance="t2.mikro")
 
 
 # --------------------------------------------------------------------------------------------

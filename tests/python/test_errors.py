@@ -352,9 +352,10 @@ def test_closed_form_burst_balance_out_of_range(pct, shown):
 
 @pytest.mark.parametrize("iops, shown", [(-1, "-1"), (NAN, "nan"), (INF, "inf")])
 def test_closed_form_bad_iops(iops, shown):
-    with raises(rf"counted_iops={re.escape(shown)}\b"):
+    # The message names the argument the caller passed (iops), not the core's counted_iops.
+    with raises(rf"^iops={re.escape(shown)}\b"):
         ebssim.burst_duration_s(gp2(100), iops)
-    with raises(rf"counted_iops={re.escape(shown)}\b"):
+    with raises(rf"^iops={re.escape(shown)}\b"):
         ebssim.refill_time_s(gp2(100), iops)
 
 
@@ -385,3 +386,225 @@ def test_valid_boundaries_do_not_raise():
     assert not math.isnan(r.mean_iops)
     r = simulate(gp2(100), OpenLoop([0.0, 5.0], [0.0, 0.0]))  # I/Os without bytes are allowed
     assert r.totals["served_ops"] == pytest.approx(5.0)
+
+
+# --------------------------------------------------------------------------------------------
+# Wrong types: bools, strings and None are not numbers (numpy scalars are)
+# --------------------------------------------------------------------------------------------
+
+
+def _gp2_run(**kw):
+    return simulate(gp2(100), ClosedLoop(1, "4k"), **{"duration_s": 2, **kw})
+
+
+@pytest.mark.parametrize(
+    "make, field, shown",
+    [
+        (lambda: gp2(True), "size_gib", "True"),
+        (lambda: gp2(np.True_), "size_gib", "np.True_"),
+        (lambda: gp2("100"), "size_gib", "'100'"),
+        (lambda: gp2(None), "size_gib", "None"),
+        (lambda: gp3(100, iops="4000"), "iops", "'4000'"),
+        (lambda: gp3(100, throughput_mib_s=True), "throughput_mib_s", "True"),
+        (lambda: gp2(100, burst_balance_pct="50"), "burst_balance_pct", "'50'"),
+        (lambda: gp2(100, latency_ms=False), "latency_ms", "False"),
+        (lambda: ClosedLoop("4"), "in_flight", "'4'"),
+        (lambda: ClosedLoop(True), "in_flight", "True"),
+        (lambda: ClosedLoop(4, read_fraction=True), "read_fraction", "True"),
+        (lambda: ClosedLoop(4, service_time_ms="1"), "service_time_ms", "'1'"),
+        (lambda: ClosedLoop(4, think_time_ms=None), "think_time_ms", "None"),
+        (lambda: OpenLoop([1.0], [4096.0], read_fraction="1"), "read_fraction", "'1'"),
+        (lambda: OpenLoop.constant(True, "4k", 10), "iops", "True"),
+        (lambda: OpenLoop.constant(100, "4k", "10"), "duration_s", "'10'"),
+        (lambda: _gp2_run(duration_s=True), "duration_s", "True"),
+        (lambda: _gp2_run(duration_s="2"), "duration_s", "'2'"),
+        (lambda: _gp2_run(dt=None), "dt", "None"),
+        (lambda: _gp2_run(dt=True), "dt", "True"),
+        (lambda: _gp2_run(record="no"), "record", "'no'"),
+        (lambda: Simulation([gp2(100)], dt="1"), "dt", "'1'"),
+        (lambda: ebssim.burst_duration_s(gp2(100), None), "iops", "None"),
+        (lambda: ebssim.burst_duration_s(gp2(100), "3000"), "iops", "'3000'"),
+        (lambda: ebssim.refill_time_s(gp2(100), True), "iops", "True"),
+        (lambda: ebssim.burst_duration_s(gp2(100), burst_balance_pct="5"), "burst_balance_pct", "'5'"),
+        (lambda: ebssim.instance("m5.large", burst_s="900"), "burst_s", "'900'"),
+        (lambda: ebssim.instance("m5.large", max_iops=True), "max_iops", "True"),
+        (lambda: ebssim.instance("m5.large", nitro="yes"), "nitro", "'yes'"),
+    ],
+)
+def test_bools_strings_and_none_are_not_numbers(make, field, shown):
+    with raises(rf"^{field}={re.escape(shown)} must be"):
+        make()
+
+
+def test_numpy_scalars_are_numbers():
+    assert gp2(np.int64(100)).baseline_iops == 300  # 3 x 100
+    v = gp3(np.float32(100), iops=np.int32(4000), throughput_mib_s=np.float64(250))
+    assert (v.max_iops, v.max_throughput_mib_s) == (4000, 250)
+    assert str(v) == "gp3 100 GiB (4000 IOPS, 250 MiB/s)"
+    r = simulate(gp2(100), ClosedLoop(np.int64(32), "4k"), duration_s=np.float64(10), dt=np.float64(1))
+    assert r.n_steps == 10 and r.iops[0] == pytest.approx(3000.0)
+    # 5.4e6 / (3,000 - 300) = 2,000 s
+    assert ebssim.burst_duration_s(gp2(100), np.float64(3000)) == pytest.approx(2000.0)
+
+
+def test_str_of_a_volume_never_raises():
+    # gp2("100") used to build and then fail in str(); now it cannot be built.
+    with raises(r"size_gib='100'"):
+        gp2("100")
+    assert str(gp2(np.int16(100))).startswith("gp2 100 GiB")
+
+
+# --------------------------------------------------------------------------------------------
+# Steps that do not fit, indices, shapes
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "duration, dt, shown",
+    [(1, 1e-300, r"duration_s=1 at dt=1e-300 is 1e\+300 steps"), (1e19, 1.0, r"duration_s=1e\+19 at dt=1.0")],
+)
+def test_more_steps_than_can_be_counted(duration, dt, shown):
+    # Beyond 2^53 steps a float duration cannot tell n from n + 1 steps (was pybind11's TypeError).
+    with raises(rf"{shown}.*2\^53.*coarser dt"):
+        simulate(gp2(100), ClosedLoop(1, "4k"), duration_s=duration, dt=dt)
+
+
+def test_credits_index_out_of_range():
+    sim = Simulation([gp2(100), gp3(100)])
+    assert sim.credits(0) == 5.4e6
+    assert sim.credits(1) == 0.0  # gp3 has no bucket
+    assert sim.credits(-2) == 5.4e6  # from the end, as for a list
+    for i in (2, 5, -3):
+        with pytest.raises(IndexError, match=rf"^volume index {i} is out of range: the simulation has 2 volumes$"):
+            sim.credits(i)
+    with pytest.raises(IndexError, match=r"has 1 volume$"):
+        Simulation([gp2(100)]).credits(5)
+    for bad in (1.0, True, "0"):
+        with raises(rf"^i={re.escape(repr(bad))} must be a volume index"):
+            sim.credits(bad)
+
+
+def test_latency_shape_above_the_bound():
+    r = simulate(gp3(100), ClosedLoop(32, "4k"), duration_s=10)
+    with raises(r"^shape=1000000000000 is above 1e\+06"):
+        r.latency_percentiles(shape=1e12)
+    with raises(r"^shape=True must be a number"):
+        r.latency_percentiles(shape=True)
+    with raises(r"^percentiles\[1\]='99' must be a number"):
+        r.latency_percentiles([50, "99"])
+    with raises(r"^percentiles=50 must be a sequence"):
+        r.latency_percentiles(50)  # type: ignore[arg-type]
+    # At the bound the service time is all but constant: every I/O takes the mean latency of its
+    # step, 32 / 3,000 s (Little's law, 3,000 IOPS cap) = 10.667 ms, to 0.1 %.
+    p = r.latency_percentiles([50], shape=1e6)
+    assert p[50] == pytest.approx(32 / 3000 * 1e3, rel=1e-3)
+
+
+# --------------------------------------------------------------------------------------------
+# Values that used to give NaN or inf instead of an error
+# --------------------------------------------------------------------------------------------
+
+
+def test_in_flight_beyond_the_per_step_demand_bound():
+    # 1e308 I/Os / 0.5038 ms is infinite: the totals were NaN.
+    with raises(r"^in_flight=1e\+308 offers inf I/Os per step.*1e\+15 per step.*max_demand_per_step"):
+        simulate(gp2(100), ClosedLoop(1e308, "4k"), duration_s=2)
+    # With a 1 s service time and 1 s steps a loop offers in_flight I/Os per step: 1e15 is the
+    # bound itself (accepted, finite totals), 2e15 is above it.
+    r = simulate(gp3(100), ClosedLoop(1e15, "4k", service_time_ms=1000), duration_s=2)
+    assert r.totals["served_ops"] == pytest.approx(6000.0)  # gp3's 3,000 IOPS for 2 s
+    assert math.isfinite(r.totals["demanded_ops"]) and math.isfinite(r.mean_latency_ms)
+    with raises(r"^in_flight=2000000000000000 offers 2e\+15 I/Os per step"):
+        simulate(gp3(100), ClosedLoop(2e15, "4k", service_time_ms=1000), duration_s=2)
+
+
+@pytest.mark.parametrize(
+    "ops, pattern",
+    [
+        (np.array([1.0 + 1.0j, 2.0]), r"^ops must be a 1-D array of numbers .*complex128"),
+        (np.array([True, False]), r"^ops must be a 1-D array of numbers .*bool"),
+        (np.array(["1", "2"]), r"^ops must be a 1-D array of numbers .*<U1"),
+        (np.array([1.0, None], dtype=object), r"^ops must be a 1-D array of numbers .*object"),
+        (np.ma.masked_array([1.0, 2.0], mask=[False, True]), r"^ops is a masked array with 1 masked values"),
+        (np.array([]), r"^ops is empty: a trace needs at least one step"),
+        ([], r"^ops is empty"),
+    ],
+    ids=["complex", "bool", "str", "object", "masked", "empty-array", "empty-list"],
+)
+def test_trace_arrays_that_would_lose_information(ops, pattern):
+    with raises(pattern):
+        OpenLoop(ops, [4096.0] * len(ops))
+
+
+def test_masked_array_without_masked_values_is_its_data():
+    plain = simulate(gp2(100), OpenLoop([1000.0, 4000.0], [4096e3, 4096 * 4000.0]))
+    masked = simulate(
+        gp2(100), OpenLoop(np.ma.masked_array([1000.0, 4000.0]), np.ma.masked_array([4096e3, 4096 * 4000.0]))
+    )
+    np.testing.assert_array_equal(plain.iops, masked.iops)
+
+
+@pytest.mark.parametrize("iops, shown", [(NAN, "nan"), (-5, "-5"), (INF, "inf")])
+def test_closed_forms_reject_bad_iops_even_without_a_bucket(iops, shown):
+    # gp3 has no bucket, so the answer was inf whatever the demand.
+    with raises(rf"^iops={shown} must be a finite number"):
+        ebssim.burst_duration_s(gp3(100), iops)
+    with raises(rf"^iops={shown} must be a finite number"):
+        ebssim.refill_time_s(gp3(100), iops)
+    assert ebssim.burst_duration_s(gp3(100), 3000) == INF  # a good demand still gives inf
+    with raises(r"^burst_balance_pct=nan"):
+        ebssim.burst_duration_s(gp3(100), 3000, burst_balance_pct=NAN)
+    with raises(r"^volume='gp2' must be an ebssim.Volume"):
+        ebssim.burst_duration_s("gp2", 3000)  # type: ignore[arg-type]
+
+
+def test_window_bounds():
+    r = simulate(gp2(100), ClosedLoop(32, "4k"), duration_s=10)
+    span = r"\(the run spans 0 to 10 s in steps of 1 s\)"
+    with raises(rf"^start_s=nan, end_s=5: both must be finite.*{span}"):
+        r.window(NAN, 5)
+    with raises(rf"^start_s=0, end_s=inf: both must be finite.*{span}"):
+        r.window(0, INF)
+    with raises(rf"^start_s=8 is after end_s=2 {span}"):
+        r.window(8, 2)
+    with raises(r"^start_s='0' must be a time in seconds"):
+        r.window("0", 5)
+    # In order and finite: steps 0..4 at 3,000 IOPS (the burst cap).
+    assert r.window(0, 5)["iops"] == pytest.approx(3000.0)
+
+
+# --------------------------------------------------------------------------------------------
+# Messages that named the wrong thing
+# --------------------------------------------------------------------------------------------
+
+
+def test_missing_size_is_named_as_none_not_nan():
+    with raises(r"^size_gib=None must be a size in GiB"):
+        Volume("gp2", None)  # type: ignore[arg-type]
+
+
+def test_instance_override_nan_names_the_field():
+    # Was "max_iops is missing: the instance is not EBS-optimized".
+    with raises(r"^max_iops=nan must be a finite number$"):
+        ebssim.instance("m5.large", max_iops=NAN)
+    with raises(r"^baseline_mb_s=nan"):
+        ebssim.Instance("x", 1000, 2000, NAN, 100)
+
+
+def test_sequences_of_volumes_and_workloads():
+    with raises(r"^volumes=.*must be a sequence of ebssim.Volume"):
+        Simulation(gp2(100))  # type: ignore[arg-type]
+    sim = Simulation([gp2(100)])
+    with raises(r"^workloads=.*must be a sequence with one workload per volume"):
+        sim.run(ClosedLoop(1, "4k"), 1)  # type: ignore[arg-type]
+    with raises(r"^figsize=\(9,\) must be \(width, height\)"):
+        ebssim.plot(simulate(gp2(100), Idle(), duration_s=2), figsize=(9,))  # type: ignore[arg-type]
+    with raises(r"^figsize height='7' must be a number of inches"):
+        ebssim.plot(simulate(gp2(100), Idle(), duration_s=2), figsize=(9, "7"))  # type: ignore[arg-type]
+
+
+def test_service_time_takes_a_number_of_bytes():
+    # 0.5 ms + 4,096 / 2^30 s
+    assert gp2(100).service_time_s(4096) == pytest.approx(0.5e-3 + 4096 / 2**30)
+    with raises(r"^io_bytes='4096' must be a number of bytes"):
+        gp2(100).service_time_s("4096")  # type: ignore[arg-type]

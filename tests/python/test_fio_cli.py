@@ -427,7 +427,6 @@ def test_options_that_do_not_change_the_model_are_accepted(cli: Any) -> None:
     [
         (["--volume", "/dev/x=gp3", "missing.fio"], ["missing.fio"]),
         (["--volume", "/dev/x=gp3", "--instance", "m5.huge", RUN_X], ["m5.huge", "m5.large"]),
-        (["--volume", "/dev/x=gp3", "--instance", "t2.micro", RUN_X], ["t2.micro"]),
         ([RUN_X], ["--volume"]),
         (["--volume", "/dev/x=gp3", "--dt", "0", RUN_X], ["dt"]),
         (["--volume", "/dev/x=gp3", "fio"], ["no jobs"]),
@@ -435,3 +434,13 @@ def test_options_that_do_not_change_the_model_are_accepted(cli: Any) -> None:
 )
 def test_other_errors(cli: Any, args: List[str], needles: List[str]) -> None:
     assert_one_line_error(*cli(*args), *needles)
+
+
+def test_instance_without_ebs_limits_simulates_the_volumes_alone(tmp_path: Path) -> None:
+    # t2.micro publishes no EBS limits: the volume runs alone (psync, one I/O in flight on 8 GiB
+    # gp3: 1 / 0.503815 ms = 1,985 IOPS), and stderr says why no instance limit applied.
+    proc = ebssim_fio(["--volume", "/dev/x=gp3", "--instance", "t2.micro", RUN_X], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "read: IOPS=1985" in proc.stdout
+    assert "t2.micro" in proc.stderr and "no EBS limits" in proc.stderr
+    assert "Traceback" not in proc.stderr

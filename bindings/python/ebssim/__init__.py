@@ -8,8 +8,9 @@
 
 from __future__ import annotations
 
+from ._limits import LimitError, Limits, limits
 from .burst import burst_duration_s, cliff_time_s, refill_time_s
-from .instances import SHARE_POLICIES, Catalog, Instance, instance, load_catalog
+from .instances import SHARE_POLICIES, Catalog, Instance, NoEbsLimitsWarning, instance, load_catalog
 from .plot import plot
 from .simulation import BOUND_NAMES, InstanceResult, RunResult, Simulation, VolumeResult, simulate
 from .volumes import VOLUME_TYPES, Volume, gp2, gp3, io1, io2, sc1, st1, standard
@@ -26,6 +27,9 @@ __all__ = [
     "InstanceResult",
     "ClosedLoop",
     "Idle",
+    "LimitError",
+    "Limits",
+    "NoEbsLimitsWarning",
     "OpenLoop",
     "RunResult",
     "Simulation",
@@ -39,6 +43,7 @@ __all__ = [
     "instance",
     "io1",
     "io2",
+    "limits",
     "load_catalog",
     "sc1",
     "st1",

@@ -143,12 +143,24 @@ class InstanceParams:
 
 def make_instance(spec: InstanceSpec) -> InstanceParams: ...
 
+class LimitError(ValueError): ...
+
+default_max_volume_steps: int
+default_max_memory_bytes: int
+
 class Simulation:
     @overload
     def __init__(self, volumes: list[VolumeSpec], dt_s: float = ...) -> None: ...
     @overload
     def __init__(self, volumes: list[VolumeSpec], instance: InstanceSpec, dt_s: float = ...) -> None: ...
-    def run(self, workloads: list[Any], n_steps: int, record: bool = ...) -> dict[str, Any]: ...
+    def run(
+        self,
+        workloads: list[Any],
+        n_steps: int,
+        record: bool = ...,
+        max_volume_steps: int = ...,
+        max_memory_bytes: int = ...,
+    ) -> dict[str, Any]: ...
     @property
     def size(self) -> int: ...
     @property

@@ -1,13 +1,52 @@
-"""Size parsing shared by the public API (``"4k"``, ``"1MiB"``, ``4096``)."""
+"""Argument checks shared by the public API: numbers, flags, indices and sizes (``"4k"``, ``4096``)."""
 
 from __future__ import annotations
 
 import math
 import numbers
 import re
-from typing import Union
+from typing import Any, Union
+
+from numpy import bool_ as np_bool
 
 SizeLike = Union[int, float, str]
+
+
+def real(value: Any, field: str, what: str = "a number") -> float:
+    """``value`` as a float, for a numeric field of the public API.
+
+    Python and numpy integers and floats are numbers; ``True``, ``"100"``, ``None``, complex
+    numbers and arrays are not, and are a ValueError naming the field: a bool would silently be
+    0 or 1 (``gp2(True)`` a 1 GiB volume), a string parsed here would hide a typo. NaN and
+    infinities pass: each field checks its own range.
+
+    >>> real(3, "iops")
+    3.0
+    >>> real("3", "iops")
+    Traceback (most recent call last):
+    ...
+    ValueError: iops='3' must be a number, not str
+    """
+    # numbers.Real covers int, float, Fraction and numpy's integer and float scalars; bool is an
+    # int subclass, so it is excluded by name (numpy's bool_ is not a numbers.Real).
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{field}={value!r} must be {what}, not {type(value).__name__}")
+    return float(value)
+
+
+def flag(value: Any, field: str) -> bool:
+    """``value`` as a bool; only ``True`` and ``False`` (Python's or numpy's) are flags."""
+    if not isinstance(value, (bool, np_bool)):
+        raise ValueError(f"{field}={value!r} must be True or False")
+    return bool(value)
+
+
+def integer(value: Any, field: str, what: str = "an integer") -> int:
+    """``value`` as an int: Python and numpy integers, not bools or floats."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{field}={value!r} must be {what}, not {type(value).__name__}")
+    return int(value)
+
 
 KiB = 1024
 MiB = 1024**2

@@ -6,6 +6,7 @@ import math
 from typing import Optional
 
 from . import _core
+from ._units import real
 from .volumes import Volume
 from .workloads import ClosedLoop
 
@@ -15,10 +16,22 @@ __all__ = ["burst_duration_s", "refill_time_s", "cliff_time_s"]
 def _credits(volume: Volume, burst_balance_pct: Optional[float], default: float) -> float:
     if burst_balance_pct is None:
         return default
-    pct = float(burst_balance_pct)
+    pct = real(burst_balance_pct, "burst_balance_pct", "a percentage")
     if not math.isfinite(pct) or not 0 <= pct <= 100:
         raise ValueError(f"burst_balance_pct={burst_balance_pct!r} must be between 0 and 100")
     return volume.credit_capacity * pct / 100.0
+
+
+def _demand(volume: Volume, iops: float, burst_balance_pct: Optional[float]) -> float:
+    """The checked arguments of a closed form, before any shortcut (a type without a bucket
+    answers inf whatever the demand, which must not let a NaN or negative demand through)."""
+    if not isinstance(volume, Volume):
+        raise ValueError(f"volume={volume!r} must be an ebssim.Volume")
+    v = real(iops, "iops", "a number of I/Os per second")
+    if not (math.isfinite(v) and v >= 0):
+        raise ValueError(f"iops={iops!r} must be a finite number of EBS-counted I/Os per second >= 0")
+    _credits(volume, burst_balance_pct, 0.0)
+    return v
 
 
 def burst_duration_s(volume: Volume, iops: float = 3000.0, *, burst_balance_pct: Optional[float] = None) -> float:
@@ -28,10 +41,11 @@ def burst_duration_s(volume: Volume, iops: float = 3000.0, *, burst_balance_pct:
     drains the bucket. Starts from the volume's initial balance unless ``burst_balance_pct``
     is given. A 100 GiB gp2 volume at 3,000 IOPS: 5.4e6 / (3,000 - 300) = 2,000 s.
     """
+    demand = _demand(volume, iops, burst_balance_pct)
     if volume.credit_capacity <= 0:
         return math.inf
     credits = _credits(volume, burst_balance_pct, volume.initial_credits)
-    return float(_core.burst_duration_s(volume._params, float(iops), credits))
+    return float(_core.burst_duration_s(volume._params, demand, credits))
 
 
 def refill_time_s(volume: Volume, iops: float = 0.0, *, burst_balance_pct: float = 0.0) -> float:
@@ -39,10 +53,11 @@ def refill_time_s(volume: Volume, iops: float = 0.0, *, burst_balance_pct: float
 
     ``(capacity - credits) / (baseline - iops)``; a 100 GiB gp2 at rest: 5.4e6 / 300 = 18,000 s.
     """
+    demand = _demand(volume, iops, burst_balance_pct)
     if volume.credit_capacity <= 0:
         return math.inf
     credits = _credits(volume, burst_balance_pct, 0.0)
-    return float(_core.refill_time_s(volume._params, float(iops), credits))
+    return float(_core.refill_time_s(volume._params, demand, credits))
 
 
 def counted_iops(volume: Volume, workload: ClosedLoop, *, with_credits: bool = True) -> float:

@@ -6,16 +6,38 @@ from __future__ import annotations
 import csv
 import difflib
 import json
+import math
+import warnings
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, Mapping, Optional, Union
 
 from . import _core
+from ._units import flag, real
 
-__all__ = ["Instance", "Catalog", "instance", "load_catalog", "SHARE_POLICIES"]
+__all__ = ["Instance", "Catalog", "instance", "load_catalog", "SHARE_POLICIES", "NoEbsLimitsWarning"]
 
 SHARE_POLICIES = ("proportional", "fair")
+
+
+class NoEbsLimitsWarning(UserWarning):
+    """An instance type for which AWS publishes no EBS limits (it is not EBS-optimized, e.g.
+    t2.micro): ``simulate`` and ``Simulation`` simulate its volumes alone, without an instance
+    limit, and say so with this warning."""
+
+
+# Numeric fields of Instance, in order.
+_NUMERIC = (
+    "baseline_iops",
+    "max_iops",
+    "baseline_mb_s",
+    "max_mb_s",
+    "burst_s",
+    "refill_s",
+    "io_balance_pct",
+    "byte_balance_pct",
+)
 
 
 @dataclass(frozen=True)
@@ -60,6 +82,13 @@ class Instance:
     _params: Any = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise ValueError(f"name={self.name!r} must be a string")
+        for f in _NUMERIC:
+            # The core reads NaN as "not published"; a NaN given here is a mistake to name.
+            if math.isnan(real(getattr(self, f), f)):
+                raise ValueError(f"{f}=nan must be a finite number")
+        flag(self.nitro, "nitro")
         if self.share not in SHARE_POLICIES:
             raise ValueError(f"share={self.share!r} must be one of {', '.join(SHARE_POLICIES)}")
         object.__setattr__(self, "_params", _core.make_instance(self._spec()))
@@ -112,6 +141,11 @@ def _num(x: Any) -> Optional[float]:
     return None if x in ("", None) else float(x)
 
 
+def _publishes_limits(r: _Row) -> bool:
+    """Whether AWS publishes EBS limits for the type (EbsOptimizedInfo)."""
+    return r.ebs_optimized_support != "unsupported" and r.max_iops is not None
+
+
 class Catalog(Mapping[str, _Row]):
     """Instance types by name. ``catalog["m5.large"]`` is a raw row; :meth:`instance` builds an
     :class:`Instance` and explains unknown or non-EBS-optimized types."""
@@ -142,10 +176,12 @@ class Catalog(Mapping[str, _Row]):
         if not isinstance(name, str) or name not in self._rows:
             raise ValueError(self._unknown(str(name)))
         r = self._rows[name]
-        if r.ebs_optimized_support == "unsupported" or r.max_iops is None:
+        if not _publishes_limits(r):
             raise ValueError(
                 f"instance type {name!r} is not EBS-optimized (EbsOptimizedSupport: "
-                f"{r.ebs_optimized_support}): AWS publishes no EBS limits for it to simulate"
+                f"{r.ebs_optimized_support}): AWS publishes no EBS limits for it, so there is no Instance; "
+                f"simulate(..., instance={name!r}) and Simulation(..., instance={name!r}) simulate the "
+                f"volumes alone"
             )
         assert r.baseline_iops is not None and r.baseline_mb_s is not None and r.max_mb_s is not None
         fields: Dict[str, Any] = {
@@ -238,6 +274,35 @@ def instance(name: str, **overrides: Any) -> Instance:
     """The :class:`Instance` for an instance type from the shipped catalog, e.g. ``instance("m5.large")``.
 
     Keyword arguments override its fields (``burst_s``, ``refill_s``, ``share``, balances, ...).
-    An unknown name is a ValueError that suggests the closest names.
+    An unknown name is a ValueError that suggests the closest names; so is a type for which AWS
+    publishes no EBS limits (pass its name to ``simulate`` or ``Simulation`` instead).
+
+    >>> print(instance("m5.large"))
+    m5.large (EBS 18,750 IOPS / 593.75 MB/s burst, 3,600 IOPS / 81.25 MB/s baseline)
     """
     return load_catalog().instance(name, **overrides)
+
+
+def _resolve_instance(instance: Union[Instance, str, None], stacklevel: int = 1) -> Optional[Instance]:
+    """What ``instance=`` of simulate and Simulation means: an Instance, a catalog name, or None.
+
+    A catalog type without published EBS limits gives None (the volumes run alone) and one
+    NoEbsLimitsWarning, attributed ``stacklevel`` frames above the caller, as warnings.warn counts.
+    """
+    if instance is None or isinstance(instance, Instance):
+        return instance
+    if not isinstance(instance, str):
+        raise ValueError(
+            f"instance={instance!r} must be an ebssim.Instance or an instance type name, got {type(instance).__name__}"
+        )
+    cat = load_catalog()
+    row = cat._rows.get(instance)
+    if row is not None and not _publishes_limits(row):
+        warnings.warn(
+            f"instance type {instance!r} is not EBS-optimized (EbsOptimizedSupport: {row.ebs_optimized_support}): "
+            f"AWS publishes no EBS limits for it, so its volumes are simulated alone, without an instance limit",
+            NoEbsLimitsWarning,
+            stacklevel=stacklevel + 1,
+        )
+        return None
+    return cat.instance(instance)

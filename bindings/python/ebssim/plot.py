@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Optional, Sequence, Union
 
 import numpy as np
 
+from ._units import real
 from .simulation import VolumeResult
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -44,6 +46,15 @@ def plot(
     rs = [results] if isinstance(results, VolumeResult) else list(results)
     if not rs:
         raise ValueError("results is empty: pass at least one VolumeResult")
+    for i, r in enumerate(rs):
+        if not isinstance(r, VolumeResult):
+            raise ValueError(f"results[{i}]={r!r} must be a VolumeResult (e.g. simulate(...) or run[0])")
+    if not (isinstance(figsize, (tuple, list)) and len(figsize) == 2):
+        raise ValueError(f"figsize={figsize!r} must be (width, height) in inches")
+    for name, v in zip(("width", "height"), figsize):
+        inches = real(v, f"figsize {name}", "a number of inches")
+        if not (math.isfinite(inches) and inches > 0):
+            raise ValueError(f"figsize {name}={v!r} must be a positive, finite number of inches")
     for r in rs:
         if r.iops.shape[0] == 0 and r.n_steps > 0:
             raise ValueError("a result was run with record=False and has no per-step series to plot")

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import math
+import numbers
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Union, overload
 
 import numpy as np
 import numpy.typing as npt
 
-from . import _core
-from .instances import Instance
-from .instances import instance as _catalog_instance
+from . import _core, _limits
+from ._units import flag, integer, real
+from .instances import Instance, _resolve_instance
 from .volumes import Volume
-from .workloads import ClosedLoop, Idle, OpenLoop, Workload, _steps
+from .workloads import ClosedLoop, Idle, OpenLoop, Workload, _dt, _steps
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -151,7 +153,10 @@ class VolumeResult:
         """
         if self.iops.shape[0] != self.n_steps:
             raise ValueError("this result was run with record=False and has no per-step series")
-        ps = [float(p) for p in percentiles]
+        if isinstance(percentiles, (numbers.Number, str)):
+            raise ValueError(f"percentiles={percentiles!r} must be a sequence of numbers, e.g. (50, 99)")
+        ps = [real(p, f"percentiles[{i}]") for i, p in enumerate(percentiles)]
+        shape = real(shape, "shape")
         for p in ps:
             if not 0.0 <= p <= 100.0:
                 raise ValueError(f"percentile {p!r} must be between 0 and 100")
@@ -161,11 +166,22 @@ class VolumeResult:
         return {p: float(v) * 1e3 for p, v in zip(ps, q)}
 
     def window(self, start_s: float, end_s: float) -> Dict[str, float]:
-        """Mean IOPS, throughput and I/O-weighted mean latency for steps starting in [start_s, end_s)."""
+        """Mean IOPS, throughput and I/O-weighted mean latency for steps starting in [start_s, end_s).
+
+        ``start_s`` and ``end_s`` are finite, in order, in simulated seconds like :attr:`time_s`.
+        A window in which no step starts has no numbers (NaN), nor has latency where no I/O completed.
+        """
         if self.iops.shape[0] != self.n_steps:
             raise ValueError("this result was run with record=False and has no per-step series")
+        start = real(start_s, "start_s", "a time in seconds")
+        end = real(end_s, "end_s", "a time in seconds")
+        span = f"the run spans {self.t0_s:g} to {self.t0_s + self.n_steps * self.dt_s:g} s in steps of {self.dt_s:g} s"
+        if not (math.isfinite(start) and math.isfinite(end)):
+            raise ValueError(f"start_s={start_s!r}, end_s={end_s!r}: both must be finite times in seconds ({span})")
+        if start > end:
+            raise ValueError(f"start_s={start_s!r} is after end_s={end_s!r} ({span})")
         t = self.time_s
-        sel = (t >= start_s) & (t < end_s)
+        sel = (t >= start) & (t < end)
         ops = self.iops[sel] * self.dt_s
         done = ops > 0
         served = float(ops.sum())
@@ -320,29 +336,40 @@ class Simulation:
     """Volumes stepped together with a fixed step ``dt``. State (credits, backlog, clock) carries
     from one :meth:`run` to the next, so phases and rests are consecutive runs.
 
+    ``instance`` attaches the volumes to an instance type (an :class:`Instance`, or a name from
+    the shipped catalog) whose EBS budget they share. A type for which AWS publishes no EBS
+    limits (not EBS-optimized, e.g. ``"t2.micro"``) simulates the volumes alone and emits a
+    :class:`NoEbsLimitsWarning`.
+
+    A 100 GiB gp2 volume bursts at 3,000 IOPS for 5.4e6 / (3,000 - 300) = 2,000 s, then holds
+    its 300 IOPS baseline with an empty bucket; resting earns 300 credits per second:
+
+    >>> from ebssim import ClosedLoop, Simulation, gp2
     >>> sim = Simulation([gp2(100)])
     >>> burst = sim.run([ClosedLoop(32, "4k")], duration_s=2700)
-    >>> rest = sim.rest(600)   # earns 300 credits per second
+    >>> burst[0].cliff_time_s
+    2000.0
+    >>> rest = sim.rest(600)
+    >>> sim.credits(0)   # 600 x 300
+    180000.0
+    >>> sim.time_s
+    3300.0
     """
 
     def __init__(
         self, volumes: Sequence[Volume], dt: float = 1.0, *, instance: Union[Instance, str, None] = None
     ) -> None:
+        if isinstance(volumes, (Volume, str)) or not isinstance(volumes, Iterable):
+            raise ValueError(f"volumes={volumes!r} must be a sequence of ebssim.Volume, e.g. [ebssim.gp3(100)]")
         vols = list(volumes)
         if not vols:
             raise ValueError("volumes is empty: a simulation needs at least one volume")
         for i, v in enumerate(vols):
             if not isinstance(v, Volume):
                 raise ValueError(f"volumes[{i}] must be an ebssim.Volume, got {type(v).__name__}")
-        _steps(dt, dt)  # validates dt
         self.volumes = vols
-        self.dt = float(dt)
-        if isinstance(instance, str):
-            instance = _catalog_instance(instance)
-        if instance is not None and not isinstance(instance, Instance):
-            raise ValueError(
-                f"instance must be an ebssim.Instance or an instance type name, got {type(instance).__name__}"
-            )
+        self.dt = _dt(dt)
+        instance = _resolve_instance(instance, stacklevel=2)
         self.instance: Optional[Instance] = instance
         specs = [v._spec() for v in vols]
         if instance is None:
@@ -356,16 +383,39 @@ class Simulation:
         return float(self._sim.time_s)
 
     def credits(self, i: int = 0) -> float:
-        return float(self._sim.credits(i))
+        """Credits in volume ``i``'s bucket now (I/O credits; MiB on st1 and sc1; 0 without one).
+
+        ``i`` indexes :attr:`volumes` (negative from the end); outside them is an IndexError.
+        """
+        n = len(self.volumes)
+        k = integer(i, "i", "a volume index")
+        if not -n <= k < n:
+            raise IndexError(f"volume index {k} is out of range: the simulation has {n} volume{'s' * (n != 1)}")
+        return float(self._sim.credits(k % n))
 
     def run(
-        self, workloads: Sequence[Workload], duration_s: Optional[float] = None, *, record: bool = True
+        self,
+        workloads: Sequence[Workload],
+        duration_s: Optional[float] = None,
+        *,
+        record: bool = True,
+        max_volume_steps: Optional[float] = None,
+        max_memory_bytes: Optional[float] = None,
     ) -> RunResult:
         """Advance the simulation with one workload per volume.
 
-        ``duration_s`` may be omitted when an :class:`OpenLoop` trace sets the length. The
-        compiled loop runs with the GIL released.
+        ``duration_s`` may be omitted when an :class:`OpenLoop` trace sets the length.
+
+        The compiled loop runs with the GIL released. Run from the main thread, it honours
+        Ctrl-C within about 0.1 s: KeyboardInterrupt, with the simulation as it was before the
+        call. A run is refused up front (``LimitError``, a ValueError) when it would take more
+        than ``max_volume_steps`` volume-steps, or, recorded, more than ``max_memory_bytes`` of
+        per-step arrays; both default to :data:`ebssim.limits` (1e10 volume-steps, 4 GiB).
+        Split a longer run into consecutive runs, use a coarser ``dt``, pass ``record=False``,
+        or raise the limits.
         """
+        if isinstance(workloads, (ClosedLoop, OpenLoop, Idle, str)) or not isinstance(workloads, Iterable):
+            raise ValueError(f"workloads={workloads!r} must be a sequence with one workload per volume")
         ws = list(workloads)
         if len(ws) != len(self.volumes):
             raise ValueError(f"workloads has {len(ws)} entries but the simulation has {len(self.volumes)} volumes")
@@ -373,7 +423,20 @@ class Simulation:
             if not isinstance(w, (ClosedLoop, OpenLoop, Idle)):
                 raise ValueError(f"workloads[{i}]={w!r} must be a ClosedLoop, OpenLoop or Idle")
         n = self._n_steps(ws, duration_s)
-        raw = self._sim.run([w._native for w in ws], n, record)
+        record = flag(record, "record")
+        try:
+            raw = self._sim.run(
+                [w._native for w in ws],
+                n,
+                record,
+                max_volume_steps=_limits.max_volume_steps(max_volume_steps),
+                max_memory_bytes=_limits.max_memory_bytes(max_memory_bytes),
+            )
+        except _limits.LimitError as err:
+            what = f"the trace's {n:,} steps" if duration_s is None else f"duration_s={duration_s!r} at dt={self.dt:g}"
+            raise _limits.LimitError(
+                f"{what}: {err} (keywords max_volume_steps= and max_memory_bytes=, or ebssim.limits)"
+            ) from None
         out = []
         for i, (v, w) in enumerate(zip(self.volumes, ws)):
             s = raw["series"][i] if record else _empty_series()
@@ -406,9 +469,22 @@ class Simulation:
             )
         return RunResult(out, inst)
 
-    def rest(self, duration_s: float, *, record: bool = True) -> RunResult:
-        """Let every volume idle for ``duration_s`` (gp2 earns credits)."""
-        return self.run([Idle() for _ in self.volumes], duration_s, record=record)
+    def rest(
+        self,
+        duration_s: float,
+        *,
+        record: bool = True,
+        max_volume_steps: Optional[float] = None,
+        max_memory_bytes: Optional[float] = None,
+    ) -> RunResult:
+        """Let every volume idle for ``duration_s`` (gp2 earns credits); keywords as for :meth:`run`."""
+        return self.run(
+            [Idle() for _ in self.volumes],
+            duration_s,
+            record=record,
+            max_volume_steps=max_volume_steps,
+            max_memory_bytes=max_memory_bytes,
+        )
 
     def _n_steps(self, ws: List[Workload], duration_s: Optional[float]) -> int:
         trace_steps = {w.n_steps for w in ws if isinstance(w, OpenLoop)}
@@ -452,6 +528,8 @@ def simulate(
     dt: float = 1.0,
     record: bool = True,
     instance: Union[Instance, str, None] = None,
+    max_volume_steps: Optional[float] = None,
+    max_memory_bytes: Optional[float] = None,
 ) -> VolumeResult:
     """Run one workload on one fresh volume and return its per-step results.
 
@@ -468,5 +546,27 @@ def simulate(
         Keep per-step arrays (default). ``False`` keeps only the totals, for speed.
     instance : Instance or str, optional
         Attach the volume to an instance type (e.g. ``"m5.large"``) whose EBS limits then apply.
+        A type without published EBS limits (e.g. ``"t2.micro"``) simulates the volume alone,
+        with a :class:`NoEbsLimitsWarning`.
+    max_volume_steps, max_memory_bytes : int, optional
+        Bounds on this run's work and recorded memory (default :data:`ebssim.limits`; see
+        :meth:`Simulation.run`).
+
+    Examples
+    --------
+    A 100 GiB gp2 volume at queue depth 32 bursts at 3,000 IOPS until its 5.4 M credits run
+    out: 5.4e6 / (3,000 - 300) = 2,000 s.
+
+    >>> import ebssim
+    >>> r = ebssim.simulate(ebssim.gp2(100), ebssim.ClosedLoop(32, "4k"), duration_s=2700)
+    >>> print(r.cliff_time_s, r.iops[0], r.iops[-1])
+    2000.0 3000.0 300.0
     """
-    return Simulation([volume], dt=dt, instance=instance).run([workload], duration_s, record=record)[0]
+    inst = _resolve_instance(instance, stacklevel=2)
+    return Simulation([volume], dt=dt, instance=inst).run(
+        [workload],
+        duration_s,
+        record=record,
+        max_volume_steps=max_volume_steps,
+        max_memory_bytes=max_memory_bytes,
+    )[0]

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from . import _core
+from ._units import real
 
 __all__ = ["Volume", "gp2", "gp3", "io1", "io2", "st1", "sc1", "standard", "VOLUME_TYPES"]
 
@@ -17,10 +18,7 @@ def _opt(x: Optional[float], field: str) -> float:
     """None means "AWS's default" (NaN for the core); a NaN the caller passed is an error."""
     if x is None:
         return math.nan
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        raise ValueError(f"{field}={x!r} must be a number") from None
+    v = real(x, field)
     if math.isnan(v):
         raise ValueError(f"{field}=nan must be a finite number (omit it, or pass None, for the default)")
     return v
@@ -35,7 +33,8 @@ class Volume:
     type : str
         One of ``gp2 gp3 io1 io2 st1 sc1 standard`` (io2 is Block Express, as all io2 is since 2025).
     size_gib : float
-        Size in GiB.
+        Size in GiB. Numeric fields take Python or numpy numbers; bools and strings are a
+        ValueError (``gp2(True)`` is not a 1 GiB volume).
     iops : float, optional
         Provisioned IOPS: gp3 (default 3,000), io1 and io2 (required). The other types reject
         it: their IOPS follow their size.
@@ -68,7 +67,7 @@ class Volume:
     def _spec(self) -> _core.VolumeSpec:
         return _core.VolumeSpec(
             self.type,
-            _opt(self.size_gib, "size_gib"),
+            real(self.size_gib, "size_gib", "a size in GiB"),
             iops=_opt(self.iops, "iops"),
             throughput_mib_s=_opt(self.throughput_mib_s, "throughput_mib_s"),
             burst_balance_pct=_opt(self.burst_balance_pct, "burst_balance_pct"),
@@ -112,7 +111,7 @@ class Volume:
 
     def service_time_s(self, io_bytes: float) -> float:
         """Unloaded service time of one I/O of ``io_bytes``, seconds."""
-        return float(self._params.service_time_s(float(io_bytes)))
+        return float(self._params.service_time_s(real(io_bytes, "io_bytes", "a number of bytes")))
 
     @property
     def has_bucket(self) -> bool:

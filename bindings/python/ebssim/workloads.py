@@ -9,8 +9,8 @@ from typing import Any, Optional, Union
 import numpy as np
 import numpy.typing as npt
 
-from . import _core
-from ._units import SizeLike, parse_size
+from . import _core, _limits
+from ._units import SizeLike, parse_size, real
 
 __all__ = ["ClosedLoop", "OpenLoop", "Idle", "Workload", "PATTERNS"]
 
@@ -24,20 +24,14 @@ def _check_pattern(pattern: str) -> bool:
 
 
 def _check_read_fraction(rf: float) -> float:
-    try:
-        v = float(rf)
-    except (TypeError, ValueError):
-        raise ValueError(f"read_fraction={rf!r} must be a number between 0 and 1") from None
+    v = real(rf, "read_fraction", "a number between 0 and 1")
     if not 0.0 <= v <= 1.0:  # also rejects NaN
         raise ValueError(f"read_fraction={rf!r} must be between 0 and 1")
     return v
 
 
 def _think_time_s(think_time_ms: float) -> float:
-    try:
-        t = float(think_time_ms)
-    except (TypeError, ValueError):
-        raise ValueError(f"think_time_ms={think_time_ms!r} must be a number of ms") from None
+    t = real(think_time_ms, "think_time_ms", "a number of ms")
     if not (math.isfinite(t) and t >= 0):
         raise ValueError(f"think_time_ms={think_time_ms!r} must be a finite number of ms >= 0")
     return t / 1e3
@@ -46,7 +40,7 @@ def _think_time_s(think_time_ms: float) -> float:
 def _service_time_s(service_time_ms: Optional[float]) -> float:
     if service_time_ms is None:
         return math.nan
-    st = float(service_time_ms)
+    st = real(service_time_ms, "service_time_ms", "a number of ms")
     if not math.isfinite(st) or st <= 0:
         raise ValueError(f"service_time_ms={service_time_ms!r} must be a positive, finite number of ms")
     return st / 1e3
@@ -63,6 +57,8 @@ class ClosedLoop:
     ----------
     in_flight : float
         I/Os outstanding at all times (queue depth). Sync engines such as psync keep one per job.
+        A run refuses a loop that would offer more than 1e15 I/Os in one step
+        (``in_flight / (service time + think time) x dt``), the bound a trace has too.
     io_size : int, float or str
         Size of each I/O: bytes, or a string such as ``"4k"`` or ``"1MiB"``.
     read_fraction : float
@@ -86,10 +82,7 @@ class ClosedLoop:
 
     def __post_init__(self) -> None:
         sequential = _check_pattern(self.pattern)
-        try:
-            in_flight = float(self.in_flight)
-        except (TypeError, ValueError):
-            raise ValueError(f"in_flight={self.in_flight!r} must be a number of I/Os") from None
+        in_flight = real(self.in_flight, "in_flight", "a number of I/Os")
         if not (math.isfinite(in_flight) and in_flight > 0):
             raise ValueError(f"in_flight={self.in_flight!r} must be a positive, finite number of I/Os")
         native = _core.ClosedLoop(
@@ -121,9 +114,11 @@ class OpenLoop:
     Parameters
     ----------
     ops : array_like
-        I/Os arriving in each step (length = number of steps).
+        I/Os arriving in each step (length = number of steps, at least 1).
     bytes : array_like
-        Bytes arriving in each step (same length).
+        Bytes arriving in each step (same length). Both take integer or float values; boolean,
+        complex, string and object arrays are refused, and so are masked arrays with masked
+        values (the engine would ignore the mask: fill or drop those steps first).
     read_fraction, pattern, service_time_ms
         As for :class:`ClosedLoop`.
     """
@@ -156,12 +151,38 @@ class OpenLoop:
 
     @classmethod
     def constant(
-        cls, iops: float, io_size: SizeLike, duration_s: float, *, dt: float = 1.0, **kwargs: Any
+        cls,
+        iops: float,
+        io_size: SizeLike,
+        duration_s: float,
+        *,
+        dt: float = 1.0,
+        max_memory_bytes: Optional[float] = None,
+        **kwargs: Any,
     ) -> "OpenLoop":
-        """A constant arrival rate of ``iops`` I/Os of ``io_size`` for ``duration_s``."""
+        """A constant arrival rate of ``iops`` I/Os of ``io_size`` for ``duration_s``.
+
+        The trace holds two arrays of 8 bytes per step; more than ``max_memory_bytes`` (default
+        :data:`ebssim.limits`, 4 GiB: 268 M steps) is refused before allocating.
+
+        >>> OpenLoop.constant(100, "4k", 3).ops
+        array([100., 100., 100.])
+        """
+        rate = real(iops, "iops", "a number of I/Os per second")
+        if not (math.isfinite(rate) and rate >= 0):
+            raise ValueError(f"iops={iops!r} must be a finite number of I/Os per second >= 0")
         n = _steps(duration_s, dt)
         size = parse_size(io_size)
-        ops = np.full(n, float(iops) * dt)
+        cap = _limits.max_memory_bytes(max_memory_bytes)
+        need = 2 * 8 * n
+        if need > cap:
+            raise _limits.LimitError(
+                f"duration_s={duration_s!r} at dt={dt!r} is {n:,} steps, whose ops and bytes arrays take "
+                f"{need:.4g} bytes (16 per step), above max_memory_bytes={cap:.4g}: use a coarser dt, run a "
+                f"shorter trace repeatedly on one Simulation (state carries over), or raise max_memory_bytes "
+                f"(keyword, or ebssim.limits)"
+            )
+        ops = np.full(n, rate * float(dt))
         return cls(ops, ops * size, **kwargs)
 
     @property
@@ -173,13 +194,25 @@ class OpenLoop:
 
 
 def _as_series(x: Any, name: str) -> npt.NDArray[np.float64]:
+    if np.ma.isMaskedArray(x) and np.ma.is_masked(x):
+        raise ValueError(
+            f"{name} is a masked array with {int(np.asarray(x.mask).sum())} masked values, which the simulation "
+            f"would read as their underlying data: fill them (e.g. {name}.filled(0)) or drop those steps"
+        )
     try:
-        a = np.ascontiguousarray(x, dtype=np.float64)
+        raw = np.asarray(x)
     except (TypeError, ValueError) as e:
         raise ValueError(f"{name} must be a 1-D array of numbers: {e}") from None
-    if a.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {a.shape}")
-    return a  # values are checked by the core in one pass (finite, >= 0, no bytes without ops)
+    # Only integers and floats are demand; converting other kinds would drop an imaginary part,
+    # count True as one I/O, or parse strings.
+    if raw.dtype.kind not in "iuf":
+        raise ValueError(f"{name} must be a 1-D array of numbers (integers or floats), got dtype {raw.dtype}")
+    if raw.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {raw.shape}")
+    if raw.shape[0] == 0:
+        raise ValueError(f"{name} is empty: a trace needs at least one step")
+    # Values are checked by the core in one pass (finite, >= 0, no bytes without ops).
+    return np.ascontiguousarray(raw, dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -198,15 +231,27 @@ class Idle:
 Workload = Union[ClosedLoop, OpenLoop, Idle]
 
 
-def _steps(duration_s: float, dt: float) -> int:
-    """Whole number of steps in ``duration_s``; a clear error otherwise."""
-    d = float(duration_s)
-    step = float(dt)
+def _dt(dt: float) -> float:
+    """The step, checked: a positive, finite number of seconds."""
+    step = real(dt, "dt", "a number of seconds")
     if not math.isfinite(step) or step <= 0:
         raise ValueError(f"dt={dt!r} must be a positive, finite number of seconds")
+    return step
+
+
+def _steps(duration_s: float, dt: float) -> int:
+    """Whole number of steps in ``duration_s``; a clear error otherwise."""
+    step = _dt(dt)
+    d = real(duration_s, "duration_s", "a number of seconds")
     if not math.isfinite(d) or d <= 0:
         raise ValueError(f"duration_s={duration_s!r} must be a positive, finite number of seconds")
-    n = round(d / step)
+    q = d / step
+    if q > 2**53:  # also an infinite quotient (dt below 1e-308 and so on)
+        raise ValueError(
+            f"duration_s={duration_s!r} at dt={dt!r} is {q:.4g} steps, more than 2^53, beyond which steps cannot "
+            f"be counted exactly; use a coarser dt or a shorter duration_s"
+        )
+    n = round(q)
     if n < 1 or abs(n * step - d) > 1e-9 * max(1.0, d):
         raise ValueError(f"duration_s={duration_s!r} is not a whole number of steps of dt={dt!r}")
     return int(n)

@@ -6,9 +6,12 @@
 /// consecutive runs on the same Simulation.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <stdexcept>
 #include <vector>
 
+#include "ebssim/error.hpp"
 #include "ebssim/instance.hpp"
 #include "ebssim/series.hpp"
 #include "ebssim/volume.hpp"
@@ -89,6 +92,42 @@ struct RunResult {
     InstanceTotals instance_totals;
 };
 
+/// Bytes the per-step series take: per volume-step 5 doubles and a Bound code (StepSeries),
+/// per step of the instance 4 doubles and a code (InstanceSeries).
+inline constexpr std::int64_t recorded_bytes_per_volume_step = 5 * 8 + 1;
+inline constexpr std::int64_t recorded_bytes_per_instance_step = 4 * 8 + 1;
+
+/// Bounds on the work and memory of one run, checked before it allocates or steps anything, so
+/// that a mistyped duration or step is an error instead of hours of CPU or an exhausted machine.
+struct RunLimits {
+    /// Most volume-steps (n_steps x volumes) in one run. The default, 1e10, is 100-200 s of one
+    /// core at the engine's 50-100 M volume-steps per second.
+    std::int64_t max_volume_steps = 10'000'000'000;
+    /// Most bytes of per-step series one recorded run allocates, all volumes and the instance
+    /// together (recorded_bytes_per_*). The default, 4 GiB, holds about 100 M volume-steps.
+    std::int64_t max_memory_bytes = std::int64_t{4} << 30;
+};
+
+/// A run above a RunLimits bound. A ConfigError, so callers that handle bad input handle it too.
+class LimitError : public ConfigError {
+public:
+    using ConfigError::ConfigError;
+};
+
+/// Asked between chunks of a run whether to abandon it (e.g. the user pressed Ctrl-C). Returning
+/// true, or throwing, abandons the run and leaves the Simulation as it was before it.
+using InterruptCheck = std::function<bool()>;
+
+/// Volume-steps between two calls of the InterruptCheck: a few ms of stepping, so that a check
+/// costs nothing measurable and an interrupt is honoured promptly.
+inline constexpr std::int64_t interrupt_every_volume_steps = std::int64_t{1} << 18;
+
+/// Thrown by Simulation::run when its InterruptCheck returned true.
+class Interrupted : public std::runtime_error {
+public:
+    Interrupted() : std::runtime_error("the run was interrupted; the simulation is unchanged") {}
+};
+
 /// A set of volumes stepped together with a fixed step dt, optionally sharing one instance.
 class Simulation {
 public:
@@ -99,21 +138,22 @@ public:
     Simulation(const std::vector<VolumeSpec>& volumes, const InstanceSpec& instance, double dt_s = 1.0);
 
     /// Advance n_steps with one workload per volume. Per-step series are filled when record is true.
-    RunResult run(const std::vector<Workload>& workloads, std::int64_t n_steps, bool record = true);
+    /// Throws LimitError when the run exceeds `limits` (nothing ran), and Interrupted when
+    /// `interrupt` asked to stop (the run is undone: state and clock are as before the call).
+    RunResult run(const std::vector<Workload>& workloads, std::int64_t n_steps, bool record = true,
+                  const RunLimits& limits = {}, const InterruptCheck& interrupt = {});
 
     [[nodiscard]] std::size_t size() const noexcept { return params_.size(); }
     [[nodiscard]] double dt_s() const noexcept { return dt_s_; }
     [[nodiscard]] double time_s() const noexcept { return static_cast<double>(step_) * dt_s_; }
-    [[nodiscard]] const VolumeParams& params(std::size_t i) const { return params_.at(i); }
-    [[nodiscard]] double credits(std::size_t i) const { return state_.at(i).credits; }
-    [[nodiscard]] double backlog_ops(std::size_t i) const { return state_.at(i).backlog_ops; }
+    /// Per-volume accessors; an index >= size() throws std::out_of_range naming it and size().
+    [[nodiscard]] const VolumeParams& params(std::size_t i) const { return params_[checked(i)]; }
+    [[nodiscard]] double credits(std::size_t i) const { return state_[checked(i)].credits; }
+    [[nodiscard]] double backlog_ops(std::size_t i) const { return state_[checked(i)].backlog_ops; }
     [[nodiscard]] bool has_instance() const noexcept { return instance_.has_value(); }
     [[nodiscard]] const InstanceParams& instance() const { return instance_.value(); }
     [[nodiscard]] double instance_io_credits() const noexcept { return inst_io_credits_; }
     [[nodiscard]] double instance_bytes_credits() const noexcept { return inst_bytes_credits_; }
-
-    /// Upper bound on steps per run with recording on (memory: about 50 bytes per step per volume).
-    static constexpr std::int64_t max_recorded_steps = 200'000'000;
 
     struct State {
         double credits = 0;
@@ -123,9 +163,13 @@ public:
     };
 
 private:
+    [[nodiscard]] std::size_t checked(std::size_t i) const;
+    void check_limits(std::int64_t n_steps, bool record, const RunLimits& limits) const;
     void init_volumes(const std::vector<VolumeSpec>& volumes, bool nitro);
-    bool run_independent(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record);
-    bool run_shared(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record);
+    bool run_independent(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record,
+                         const InterruptCheck& interrupt);
+    bool run_shared(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record,
+                    const InterruptCheck& interrupt);
 
     std::vector<VolumeParams> params_;
     std::vector<State> state_;

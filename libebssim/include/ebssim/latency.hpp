@@ -16,6 +16,9 @@ namespace ebssim {
 
 /// Default gamma shape of the service-time distribution.
 inline constexpr double default_service_shape = 4.0;
+/// Largest shape accepted: coefficient of variation 1/sqrt(1e6) = 0.001, a service time that is
+/// constant for any purpose, far below where Boost's incomplete gamma stops converging (near 1e11).
+inline constexpr double max_service_shape = 1e6;
 
 /// Quantiles (each in 0..1) of the latency of the I/Os completed over a run, seconds.
 /// `mean_latency_s[k]` and `completions[k]` per step (NaN or zero-weight steps are skipped);

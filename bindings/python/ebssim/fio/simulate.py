@@ -31,7 +31,6 @@ import numpy.typing as npt
 
 from .. import _core
 from ..instances import Instance
-from ..instances import instance as _catalog_instance
 from ..simulation import BOUND_NAMES, Simulation
 from ..volumes import VOLUME_TYPES, Volume
 from ..workloads import ClosedLoop, Idle
@@ -368,8 +367,6 @@ def predict(
         raise ValueError("no --volume given: every job's filename must match a simulated volume")
     targets = list(volumes)
     vols = [volumes[t] for t in targets]
-    if isinstance(instance, str):
-        instance = _catalog_instance(instance)
     step = dt if dt is not None else _choose_dt(jobsets)
     sim = Simulation(vols, dt=step, instance=instance)
 
