@@ -8,8 +8,9 @@
 
 from __future__ import annotations
 
-from .burst import burst_duration_s, cliff_time_s, refill_time_s
+from .burst import ClosedLoopRate, burst_duration_s, cliff_time_s, closed_loop_rate, counted_iops, refill_time_s
 from .instances import SHARE_POLICIES, Catalog, Instance, instance, load_catalog
+from .latency import SERVICE_TIME_SHAPE, closed_loop_latency_s, latency_moments, latency_quantiles
 from .plot import plot
 from .simulation import BOUND_NAMES, InstanceResult, RunResult, Simulation, VolumeResult, simulate
 from .volumes import VOLUME_TYPES, Volume, gp2, gp3, io1, io2, sc1, st1, standard
@@ -19,12 +20,14 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BOUND_NAMES",
+    "SERVICE_TIME_SHAPE",
     "SHARE_POLICIES",
     "VOLUME_TYPES",
     "Catalog",
     "Instance",
     "InstanceResult",
     "ClosedLoop",
+    "ClosedLoopRate",
     "Idle",
     "OpenLoop",
     "RunResult",
@@ -34,11 +37,16 @@ __all__ = [
     "Workload",
     "burst_duration_s",
     "cliff_time_s",
+    "closed_loop_latency_s",
+    "closed_loop_rate",
+    "counted_iops",
     "gp2",
     "gp3",
     "instance",
     "io1",
     "io2",
+    "latency_moments",
+    "latency_quantiles",
     "load_catalog",
     "sc1",
     "st1",
