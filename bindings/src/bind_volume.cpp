@@ -1,6 +1,7 @@
 #include <string>
 
 #include "ebssim/burst.hpp"
+#include "ebssim/engine.hpp"
 #include "ebssim/latency.hpp"
 #include "ebssim/volume.hpp"
 #include "ebssim/workload.hpp"
@@ -14,6 +15,7 @@ void bind_volume(py::module_& m) {
         .def_readonly("size_gib", &VolumeParams::size_gib)
         .def_readonly("nitro", &VolumeParams::nitro)
         .def_readonly("io_unit_bytes", &VolumeParams::io_unit_bytes)
+        .def_readonly("merge_min_bytes", &VolumeParams::merge_min_bytes)
         .def_readonly("baseline_iops", &VolumeParams::baseline_iops)
         .def_readonly("burst_iops", &VolumeParams::burst_iops)
         .def_readonly("credit_capacity", &VolumeParams::credit_capacity)
@@ -45,13 +47,12 @@ void bind_volume(py::module_& m) {
           "Validate a volume against AWS's rules and return its limit parameters.");
 
     using InArray = py::array_t<double, py::array::c_style | py::array::forcecast>;
+    auto span = [](const InArray& a) { return std::span<const double>(a.data(), static_cast<std::size_t>(a.size())); };
+    m.attr("default_service_shape") = default_service_shape;
     m.def(
         "latency_quantiles",
-        [](const InArray& mean_latency_s, const InArray& completions, double service_time_s,
-           const InArray& quantiles, double shape) {
-            auto span = [](const InArray& a) {
-                return std::span<const double>(a.data(), static_cast<std::size_t>(a.size()));
-            };
+        [span](const InArray& mean_latency_s, const InArray& completions, double service_time_s,
+               const InArray& quantiles, double shape) {
             std::vector<double> out;
             {
                 py::gil_scoped_release release;  // pure C++ over buffers the caller keeps alive
@@ -62,6 +63,18 @@ void bind_volume(py::module_& m) {
         },
         py::arg("mean_latency_s"), py::arg("completions"), py::arg("service_time_s"), py::arg("quantiles"),
         py::arg("shape") = default_service_shape);
+    m.def(
+        "latency_moments",
+        [span](const InArray& mean_latency_s, const InArray& completions, double service_time_s, double shape) {
+            LatencyMoments r{};
+            {
+                py::gil_scoped_release release;
+                r = latency_moments(span(mean_latency_s), span(completions), service_time_s, shape);
+            }
+            return py::make_tuple(r.mean_s, r.stddev_s);
+        },
+        py::arg("mean_latency_s"), py::arg("completions"), py::arg("service_time_s"),
+        py::arg("shape") = default_service_shape);
 
     m.def("burst_duration_s", &burst_duration_s, py::arg("params"), py::arg("counted_iops"),
           py::arg("credits") = unset);
@@ -69,8 +82,36 @@ void bind_volume(py::module_& m) {
           py::arg("credits") = unset);
     m.def(
         "counted_ops_per_io",
-        [](double io_bytes, double unit_bytes, bool sequential) {
-            return counted_ops_per_io(io_bytes, unit_bytes, sequential ? Pattern::sequential : Pattern::random);
+        [](const VolumeParams& p, double io_bytes, bool sequential) {
+            return counted_ops_per_io(p, io_bytes, sequential ? Pattern::sequential : Pattern::random);
         },
-        py::arg("io_bytes"), py::arg("unit_bytes"), py::arg("sequential"));
+        py::arg("params"), py::arg("io_bytes"), py::arg("sequential"));
+
+    // Closed-loop rules (workload.hpp, burst.hpp, latency.hpp); ClosedLoop is bound in bind_engine.cpp.
+    py::class_<ClosedLoopRate>(m, "ClosedLoopRate")
+        .def_readonly("offered_iops", &ClosedLoopRate::offered_iops)
+        .def_readonly("iops", &ClosedLoopRate::iops)
+        .def_readonly("counted_iops", &ClosedLoopRate::counted_iops)
+        .def_readonly("throughput_bytes_s", &ClosedLoopRate::throughput_bytes_s)
+        .def_readonly("latency_s", &ClosedLoopRate::latency_s)
+        .def_property_readonly("bound", [](const ClosedLoopRate& r) { return static_cast<int>(r.bound); });
+    m.def("closed_loop_rate", &closed_loop_rate, py::arg("params"), py::arg("workload"),
+          py::arg("with_credits") = true);
+    m.def("cliff_time_s", py::overload_cast<const VolumeParams&, const ClosedLoop&, double>(&cliff_time_s),
+          py::arg("params"), py::arg("workload"), py::arg("credits") = unset);
+    m.def("closed_loop_service_time_s", py::overload_cast<const VolumeParams&, const ClosedLoop&>(&service_time_s),
+          py::arg("params"), py::arg("workload"));
+    m.def(
+        "closed_loop_latency_s",
+        [](const VolumeParams& p, const ClosedLoop& w, const InArray& iops) {
+            const double st = service_time_s(p, w);
+            py::array_t<double> out(iops.size());
+            const double* in = iops.data();
+            double* o = out.mutable_data();
+            for (py::ssize_t i = 0; i < iops.size(); ++i) {
+                o[i] = closed_loop_latency_s(w.in_flight, in[i], st, w.think_time_s);
+            }
+            return out;
+        },
+        py::arg("params"), py::arg("workload"), py::arg("iops"));
 }

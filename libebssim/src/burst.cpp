@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "ebssim/error.hpp"
+#include "ebssim/latency.hpp"
 #include "validate.hpp"
 
 namespace ebssim {
@@ -37,6 +38,32 @@ double burst_duration_s(const VolumeParams& p, double counted_iops, double credi
     double drain = std::min(counted_iops, p.burst_iops) - p.baseline_iops;
     if (drain <= 0) return inf;
     return c / drain;
+}
+
+ClosedLoopRate closed_loop_rate(const VolumeParams& p, const ClosedLoop& w, bool with_credits) {
+    validate_workload(Workload{w}, 0);
+    ClosedLoopRate r;
+    const double st = service_time_s(p, w);
+    const double per = counted_per_io(p, w);
+    r.offered_iops = offered_iops(p, w);
+    // The engine's step: without credits the bucket grants only what it earns, the baseline.
+    const double cap_counted = with_credits ? p.burst_iops : std::min(p.burst_iops, p.baseline_iops);
+    const double cap_bytes = with_credits ? p.tput_burst_bytes_s : p.tput_base_bytes_s;
+    const double want_counted = r.offered_iops * per;
+    const double want_bytes = r.offered_iops * w.io_bytes;
+    const Throttle t = throttle(want_counted, want_bytes, cap_counted, cap_bytes);
+    r.bound = t.bound;
+    r.iops = t.f * r.offered_iops;
+    // As in the engine: exactly the cap when the IOPS limit binds.
+    r.counted_iops = t.bound == Bound::volume_iops ? cap_counted : t.f * want_counted;
+    r.throughput_bytes_s = t.f * want_bytes;
+    r.latency_s = closed_loop_latency_s(w.in_flight, r.iops, st, w.think_time_s);
+    return r;
+}
+
+double cliff_time_s(const VolumeParams& p, const ClosedLoop& w, double credits) {
+    const ClosedLoopRate r = closed_loop_rate(p, w, true);
+    return burst_duration_s(p, r.counted_iops, credits);
 }
 
 double refill_time_s(const VolumeParams& p, double counted_iops, double credits) {

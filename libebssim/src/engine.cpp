@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "ebssim/error.hpp"
+#include "ebssim/latency.hpp"
 #include "ebssim/units.hpp"
 #include "validate.hpp"
 
@@ -51,10 +52,8 @@ struct OpenSource {
     static constexpr bool closed = false;
     const double* ops;
     const double* bytes;
-    double inv_unit;
-    bool sequential;
+    IoCounting count;
     double service_time_s;  // NaN: from the mean I/O size
-    double unit;
     void prefetch(std::int64_t k) const noexcept {
         // Stepping many volumes together reads many traces at once, which defeats the hardware
         // prefetcher; ask for the lines a few steps ahead.
@@ -62,17 +61,9 @@ struct OpenSource {
         __builtin_prefetch(bytes + k + 64);
     }
     Offer operator()(std::int64_t k) const noexcept {
-        double o = ops[k];
-        double b = bytes[k];
-        double c;
-        if (sequential) {
-            c = b * inv_unit;
-        } else if (b <= o * unit) {
-            c = o;  // mean I/O within one unit: one operation each (the common case, no division)
-        } else {
-            c = o * std::ceil(b / o * inv_unit - 1e-9);
-        }
-        return {o, b, c, trace_step_ok(o, b)};
+        const double o = ops[k];
+        const double b = bytes[k];
+        return {o, b, count(o, b), trace_step_ok(o, b)};
     }
 };
 
@@ -107,20 +98,9 @@ public:
         pool_ = s_.credits + earned_;
         cap_cnt_ = std::min(burst_cap_, pool_);
         const double cap_bytes = s_.credits > 0 ? tput_hi_ : tput_lo_;
-        f_ = 1.0;
-        bound_ = Bound::demand;
-        // Most steps are within both limits: divide only when one binds.
-        if (av_cnt_ > cap_cnt_ || av_bytes_ > cap_bytes) {
-            const double f_cnt = av_cnt_ > cap_cnt_ ? cap_cnt_ / av_cnt_ : 1.0;
-            const double f_bytes = av_bytes_ > cap_bytes ? cap_bytes / av_bytes_ : 1.0;
-            if (f_cnt < 1.0 && f_cnt <= f_bytes) {
-                f_ = f_cnt;
-                bound_ = Bound::volume_iops;
-            } else {
-                f_ = f_bytes;
-                bound_ = Bound::volume_throughput;
-            }
-        }
+        const Throttle t = throttle(av_cnt_, av_bytes_, cap_cnt_, cap_bytes);
+        f_ = t.f;
+        bound_ = t.bound;
     }
     [[nodiscard]] double want_counted() const noexcept { return bound_ == Bound::volume_iops ? cap_cnt_ : f_ * av_cnt_; }
     [[nodiscard]] double want_bytes() const noexcept { return f_ * av_bytes_; }
@@ -193,7 +173,7 @@ public:
         if constexpr (Source::closed) {
             // Little's law over the whole cycle (latency + think time) of each user.
             outstanding = src_.in_flight + waiting;
-            if (rate > 0) latency = std::max(st, outstanding / rate - src_.think_time_s);
+            latency = closed_loop_latency_s(outstanding, rate, st, src_.think_time_s);
         } else {
             outstanding = rate * st + waiting;
             // Nothing waiting: every I/O completes in its service time (no division needed).
@@ -237,35 +217,20 @@ private:
 
 using AnyStepper = std::variant<Stepper<ClosedSource>, Stepper<OpenSource>, Stepper<IdleSource>>;
 
-// A closed loop's unloaded service time, and the I/Os it offers per step before any limit:
-// Little's law over each user's cycle of service plus think time.
-struct ClosedOffer {
-    double service_time_s;
-    double ops_per_step;
-};
-ClosedOffer closed_offer(const VolumeParams& p, const ClosedLoop& c, double dt) {
-    const double st = std::isnan(c.service_time_s) ? p.service_time_s(c.io_bytes) : c.service_time_s;
-    return {st, c.in_flight / (st + c.think_time_s) * dt};
-}
-
 AnyStepper make_stepper(const VolumeParams& p, Simulation::State& s, const Workload& w, double dt, double t0,
                         StepSeries* out, VolumeTotals& tot) {
     if (const auto* c = std::get_if<ClosedLoop>(&w)) {
-        const auto [st, ops] = closed_offer(p, *c, dt);
-        double per = std::isnan(c->counted_per_io) ? counted_ops_per_io(c->io_bytes, p.io_unit_bytes, c->pattern)
-                                                   : c->counted_per_io;
+        // The closed-loop rules of workload.hpp, shared with closed_loop_rate (burst.hpp).
+        const double ops = offered_iops(p, *c) * dt;
         return Stepper<ClosedSource>(p, s,
-                                     ClosedSource{{ops, ops * c->io_bytes, ops * per, true}, c->in_flight, st,
-                                                  c->think_time_s},
-                                     dt,
-                                     t0, out, tot);
+                                     ClosedSource{{ops, ops * c->io_bytes, ops * counted_per_io(p, *c), true},
+                                                  c->in_flight, service_time_s(p, *c), c->think_time_s},
+                                     dt, t0, out, tot);
     }
     if (const auto* o = std::get_if<OpenLoop>(&w)) {
-        return Stepper<OpenSource>(p, s,
-                                   OpenSource{o->ops.data(), o->bytes.data(), 1.0 / p.io_unit_bytes,
-                                              o->pattern == Pattern::sequential, o->service_time_s,
-                                              p.io_unit_bytes},
-                                   dt, t0, out, tot);
+        return Stepper<OpenSource>(
+            p, s, OpenSource{o->ops.data(), o->bytes.data(), IoCounting(p, o->pattern), o->service_time_s}, dt, t0,
+            out, tot);
     }
     return Stepper<IdleSource>(p, s, IdleSource{}, dt, t0, out, tot);
 }
@@ -603,12 +568,12 @@ RunResult Simulation::run(const std::vector<Workload>& workloads, std::int64_t n
             validate_workload(workloads[i], n_steps, /*check_values=*/false);
             if (const auto* c = std::get_if<ClosedLoop>(&workloads[i])) {
                 // The bound a trace has per step, so that totals stay finite (not NaN).
-                const ClosedOffer o = closed_offer(params_[i], *c, dt_s_);
-                if (!(o.ops_per_step <= max_demand_per_step)) {
+                const double ops_per_step = offered_iops(params_[i], *c) * dt_s_;
+                if (!(ops_per_step <= max_demand_per_step)) {
                     throw ConfigError(fmt::format(
                         "in_flight={} offers {:.4g} I/Os per step (in_flight / (service time {:g} s + think time "
                         "{:g} s) x dt {:g} s), above the {:g} per step the engine accepts (max_demand_per_step)",
-                        c->in_flight, o.ops_per_step, o.service_time_s, c->think_time_s, dt_s_,
+                        c->in_flight, ops_per_step, service_time_s(params_[i], *c), c->think_time_s, dt_s_,
                         max_demand_per_step));
                 }
             }

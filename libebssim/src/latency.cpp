@@ -13,8 +13,10 @@
 
 namespace ebssim {
 
-std::vector<double> latency_quantiles(std::span<const double> mean_latency_s, std::span<const double> completions,
-                                      double service_time_s, std::span<const double> quantiles, double shape) {
+namespace {
+
+void check_steps(std::span<const double> mean_latency_s, std::span<const double> completions,
+                 double service_time_s, double shape) {
     if (mean_latency_s.size() != completions.size()) {
         throw ConfigError(fmt::format("mean_latency_s has {} steps but completions has {}", mean_latency_s.size(),
                                       completions.size()));
@@ -26,6 +28,47 @@ std::vector<double> latency_quantiles(std::span<const double> mean_latency_s, st
                                       "variation 0.001: a constant service time)",
                                       shape, max_service_shape));
     }
+}
+
+}  // namespace
+
+LatencyMoments latency_moments(std::span<const double> mean_latency_s, std::span<const double> completions,
+                               double service_time_s, double shape) {
+    check_steps(mean_latency_s, completions, service_time_s, shape);
+    // A step's I/Os have mean wait + s = max(m, s); steps that complete nothing drop out.
+    auto step_mean = [&](std::size_t k, double& w) {
+        w = completions[k];
+        const double m = mean_latency_s[k];
+        if (w < 0) throw ConfigError(fmt::format("completions[{}]={} must be >= 0", k, w));
+        if (!(w > 0) || !std::isfinite(m)) w = 0;
+        return std::max(m, service_time_s);
+    };
+    double n = 0, sum = 0;
+    for (std::size_t k = 0; k < completions.size(); ++k) {
+        double w;
+        const double mk = step_mean(k, w);
+        if (w > 0) {
+            n += w;
+            sum += w * mk;
+        }
+    }
+    constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+    if (!(n > 0)) return {nan, nan};
+    const double mean = sum / n;
+    // Var = Var(step means) + Var(service) = sum w (m_k - mean)^2 / n + s^2 / shape (two passes:
+    // no cancellation when the spread is small against the mean).
+    double ss = 0;
+    for (std::size_t k = 0; k < completions.size(); ++k) {
+        double w;
+        const double mk = step_mean(k, w);
+        if (w > 0) ss += w * (mk - mean) * (mk - mean);
+    }
+    return {mean, std::sqrt(ss / n + service_time_s * service_time_s / shape)};
+}
+
+std::vector<double> latency_quantiles(std::span<const double> mean_latency_s, std::span<const double> completions,
+                                      double service_time_s, std::span<const double> quantiles, double shape) {
+    check_steps(mean_latency_s, completions, service_time_s, shape);
     for (double q : quantiles) {
         if (!(q >= 0 && q <= 1)) throw ConfigError(fmt::format("quantile {} must be between 0 and 1", q));
     }

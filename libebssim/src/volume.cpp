@@ -45,7 +45,9 @@ double throughput_mib_s(double iops) {
 }  // namespace io1
 
 namespace io2 {
-double throughput_mib_s(double iops) { return std::min(4000.0, iops * 0.256); }
+double throughput_mib_s(double iops) {
+    return std::min(4000.0, iops * units::ssd_io_unit_bytes / units::MiB);  // 0.25 MiB/s per IOPS
+}
 }  // namespace io2
 
 namespace {

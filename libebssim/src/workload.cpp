@@ -9,14 +9,6 @@
 
 namespace ebssim {
 
-double counted_ops_per_io(double io_bytes, double unit_bytes, Pattern pattern) noexcept {
-    double units = io_bytes / unit_bytes;
-    if (pattern == Pattern::sequential) return units;
-    // A tiny tolerance so that 256 KiB counts as 1, not 2, after floating-point division.
-    double whole = std::ceil(units - 1e-9);
-    return whole < 1.0 ? 1.0 : whole;
-}
-
 namespace {
 
 using detail::require_finite;

@@ -348,19 +348,29 @@ TEST_CASE("open loop conservation over a long irregular trace") {
     CHECK(s.ebs_iops[n - 1] == near(300));
 }
 
-TEST_CASE("open loop: sequential small I/Os merge into 256 KiB counted ops") {
-    // 10,000 x 4 KiB sequential per step: 40,960,000 B / 262,144 = 156.25 counted ops,
-    // 39.0625 MiB/s: below both gp3 limits, so nothing queues.
-    const std::vector<double> ops = {10000, 10000};
-    const std::vector<double> bytes = times(ops, 4 * KiB);
+TEST_CASE("open loop: sequential I/Os from 32 KiB merge into 256 KiB counted ops, smaller ones do not") {
     Simulation sim = single(gp3_spec(100));
-    RunResult r = run1(sim, open_loop(ops, bytes, Pattern::sequential), 2);
-    CHECK(r.series[0].iops[0] == near(10000));
-    CHECK(r.series[0].ebs_iops[0] == near(156.25));
-    CHECK(r.series[0].throughput_mib_s[0] == near(39.0625));
-    CHECK(r.series[0].bound[0] == demand_bound);
-    CHECK(r.series[0].latency_s[0] == near(st_4k));
-    CHECK(r.totals[0].served_counted == near(312.5));
+    SUBCASE("1,600 x 64 KiB sequential per step: 1,600 x 64 / 256 = 400 counted ops, 100 MiB/s") {
+        const std::vector<double> ops = {1600, 1600};
+        const std::vector<double> bytes = times(ops, 64 * KiB);
+        RunResult r = run1(sim, open_loop(ops, bytes, Pattern::sequential), 2);
+        CHECK(r.series[0].iops[0] == near(1600));
+        CHECK(r.series[0].ebs_iops[0] == near(400));
+        CHECK(r.series[0].throughput_mib_s[0] == near(100));
+        CHECK(r.series[0].bound[0] == demand_bound);
+        CHECK(r.series[0].latency_s[0] == near(0.0005 + 64 * KiB / (1024 * MiB)));
+        CHECK(r.totals[0].served_counted == near(800));
+    }
+    SUBCASE("10,000 x 4 KiB sequential per step: one counted op each, held at gp3's 3,000 IOPS") {
+        const std::vector<double> ops = {10000, 10000};
+        const std::vector<double> bytes = times(ops, 4 * KiB);
+        RunResult r = run1(sim, open_loop(ops, bytes, Pattern::sequential), 2);
+        CHECK(r.series[0].iops[0] == near(3000));
+        CHECK(r.series[0].ebs_iops[0] == near(3000));
+        CHECK(r.series[0].bound[0] == iops_bound);
+        CHECK(r.totals[0].served_counted == near(6000));
+        CHECK(r.totals[0].backlog_ops == near(14000));  // 7,000 left in each step
+    }
 }
 
 TEST_CASE("open loop: random I/Os count by their mean size per step") {

@@ -144,3 +144,113 @@ TEST_CASE("the stepped engine refills in refill_time_s") {
     CHECK(sim.credits(0) == 5.4e6);
     CHECK(sim.time_s() == 19000);
 }
+
+// The closed loop's closed forms (closed_loop_rate, cliff_time_s) use the engine's own rules, so
+// they agree with a stepped run exactly, think time included.
+TEST_CASE("closed_loop_rate: gp2 100 GiB, 4 KiB random at QD 4 with 1 ms think time") {
+    const VolumeParams p = make_volume(gp2_spec(100));
+    ClosedLoop w = closed_loop(4, 4 * KiB);
+    w.think_time_s = 0.001;
+    // 4 / (0.000503815 + 0.001) = 2,659.9 I/Os per second: under the 3,000 burst cap.
+    const double offered = 4 / (st_4k + 0.001);
+    const ClosedLoopRate r = closed_loop_rate(p, w);
+    CHECK(r.offered_iops == near(offered));
+    CHECK(r.iops == near(offered));
+    CHECK(r.counted_iops == near(offered));
+    CHECK(r.throughput_bytes_s == near(offered * 4 * KiB));
+    CHECK(r.latency_s == near(st_4k));
+    CHECK(r.bound == Bound::demand);
+    // The bucket drains at 2,659.9 - 300: 5.4e6 / 2,359.9 = 2,288.2 s (not 2,000 s).
+    CHECK(cliff_time_s(p, w) == near(5.4e6 / (offered - 300)));
+    CHECK(cliff_time_s(p, w) == near(2288.2304329991207));
+    // Without credits the 300 IOPS baseline binds; Little's law over the cycle: 4 / 300 - think.
+    const ClosedLoopRate b = closed_loop_rate(p, w, false);
+    CHECK(b.iops == near(300));
+    CHECK(b.bound == Bound::volume_iops);
+    CHECK(b.latency_s == near(4.0 / 300 - 0.001));
+    // The engine: the same rate and the same cliff.
+    Simulation sim = single(gp2_spec(100));
+    RunResult run = run1(sim, w, 2400);
+    CHECK(run.series[0].iops[0] == near(r.iops));
+    CHECK(run.series[0].latency_s[0] == near(r.latency_s));
+    CHECK(run.totals[0].cliff_time_s == near(cliff_time_s(p, w)));
+    CHECK(run.series[0].iops[2399] == near(b.iops));
+    CHECK(run.series[0].latency_s[2399] == near(b.latency_s));
+}
+
+TEST_CASE("closed_loop_rate and cliff_time_s agree with the engine on every bucket type") {
+    struct Case {
+        VolumeSpec spec;
+        ClosedLoop w;
+    };
+    auto think = [](ClosedLoop w, double t) {
+        w.think_time_s = t;
+        return w;
+    };
+    const std::vector<Case> cases = {
+        {gp2_spec(1), think(closed_loop(8, 4 * KiB), 0.002)},
+        {gp2_spec(250), think(closed_loop(32, 16 * KiB), 0.0005)},
+        {gp2_spec(200), think(closed_loop(16, MiB, Pattern::sequential), 0.001)},  // throughput-bound
+        {gp2_spec(100), closed_loop(32, 4 * KiB, Pattern::sequential)},             // 2,000 s
+        {st1_spec(1024), think(closed_loop(8, MiB, Pattern::sequential), 0.01)},
+        {st1_spec(500), think(closed_loop(16, 4 * KiB, Pattern::sequential), 0.001)},
+        {sc1_spec(2048), closed_loop(4, 128 * KiB, Pattern::sequential)},
+        {standard_spec(50), think(closed_loop(2, 16 * KiB), 0.002)},
+    };
+    for (const Case& c : cases) {
+        const VolumeParams p = make_volume(c.spec);
+        const ClosedLoopRate with = closed_loop_rate(p, c.w);
+        const ClosedLoopRate without = closed_loop_rate(p, c.w, false);
+        const double cliff = cliff_time_s(p, c.w);
+        CAPTURE(to_string(p.type));
+        CAPTURE(p.size_gib);
+        CAPTURE(c.w.io_bytes);
+        REQUIRE(std::isfinite(cliff));
+        Simulation sim = single(c.spec);
+        const auto n = static_cast<std::int64_t>(std::ceil(cliff)) + 50;
+        RunResult r = run1(sim, c.w, n);
+        const StepSeries& s = r.series[0];
+        CHECK(s.iops[0] == near(with.iops));
+        CHECK(s.ebs_iops[0] == near(with.counted_iops));
+        CHECK(s.throughput_mib_s[0] == near(with.throughput_bytes_s / MiB));
+        CHECK(s.latency_s[0] == near(with.latency_s));
+        CHECK(s.bound[0] == code(with.bound));
+        CHECK(r.totals[0].cliff_time_s == near(cliff));
+        const auto last = static_cast<std::size_t>(n - 1);
+        CHECK(s.iops[last] == near(without.iops));
+        CHECK(s.ebs_iops[last] == near(without.counted_iops));
+        CHECK(s.latency_s[last] == near(without.latency_s));
+        CHECK(s.bound[last] == code(without.bound));
+    }
+}
+
+TEST_CASE("cliff_time_s of a closed loop: never without a bucket or below baseline") {
+    CHECK(std::isinf(cliff_time_s(make_volume(gp3_spec(100)), closed_loop(32, 4 * KiB))));
+    CHECK(std::isinf(cliff_time_s(make_volume(gp2_spec(1000)), closed_loop(32, 4 * KiB))));
+    // One 4 KiB I/O in flight with 10 ms think time: 99.5 IOPS, under gp2 100 GiB's 300 baseline.
+    ClosedLoop slow = closed_loop(1, 4 * KiB);
+    slow.think_time_s = 0.01;
+    CHECK(std::isinf(cliff_time_s(make_volume(gp2_spec(100)), slow)));
+    // From half a bucket: half the time.
+    CHECK(cliff_time_s(make_volume(gp2_spec(100)), closed_loop(32, 4 * KiB), 2.7e6) == near(1000));
+}
+
+TEST_CASE("closed_loop_rate validates the workload") {
+    ClosedLoop bad = closed_loop(0, 4 * KiB);
+    CHECK(config_error_message([&] { (void)closed_loop_rate(make_volume(gp2_spec(100)), bad); })
+              .find("in_flight=0") != std::string::npos);
+    ClosedLoop neg = closed_loop(4, 4 * KiB);
+    neg.counted_per_io = -1;
+    CHECK(config_error_message([&] { (void)cliff_time_s(make_volume(gp2_spec(100)), neg); })
+              .find("counted_per_io=-1") != std::string::npos);
+}
+
+TEST_CASE("closed_loop_rate: counted_per_io describes a mix by its means") {
+    // 1.5 counted ops per 64 KiB I/O (a mix): gp3's 3,000 IOPS allow 2,000 I/Os.
+    ClosedLoop w = closed_loop(64, 64 * KiB);
+    w.counted_per_io = 1.5;
+    const ClosedLoopRate r = closed_loop_rate(make_volume(gp3_spec(100, 3000, 750)), w);
+    CHECK(r.iops == near(2000));
+    CHECK(r.counted_iops == near(3000));
+    CHECK(r.bound == Bound::volume_iops);
+}

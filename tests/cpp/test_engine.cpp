@@ -455,17 +455,28 @@ TEST_CASE("random I/Os above 256 KiB count as several ops against the IOPS limit
     }
 }
 
-TEST_CASE("small sequential I/Os merge: 4 KiB sequential on gp2 100 GiB is throughput-bound") {
-    // 32 x 4 KiB sequential ask for 63,515 I/Os = 248 MiB/s but only 63,515 / 64 = 992 counted
-    // ops. The 128 MiB/s cap binds first: 128 MiB / 4 KiB = 32,768 I/Os = 512 counted ops.
+TEST_CASE("small sequential I/Os count one each: 4 KiB sequential on gp2 100 GiB is IOPS-bound") {
+    // Under AWS's 32 KiB merge floor, 4 KiB sequential I/Os count like random ones: 32 in flight
+    // ask for 63,515 I/Os, the 3,000 IOPS burst cap binds (11.72 MiB/s), and the bucket drains
+    // at 3,000 - 300: the cliff comes at 5.4e6 / 2,700 = 2,000 s, as for 4 KiB random I/O.
     Simulation sim = single(gp2_spec(100));
-    RunResult r = run1(sim, closed_loop(32, 4 * KiB, Pattern::sequential), 2);
+    RunResult r = run1(sim, closed_loop(32, 4 * KiB, Pattern::sequential), 2100);
     const StepSeries& s = r.series[0];
-    CHECK(s.iops[0] == near(32768));
-    CHECK(s.ebs_iops[0] == near(512));
-    CHECK(s.throughput_mib_s[0] == near(128));
-    CHECK(s.bound[0] == tput_bound);
-    CHECK(s.latency_s[0] == near(32.0 / 32768));
+    CHECK(s.iops[0] == near(3000));
+    CHECK(s.ebs_iops[0] == near(3000));
+    CHECK(s.throughput_mib_s[0] == near(3000 * 4.0 / 1024));
+    CHECK(s.bound[0] == iops_bound);
+    CHECK(s.latency_s[0] == near(32.0 / 3000));
+    CHECK(r.totals[0].cliff_time_s == near(2000));
+    CHECK(s.iops[2099] == near(300));
+}
+
+TEST_CASE("4 KiB sequential on gp3 100 GiB: 3,000 application IOPS") {
+    Simulation sim = single(gp3_spec(100));
+    RunResult r = run1(sim, closed_loop(32, 4 * KiB, Pattern::sequential), 2);
+    CHECK(r.series[0].iops[0] == near(3000));
+    CHECK(r.series[0].ebs_iops[0] == near(3000));
+    CHECK(r.series[0].bound[0] == iops_bound);
 }
 
 TEST_CASE("consecutive runs: burst, rest, burst again, with the clock and the cliff carried over") {

@@ -380,3 +380,39 @@ TEST_CASE("latency_quantiles: quantile 1 of a mixture stays near its largest wai
 }
 
 }  // TEST_SUITE
+
+TEST_SUITE("latency") {
+
+TEST_CASE("closed_loop_latency_s: Little's law over latency plus think time, at least the service time") {
+    CHECK(closed_loop_latency_s(32, 3000, st_4k, 0) == near(32.0 / 3000));
+    CHECK(closed_loop_latency_s(4, 300, st_4k, 0.001) == near(4.0 / 300 - 0.001));
+    CHECK(closed_loop_latency_s(4, 1e6, st_4k, 0) == st_4k);  // never below the service time
+    CHECK(std::isnan(closed_loop_latency_s(4, 0, st_4k, 0)));
+}
+
+TEST_CASE("latency_moments: mean and standard deviation of the mixture") {
+    const double s = 0.001;
+    // Unthrottled: Gamma(4, s / 4): mean s, standard deviation s / sqrt(4) = s / 2.
+    LatencyMoments m = latency_moments(Vec{s, s}, Vec{3.0, 5.0}, s);
+    CHECK(m.mean_s == near(s));
+    CHECK(m.stddev_s == near(s / 2));
+    // Half the I/Os at s, half at 3 s: mean 2 s; variance s^2 (the step means) + s^2 / 4.
+    m = latency_moments(Vec{s, 3 * s}, Vec{1.0, 1.0}, s);
+    CHECK(m.mean_s == near(2 * s));
+    CHECK(m.stddev_s == near(s * std::sqrt(1.25)));
+    // Shape 1: exponential, standard deviation s.
+    CHECK(latency_moments(Vec{s}, Vec{1.0}, s, 1.0).stddev_s == near(s));
+    // A mean below the service time reads as the service time; NaN and empty steps drop out.
+    m = latency_moments(Vec{0.5 * s, std::nan(""), 9.0}, Vec{2.0, 4.0, 0.0}, s);
+    CHECK(m.mean_s == near(s));
+    CHECK(std::isnan(latency_moments(Vec{}, Vec{}, s).mean_s));
+    CHECK(std::isnan(latency_moments(Vec{s}, Vec{0.0}, s).stddev_s));
+    CHECK(config_error_message([&] { (void)latency_moments(Vec{s}, Vec{1.0, 2.0}, s); }).find("2") !=
+          std::string::npos);
+    CHECK(config_error_message([&] { (void)latency_moments(Vec{s}, Vec{-1.0}, s); }).find("completions[0]=-1") !=
+          std::string::npos);
+    CHECK(config_error_message([&] { (void)latency_moments(Vec{s}, Vec{1.0}, s, 0.0); }).find("shape=0") !=
+          std::string::npos);
+}
+
+}  // TEST_SUITE

@@ -179,14 +179,58 @@ TEST_CASE("counted_ops_per_io: SSD I/Os count in 256 KiB units") {
         CHECK(counted_ops_per_io(MiB, unit, Pattern::random) == 4);        // 1,024 / 256
         CHECK(counted_ops_per_io(1, unit, Pattern::random) == 1);
     }
-    SUBCASE("sequential I/Os merge: size / 256 KiB") {
-        CHECK(counted_ops_per_io(4 * KiB, unit, Pattern::sequential) == 1.0 / 64);    // 4 / 256
-        CHECK(counted_ops_per_io(32 * KiB, unit, Pattern::sequential) == 0.125);      // 8 x 32 KiB = 1 op
+    SUBCASE("sequential I/Os of 32 KiB and more merge: size / 256 KiB") {
+        CHECK(counted_ops_per_io(32 * KiB, unit, Pattern::sequential) == 0.125);  // 8 x 32 KiB = 1 op
+        CHECK(counted_ops_per_io(64 * KiB, unit, Pattern::sequential) == 0.25);
         CHECK(counted_ops_per_io(256 * KiB, unit, Pattern::sequential) == 1);
+        CHECK(counted_ops_per_io(384 * KiB, unit, Pattern::sequential) == 1.5);  // split, the rest merges
         CHECK(counted_ops_per_io(MiB, unit, Pattern::sequential) == 4);
+    }
+    SUBCASE("sequential I/Os under 32 KiB do not merge: one operation each") {
+        CHECK(counted_ops_per_io(4 * KiB, unit, Pattern::sequential) == 1);
+        CHECK(counted_ops_per_io(16 * KiB, unit, Pattern::sequential) == 1);
+        CHECK(counted_ops_per_io(32 * KiB - 1, unit, Pattern::sequential) == 1);
+        CHECK(counted_ops_per_io(512, unit, Pattern::sequential) == 1);
     }
     SUBCASE("HDD unit of 1 MiB") {
         CHECK(counted_ops_per_io(128 * KiB, MiB, Pattern::random) == 1);
         CHECK(counted_ops_per_io(128 * KiB, MiB, Pattern::sequential) == 0.125);  // 8 x 128 KiB = 1 op
     }
+}
+
+TEST_CASE("counting: the user guide's examples (EBS User Guide, I/O characteristics)") {
+    const VolumeParams p = make_volume(gp3_spec(100));
+    CHECK(p.io_unit_bytes == 256 * KiB);
+    CHECK(p.merge_min_bytes == 32 * KiB);
+    CHECK(units::merge_min_bytes == 32 * KiB);
+    // 8 contiguous 32 KiB I/Os = 1 operation; 8 random 32 KiB I/Os = 8.
+    CHECK(8 * counted_ops_per_io(p, 32 * KiB, Pattern::sequential) == 1);
+    CHECK(8 * counted_ops_per_io(p, 32 * KiB, Pattern::random) == 8);
+    // One 1,024 KiB I/O = 4 operations, random or sequential.
+    CHECK(counted_ops_per_io(p, 1024 * KiB, Pattern::random) == 4);
+    CHECK(counted_ops_per_io(p, 1024 * KiB, Pattern::sequential) == 4);
+    // Any I/O under 32 KiB = 1 operation: 4 KiB sequential I/Os count one each.
+    CHECK(counted_ops_per_io(p, 4 * KiB, Pattern::sequential) == 1);
+    CHECK(counted_ops_per_io(p, 4 * KiB, Pattern::random) == 1);
+}
+
+TEST_CASE("IoCounting: an open-loop step counts by its mean I/O size") {
+    const VolumeParams p = make_volume(gp2_spec(100));
+    const IoCounting seq(p, Pattern::sequential);
+    const IoCounting rnd(p, Pattern::random);
+    CHECK(seq(10, 10 * 4 * KiB) == 10);       // mean 4 KiB: under the floor, one each
+    CHECK(seq(8, 8 * 32 * KiB) == 1);         // mean 32 KiB: merged
+    CHECK(seq(2, 4 * KiB + 60 * KiB) == 0.25);  // mean 32 KiB: merged, 64 KiB / 256 KiB
+    CHECK(rnd(8, 8 * 32 * KiB) == 8);
+    CHECK(rnd(100, 100 * 512 * KiB) == 200);  // split: ceil(512 / 256) each
+    CHECK(rnd(3, 3 * 256 * KiB) == 3);        // exactly the unit: one each
+    CHECK(seq(0, 0) == 0);
+    CHECK(rnd(0, 0) == 0);
+    // One rule: the single-I/O form is the step form with one I/O.
+    for (double size : {512.0, 4 * KiB, 31 * KiB, 32 * KiB, 100 * KiB, 256 * KiB, 300 * KiB, MiB}) {
+        CHECK(seq(1, size) == counted_ops_per_io(p, size, Pattern::sequential));
+        CHECK(rnd(1, size) == counted_ops_per_io(p, size, Pattern::random));
+    }
+    // The floor is a parameter: 0 merges every sequential I/O (the rule before AWS's floor).
+    CHECK(IoCounting(256 * KiB, Pattern::sequential, 0.0)(1, 4 * KiB) == 1.0 / 64);
 }

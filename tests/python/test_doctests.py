@@ -17,6 +17,7 @@ MODULES = [
     "ebssim.burst",
     "ebssim.cli",
     "ebssim.instances",
+    "ebssim.latency",
     "ebssim.plot",
     "ebssim.simulation",
     "ebssim.volumes",

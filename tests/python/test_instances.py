@@ -327,13 +327,13 @@ def test_share_must_be_known():
 
 
 def test_instance_iops_are_counted_operations():
-    # gp3 default (3,000 IOPS, 125 MiB/s), 4 KiB sequential: 125 MiB/s = 32,000 I/Os of 4 KiB,
-    # merged 64 to a 256 KiB operation -> 500 counted per s; 131.072 MB/s: the instance does not bind.
-    r = simulate(gp3(100), deep("4k", pattern="sequential"), duration_s=10, instance="m5.xlarge")
-    np.testing.assert_allclose(r.iops, 32000.0, rtol=1e-12)
+    # gp3 default (3,000 IOPS, 125 MiB/s), 32 KiB sequential: 125 MiB/s = 4,000 I/Os of 32 KiB,
+    # merged 8 to a 256 KiB operation -> 500 counted per s; 131.072 MB/s: the instance does not bind.
+    r = simulate(gp3(100), deep("32k", pattern="sequential"), duration_s=10, instance="m5.xlarge")
+    np.testing.assert_allclose(r.iops, 4000.0, rtol=1e-12)
     np.testing.assert_allclose(r.ebs_iops, 500.0, rtol=1e-12)
     sim = Simulation([gp3(100)], instance="m5.xlarge")
-    inst = sim.run([deep("4k", pattern="sequential")], 10).instance
+    inst = sim.run([deep("32k", pattern="sequential")], 10).instance
     np.testing.assert_allclose(inst.iops, 500.0, rtol=1e-12)
     np.testing.assert_allclose(inst.throughput_mb_s, 125 * MiB / MB, rtol=1e-12)  # 131.072
     # 1 MiB random: 4 counted per I/O. The gp3 (1,000 MiB/s) asks 1,048.576 MB/s > 593.75:

@@ -7,7 +7,8 @@ For every step k (rules of ebs-model.md §1, §2, §5 as the engine states them)
 * bytes served <= (credits_before > 0 ? burst throughput : baseline throughput) x dt;
 * gp2 credits' = clamp(credits_before + baseline x dt - counted served, 0, 5.4e6); gp3 has none;
 * demanded = served + backlog (ops and bytes), and a backlog only remains when a limit bound;
-* latency >= unloaded service time, and >= queue length / completion rate (Little's law).
+* latency >= unloaded service time, and >= queue length / completion rate (Little's law);
+* counted ops follow AWS's rule (ebs-model.md §5) at each step's mean I/O size.
 """
 
 from __future__ import annotations
@@ -201,11 +202,21 @@ def check_run(v: Volume, dt: float, ops: np.ndarray, nbytes: np.ndarray, r: ebss
     # queue_length is Little's law read backwards: outstanding = latency x completion rate.
     np.testing.assert_allclose(r.queue_length[done], lat * r.iops[done], rtol=1e-12)
 
-    # Random I/O counts at least one op per I/O; sequential counts bytes / 256 KiB.
+    # Counting (AWS's rule, docs/model.md): every I/O counts at least size / 256 KiB, a random
+    # one at least one. A step with no backlog in or out (bound "demand" now and before) serves
+    # exactly its own I/Os, counted at the step's mean size: under 32 KiB one each, sequential or
+    # not; sequential from 32 KiB bytes / 256 KiB; random above 256 KiB ceil(size / 256 KiB).
+    assert np.all(r.ebs_iops >= r.throughput_mib_s * 4 * (1 - 1e-9) - 1e-9)
     if r.workload.pattern == "random":
         assert np.all(r.ebs_iops >= r.iops * (1 - 1e-9) - 1e-9)
-    else:
-        np.testing.assert_allclose(r.ebs_iops, r.throughput_mib_s * 4, rtol=1e-9, atol=1e-9)
+    unit, floor = 256 * 1024, 32 * 1024
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if r.workload.pattern == "sequential":
+            own_counted = np.where(nbytes >= ops * floor, nbytes / unit, ops)
+        else:
+            own_counted = np.where(nbytes <= ops * unit, ops, ops * np.ceil(nbytes / ops / unit - 1e-9))
+    own = (r.bound == 0) & np.concatenate([[True], r.bound[:-1] == 0])
+    np.testing.assert_allclose(served_cnt[own], own_counted[own], rtol=1e-9, atol=1e-9)
 
 
 # --------------------------------------------------------------------------------------------

@@ -9,7 +9,8 @@ Constants used in the hand arithmetic below:
   4 KiB: 0.5 ms + 4096 / 2**30 s = 0.503814697265625 ms.
   A 4 KiB closed loop at QD 32 would complete 32 / 0.000503815 = 63,515 I/O/s unthrottled,
   far above 3,000, so the IOPS limit binds.
-* Counting: one I/O <= 256 KiB counts 1 when random; sequential I/Os count bytes / 256 KiB.
+* Counting: one I/O <= 256 KiB counts 1 when random; any I/O under 32 KiB counts 1, sequential
+  or not; sequential I/Os from 32 KiB count bytes / 256 KiB (8 contiguous 32 KiB = 1).
 """
 
 from __future__ import annotations
@@ -214,11 +215,27 @@ def test_1mib_random_counts_four_ops_too():
     np.testing.assert_allclose(r.iops, 125.0, rtol=1e-12)
 
 
-def test_4k_sequential_merges_into_256k_operations():
-    # 4 KiB sequential at QD 32 asks 63,515 x 4 KiB = 248 MiB/s > 128: throughput binds at
-    # 128 MiB/s = 32,768 application IOPS, but only 128 / 0.25 = 512 counted operations.
-    r = simulate(gp2(100), ClosedLoop(32, "4k", pattern="sequential"), duration_s=10)
-    np.testing.assert_allclose(r.iops, 32768.0, rtol=1e-12)
+def test_4k_sequential_counts_one_operation_each():
+    # AWS: any I/O under 32 KiB is one operation, sequential or not. 4 KiB sequential at QD 32
+    # asks 63,515 I/Os: the 3,000 IOPS burst cap binds (11.7 MiB/s), as for random 4 KiB, and
+    # the bucket drains at 3,000 - 300 = 2,700 credits/s: the cliff at 5.4e6 / 2,700 = 2,000 s.
+    w = ClosedLoop(32, "4k", pattern="sequential")
+    r = simulate(gp2(100), w, duration_s=10)
+    np.testing.assert_allclose(r.iops, 3000.0, rtol=1e-12)
+    np.testing.assert_allclose(r.ebs_iops, 3000.0, rtol=1e-12)
+    np.testing.assert_allclose(r.credits, CAP - 2700.0 * np.arange(1, 11), rtol=1e-12)
+    assert ebssim.cliff_time_s(gp2(100), w) == pytest.approx(2000.0, rel=1e-12)
+    assert simulate(gp2(100), w, duration_s=2100, record=False).cliff_time_s == pytest.approx(2000.0, rel=1e-9)
+    # gp3 100 GiB: 3,000 application IOPS.
+    np.testing.assert_allclose(simulate(gp3(100), w, duration_s=5).iops, 3000.0, rtol=1e-12)
+
+
+def test_32k_sequential_merges_into_256k_operations():
+    # From 32 KiB, sequential I/Os merge: 8 contiguous 32 KiB I/Os = 1 operation. At QD 32 the
+    # loop asks 60,318 x 32 KiB = 1,885 MiB/s > 128: throughput binds at 128 MiB/s = 4,096
+    # application IOPS, but only 4,096 / 8 = 512 counted operations.
+    r = simulate(gp2(100), ClosedLoop(32, "32k", pattern="sequential"), duration_s=10)
+    np.testing.assert_allclose(r.iops, 4096.0, rtol=1e-12)
     np.testing.assert_allclose(r.ebs_iops, 512.0, rtol=1e-12)
     # The bucket drains at 512 - 300 = 212 credits/s.
     np.testing.assert_allclose(r.credits, CAP - 212.0 * np.arange(1, 11), rtol=1e-12)
@@ -351,8 +368,12 @@ def test_cliff_closed_form_matches_simulation(size, name):
         # QD 16 x 64 KiB: 3,000 IOPS x 64 KiB = 187.5 MiB/s > 128 -> 128 MiB/s / 64 KiB
         # = 2,048 counted/s; drain 1,748 -> 3,089.24 s.
         (100, ClosedLoop(16, "64k"), CAP / (2048 - 300)),
-        # 4 KiB sequential, throughput-bound: 512 counted/s; drain 212 -> 25,471.7 s.
-        (100, ClosedLoop(32, "4k", pattern="sequential"), CAP / 212),
+        # 4 KiB sequential: under 32 KiB, one op each: 3,000 counted/s; drain 2,700 -> 2,000 s.
+        (100, ClosedLoop(32, "4k", pattern="sequential"), CAP / 2700),
+        # 32 KiB sequential merges 8 to an op, throughput-bound: 512 counted/s; drain 212 -> 25,471.7 s.
+        (100, ClosedLoop(32, "32k", pattern="sequential"), CAP / 212),
+        # 1 ms think time: 4 / (0.503815 + 1) ms = 2,659.9 counted/s; drain 2,359.9 -> 2,288.2 s.
+        (100, ClosedLoop(4, "4k", think_time_ms=1), CAP / (4 / (ST_4K + 1e-3) - 300)),
         # 1 MiB random on 250 GiB: 250 MiB/s = 1,000 counted/s; drain 250 -> 21,600 s.
         (250, ClosedLoop(8, "1m"), CAP / 250),
         # 1 MiB on 750 GiB: 1,000 counted/s < 2,250 baseline: never.

@@ -103,11 +103,13 @@ def test_io1_holds_its_limits_indefinitely():
 @pytest.mark.parametrize(
     "size, iops, mib_s",
     [
-        (4, 100, 25.6),  # 100 x 0.256
-        (4, 4000, 1024.0),  # 4 GiB x 1,000 = 4,000 IOPS; 4,000 x 0.256 = 1,024
-        (100, 1000, 256.0),  # 1,000 x 0.256
-        (15, 15000, 3840.0),  # 15,000 x 0.256 = 3,840: below the cap (and 0.256, not 0.25)
-        (16, 16000, 4000.0),  # 16,000 x 0.256 = 4,096 -> capped at 4,000
+        # 0.25 MiB/s per IOPS: one 256 KiB operation per IOPS (AWS quotes 0.256, which 256 KiB
+        # counting cannot serve: docs/model.md).
+        (4, 100, 25.0),  # 100 x 0.25
+        (4, 4000, 1000.0),  # 4 GiB x 1,000 = 4,000 IOPS; 4,000 x 0.25 = 1,000
+        (100, 1000, 250.0),  # 1,000 x 0.25
+        (15, 15000, 3750.0),  # 15,000 x 0.25 = 3,750: below the cap
+        (16, 16000, 4000.0),  # 16,000 x 0.25 = 4,000: the cap, "achieved at 16,000 IOPS"
         (64, 64000, 4000.0),
         (256, 256000, 4000.0),  # 256 GiB x 1,000 = 256,000: the maximum
         (65536, 256000, 4000.0),
@@ -133,7 +135,8 @@ def test_io2_16000_iops_caps_at_4000_mib_s():
     r = simulate(io2(20, 20000), deep("1MiB", pattern="sequential"), duration_s=10)
     np.testing.assert_allclose(r.throughput_mib_s, 4000.0, rtol=1e-12)
     assert bound_names(r) == {"volume_throughput"}
-    # 15,000 IOPS: byte cap 3,840 but the counted cap allows only 15,000 / 4 = 3,750 MiB/s.
+    # 15,000 IOPS: byte cap 15,000 x 0.25 = 3,750 MiB/s, and the counted cap allows 15,000 / 4 =
+    # 3,750 I/Os of 1 MiB: both meet (a tie reads as the IOPS limit).
     r = simulate(io2(15, 15000), deep("1MiB", pattern="sequential"), duration_s=10)
     np.testing.assert_allclose(r.throughput_mib_s, 3750.0, rtol=1e-12)
     assert bound_names(r) == {"volume_iops"}

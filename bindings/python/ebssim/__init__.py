@@ -9,8 +9,9 @@
 from __future__ import annotations
 
 from ._limits import LimitError, Limits, limits
-from .burst import burst_duration_s, cliff_time_s, refill_time_s
+from .burst import ClosedLoopRate, burst_duration_s, cliff_time_s, closed_loop_rate, counted_iops, refill_time_s
 from .instances import SHARE_POLICIES, Catalog, Instance, NoEbsLimitsWarning, instance, load_catalog
+from .latency import SERVICE_TIME_SHAPE, closed_loop_latency_s, latency_moments, latency_quantiles
 from .plot import plot
 from .simulation import BOUND_NAMES, InstanceResult, RunResult, Simulation, VolumeResult, simulate
 from .volumes import VOLUME_TYPES, Volume, gp2, gp3, io1, io2, sc1, st1, standard
@@ -20,12 +21,14 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BOUND_NAMES",
+    "SERVICE_TIME_SHAPE",
     "SHARE_POLICIES",
     "VOLUME_TYPES",
     "Catalog",
     "Instance",
     "InstanceResult",
     "ClosedLoop",
+    "ClosedLoopRate",
     "Idle",
     "LimitError",
     "Limits",
@@ -38,11 +41,16 @@ __all__ = [
     "Workload",
     "burst_duration_s",
     "cliff_time_s",
+    "closed_loop_latency_s",
+    "closed_loop_rate",
+    "counted_iops",
     "gp2",
     "gp3",
     "instance",
     "io1",
     "io2",
+    "latency_moments",
+    "latency_quantiles",
     "limits",
     "load_catalog",
     "sc1",

@@ -1,16 +1,23 @@
-"""Closed forms for burst buckets under constant demand (AWS's gp2 burst table)."""
+"""Closed forms under constant demand: what a closed loop reaches on a volume and how long a
+burst bucket lasts (AWS's gp2 burst table).
+
+Each is computed by the C++ core with the rules the engine steps with (counting, service time,
+think time, limits), so a simulated run agrees with them.
+"""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Optional
 
 from . import _core
 from ._units import real
+from .simulation import BOUND_NAMES
 from .volumes import Volume
-from .workloads import ClosedLoop
+from .workloads import ClosedLoop, Idle, OpenLoop, Workload
 
-__all__ = ["burst_duration_s", "refill_time_s", "cliff_time_s"]
+__all__ = ["ClosedLoopRate", "burst_duration_s", "cliff_time_s", "closed_loop_rate", "counted_iops", "refill_time_s"]
 
 
 def _credits(volume: Volume, burst_balance_pct: Optional[float], default: float) -> float:
@@ -60,17 +67,72 @@ def refill_time_s(volume: Volume, iops: float = 0.0, *, burst_balance_pct: float
     return float(_core.refill_time_s(volume._params, demand, credits))
 
 
+@dataclass(frozen=True)
+class ClosedLoopRate:
+    """The steady state of a closed loop on one volume alone (no instance limit)."""
+
+    offered_iops: float
+    """I/Os per second the loop asks for when nothing holds it back: in_flight / (service time + think time)."""
+    iops: float
+    """Application I/Os completed per second."""
+    ebs_iops: float
+    """EBS-counted operations per second (what the bucket spends)."""
+    throughput_mib_s: float
+    latency_ms: float
+    """Mean latency: Little's law over each user's cycle, in_flight / iops - think time."""
+    bound: str
+    """What held it back: ``demand`` (nothing), ``volume_iops`` or ``volume_throughput``."""
+
+
+def _closed_loop(volume: Volume, workload: Workload, what: str) -> ClosedLoop:
+    if not isinstance(volume, Volume):
+        raise ValueError(f"volume must be an ebssim.Volume, got {type(volume).__name__}")
+    if not isinstance(workload, ClosedLoop):
+        raise ValueError(f"{what} takes a ClosedLoop workload, got {type(workload).__name__}")
+    return workload
+
+
+def closed_loop_rate(volume: Volume, workload: ClosedLoop, *, with_credits: bool = True) -> ClosedLoopRate:
+    """What ``workload`` completes on ``volume`` alone, as the engine serves it in every step.
+
+    ``min(offered, IOPS cap / counted ops per I/O, throughput cap / I/O size)``, with the caps
+    while credits remain (``with_credits``, the default) or those of an empty bucket (the
+    baseline). Types without a bucket have one set of caps. Think time counts: 4 users with 1 ms
+    think time on a 100 GiB gp2 offer 4 / (0.504 ms + 1 ms) = 2,660 IOPS.
+    """
+    w = _closed_loop(volume, workload, "closed_loop_rate")
+    r = _core.closed_loop_rate(volume._params, w._native, bool(with_credits))
+    return ClosedLoopRate(
+        offered_iops=float(r.offered_iops),
+        iops=float(r.iops),
+        ebs_iops=float(r.counted_iops),
+        throughput_mib_s=float(r.throughput_bytes_s) / 2**20,
+        latency_ms=float(r.latency_s) * 1e3,
+        bound=BOUND_NAMES[r.bound],
+    )
+
+
 def counted_iops(volume: Volume, workload: ClosedLoop, *, with_credits: bool = True) -> float:
     """EBS-counted operations per second a closed loop reaches on ``volume`` (no instance limit)."""
-    io = workload.io_bytes
-    st = workload.service_time_ms / 1e3 if workload.service_time_ms is not None else volume.service_time_s(io)
-    per = _core.counted_ops_per_io(io, volume.io_unit_bytes, workload.pattern == "sequential")
-    iops_cap = volume.max_iops if with_credits else volume.baseline_iops
-    tput = (volume.max_throughput_mib_s if with_credits else volume.baseline_throughput_mib_s) * 2**20
-    return min(workload.in_flight / st * per, iops_cap, tput / io * per)
+    return closed_loop_rate(volume, workload, with_credits=with_credits).ebs_iops
 
 
-def cliff_time_s(volume: Volume, workload: ClosedLoop) -> Optional[float]:
-    """When a closed loop drains ``volume``'s bucket, seconds from the start (None: never)."""
-    d = burst_duration_s(volume, counted_iops(volume, workload))
+def cliff_time_s(volume: Volume, workload: Workload) -> Optional[float]:
+    """When a workload drains ``volume``'s bucket, seconds from the start (None: never).
+
+    A :class:`ClosedLoop`: ``burst_duration_s`` at its counted rate with credits, think time
+    included; the same time a simulated run reports. :class:`Idle` never drains a bucket: None.
+    An :class:`OpenLoop` trace has no constant rate: simulate it (ValueError).
+    """
+    if isinstance(workload, Idle):
+        if not isinstance(volume, Volume):
+            raise ValueError(f"volume must be an ebssim.Volume, got {type(volume).__name__}")
+        return None
+    if isinstance(workload, OpenLoop):
+        raise ValueError(
+            "cliff_time_s needs a constant demand (ClosedLoop or Idle); an OpenLoop trace varies: "
+            "simulate it and read VolumeResult.cliff_time_s"
+        )
+    w = _closed_loop(volume, workload, "cliff_time_s")
+    d = float(_core.cliff_time_s(volume._params, w._native))
     return None if math.isinf(d) else d

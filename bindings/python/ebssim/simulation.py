@@ -14,6 +14,7 @@ import numpy.typing as npt
 from . import _core, _limits
 from ._units import flag, integer, real
 from .instances import Instance, _resolve_instance
+from .latency import SERVICE_TIME_SHAPE, latency_quantiles
 from .volumes import Volume
 from .workloads import ClosedLoop, Idle, OpenLoop, Workload, _dt, _steps
 
@@ -141,7 +142,7 @@ class VolumeResult:
         return self.volume.service_time_s(0.0)
 
     def latency_percentiles(
-        self, percentiles: Sequence[float] = (50, 90, 95, 99, 99.9), *, shape: float = 4.0
+        self, percentiles: Sequence[float] = (50, 90, 95, 99, 99.9), *, shape: float = SERVICE_TIME_SHAPE
     ) -> Dict[float, float]:
         """Latency percentiles in ms of the I/Os completed over the run.
 
@@ -160,8 +161,8 @@ class VolumeResult:
         for p in ps:
             if not 0.0 <= p <= 100.0:
                 raise ValueError(f"percentile {p!r} must be between 0 and 100")
-        q = _core.latency_quantiles(
-            self.latency_s, self.iops * self.dt_s, self.service_time_s, np.array(ps) / 100.0, shape
+        q = latency_quantiles(
+            self.latency_s, self.iops * self.dt_s, self.service_time_s, np.array(ps) / 100.0, shape=shape
         )
         return {p: float(v) * 1e3 for p, v in zip(ps, q)}
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from . import _core
-from ._units import real
+from ._units import SizeLike, parse_size, real
 
 __all__ = ["Volume", "gp2", "gp3", "io1", "io2", "st1", "sc1", "standard", "VOLUME_TYPES"]
 
@@ -106,8 +106,26 @@ class Volume:
 
     @property
     def io_unit_bytes(self) -> float:
-        """EBS counts an I/O up to this size as one operation (256 KiB on SSD)."""
+        """EBS counts an I/O up to this size as one operation (256 KiB on SSD, 1 MiB on HDD)."""
         return float(self._params.io_unit_bytes)
+
+    @property
+    def merge_min_bytes(self) -> float:
+        """Sequential I/Os of at least this size merge up to :attr:`io_unit_bytes`; smaller ones
+        count one operation each, sequential or not (32 KiB, AWS's rule)."""
+        return float(self._params.merge_min_bytes)
+
+    def counted_ops_per_io(self, io_size: SizeLike, pattern: str = "random") -> float:
+        """EBS-counted operations per I/O of ``io_size`` (bytes or e.g. ``"4k"``) on this volume.
+
+        AWS's rule (docs/model.md): an I/O up to the counting unit, or under 32 KiB, is one
+        operation; sequential I/Os from 32 KiB merge (``size / unit``: 8 contiguous 32 KiB I/Os
+        are 1); larger random I/Os split (``ceil(size / unit)``). The rule the engine counts with.
+        """
+        from .workloads import _check_pattern  # workloads does not import volumes: no cycle
+
+        sequential = _check_pattern(pattern)
+        return float(_core.counted_ops_per_io(self._params, parse_size(io_size), sequential))
 
     def service_time_s(self, io_bytes: float) -> float:
         """Unloaded service time of one I/O of ``io_bytes``, seconds."""
@@ -160,8 +178,8 @@ def io1(size_gib: float, iops: float, *, latency_ms: Optional[float] = None) -> 
 
 
 def io2(size_gib: float, iops: float, *, latency_ms: Optional[float] = None) -> Volume:
-    """An io2 (Block Express) volume: 100..256,000 IOPS, at most 1,000 per GiB; 0.256 MiB/s per
-    IOPS up to 4,000 MiB/s."""
+    """An io2 (Block Express) volume: 100..256,000 IOPS, at most 1,000 per GiB; 0.25 MiB/s per
+    IOPS (one 256 KiB operation each; AWS quotes 0.256) up to 4,000 MiB/s, reached at 16,000 IOPS."""
     return Volume("io2", size_gib, iops=iops, latency_ms=latency_ms)
 
 

@@ -37,6 +37,15 @@ def _think_time_s(think_time_ms: float) -> float:
     return t / 1e3
 
 
+def _counted_per_io(counted_per_io: Optional[float]) -> float:
+    if counted_per_io is None:
+        return math.nan
+    c = float(counted_per_io)
+    if not math.isfinite(c) or c <= 0:
+        raise ValueError(f"counted_per_io={counted_per_io!r} must be a positive, finite number of operations")
+    return c
+
+
 def _service_time_s(service_time_ms: Optional[float]) -> float:
     if service_time_ms is None:
         return math.nan
@@ -64,12 +73,18 @@ class ClosedLoop:
     read_fraction : float
         Share of I/Os that are reads, 0..1.
     pattern : {"random", "sequential"}
-        Sequential small I/Os merge into 256 KiB EBS operations; random ones count one each.
+        How EBS counts the I/Os (AWS's rule): I/Os under 32 KiB count one operation each either
+        way; sequential I/Os from 32 KiB merge into 256 KiB operations (1 MiB on HDD), random
+        ones count one each up to that size and split above it.
     service_time_ms : float, optional
         Unloaded service time; default from the volume's latency model.
     think_time_ms : float
         Pause between an I/O's completion and the next submission by the same user (fio's
         ``thinktime``): throughput = ``in_flight / (latency + think time)``.
+    counted_per_io : float, optional
+        EBS-counted operations per I/O; default from ``io_size``, ``pattern`` and the volume
+        (:meth:`Volume.counted_ops_per_io`). Set it to describe a mix of I/O sizes by its means
+        (e.g. reads and writes of different sizes).
     """
 
     in_flight: float = 1
@@ -78,6 +93,7 @@ class ClosedLoop:
     pattern: str = "random"
     service_time_ms: Optional[float] = None
     think_time_ms: float = 0.0
+    counted_per_io: Optional[float] = None
     _native: Any = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -92,6 +108,7 @@ class ClosedLoop:
             sequential=sequential,
             service_time_s=_service_time_s(self.service_time_ms),
             think_time_s=_think_time_s(self.think_time_ms),
+            counted_per_io=_counted_per_io(self.counted_per_io),
         )
         object.__setattr__(self, "_native", native)
 

@@ -29,6 +29,24 @@ enum class Bound : std::uint8_t {
 };
 inline constexpr int n_bounds = 5;
 
+/// What a volume's own limits let through in one step: the fraction `f` (<= 1) of what it is
+/// asked that it serves, and which limit bound. Whichever limit binds first wins; a tie goes to
+/// the IOPS limit.
+struct Throttle {
+    double f = 1.0;
+    Bound bound = Bound::demand;
+};
+/// The volume's limit rule: f = min(1, cap_counted / want_counted, cap_bytes / want_bytes).
+[[nodiscard, gnu::always_inline]] inline Throttle throttle(double want_counted, double want_bytes,
+                                                           double cap_counted, double cap_bytes) noexcept {
+    // Most steps are within both limits: divide only when one binds.
+    if (!(want_counted > cap_counted || want_bytes > cap_bytes)) return {};
+    const double f_cnt = want_counted > cap_counted ? cap_counted / want_counted : 1.0;
+    const double f_bytes = want_bytes > cap_bytes ? cap_bytes / want_bytes : 1.0;
+    if (f_cnt < 1.0 && f_cnt <= f_bytes) return {f_cnt, Bound::volume_iops};
+    return {f_bytes, Bound::volume_throughput};
+}
+
 /// Per-step outputs of one volume. Rates are per second over the step.
 struct StepSeries {
     Series<double> iops;              ///< application I/Os completed per second

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "ebssim/units.hpp"
+
 namespace ebssim {
 
 /// The EBS volume types.
@@ -37,6 +39,9 @@ struct VolumeParams {
     double size_gib = 0;
     bool nitro = true;               ///< limits as attached to a Nitro instance
     double io_unit_bytes = 0;        ///< counting unit: I/Os up to this size count once
+    /// Merge floor: sequential I/Os of at least this size merge up to the unit; smaller ones
+    /// count one operation each, sequential or not (AWS's rule, units::merge_min_bytes).
+    double merge_min_bytes = units::merge_min_bytes;
     double baseline_iops = 0;        ///< counted ops/s always available (gp2 baseline, gp3 provisioned)
     double burst_iops = 0;           ///< counted ops/s while credits remain (== baseline when no burst)
     double credit_capacity = 0;      ///< I/O credit bucket size; 0 = no bucket
@@ -101,7 +106,9 @@ inline constexpr double min_iops = 100.0;
 inline constexpr double max_iops = 256000.0;
 inline constexpr double max_iops_per_gib = 1000.0;
 inline constexpr double max_iops_non_nitro_attach = 64000.0;
-/// Block Express: 0.256 MiB/s per provisioned IOPS, up to 4,000 MiB/s.
+/// Block Express: 0.25 MiB/s per provisioned IOPS (one 256 KiB operation per IOPS), up to
+/// 4,000 MiB/s, reached at 16,000 IOPS. AWS quotes 0.256 MiB/s per IOPS, which 256 KiB
+/// counting cannot serve: the model reports what it can reach (docs/model.md).
 double throughput_mib_s(double iops);
 }  // namespace io2
 

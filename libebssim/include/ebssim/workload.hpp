@@ -3,16 +3,58 @@
 /// What a volume is asked to do during a run: nothing (rest), a closed loop (fio-like, a fixed
 /// number of I/Os in flight) or an open loop (a trace of demanded ops and bytes per step).
 
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <variant>
 
+#include "ebssim/units.hpp"
 #include "ebssim/volume.hpp"
 
 namespace ebssim {
 
-/// Random I/Os are counted one by one; physically sequential ones merge up to the counting unit.
+/// Random I/Os are counted one by one; physically sequential ones of at least the merge floor
+/// (32 KiB) merge up to the counting unit.
 enum class Pattern : std::uint8_t { random, sequential };
+
+/// AWS's rule for counting I/O as EBS operations, for one volume and access pattern (the one
+/// home of the rule: closed loops, open-loop traces and the bindings all call it).
+///
+/// - An I/O up to the counting unit (256 KiB SSD, 1 MiB HDD) is one operation, and every I/O
+///   under the merge floor (32 KiB) is one operation, sequential or not.
+/// - Physically sequential I/Os of at least the merge floor merge up to the unit: each counts
+///   size / unit (8 contiguous 32 KiB I/Os: 1 operation; 1 MiB: 4).
+/// - Larger random I/Os split: ceil(size / unit) each.
+///
+/// For `ops` I/Os of `bytes` in all (an open-loop step), the mean size bytes / ops decides.
+struct IoCounting {
+    double unit_bytes = units::ssd_io_unit_bytes;
+    double merge_min_bytes = units::merge_min_bytes;
+    bool sequential = false;
+    double inv_unit = 1.0 / units::ssd_io_unit_bytes;
+
+    IoCounting() = default;
+    /// A floor above the unit is read as the unit (every I/O under the floor is then within one unit).
+    IoCounting(double unit, Pattern pattern, double merge_min = units::merge_min_bytes) noexcept
+        : unit_bytes(unit), merge_min_bytes(merge_min < unit ? merge_min : unit),
+          sequential(pattern == Pattern::sequential), inv_unit(1.0 / unit) {}
+    IoCounting(const VolumeParams& p, Pattern pattern) noexcept
+        : IoCounting(p.io_unit_bytes, pattern, p.merge_min_bytes) {}
+
+    /// EBS-counted operations for `ops` I/Os of `bytes` in all (0 for no I/O).
+    [[nodiscard]] double operator()(double ops, double bytes) const noexcept {
+        // Sequential: merged from the floor up, else one operation each (under the floor an I/O
+        // is within one unit). Written as arithmetic so that it compiles without a branch: traces
+        // cross the floor unpredictably. Exact: one of the two terms is 0.
+        if (sequential) {
+            const bool merged = bytes >= ops * merge_min_bytes;
+            return static_cast<double>(merged) * (bytes * inv_unit) + static_cast<double>(!merged) * ops;
+        }
+        if (bytes <= ops * unit_bytes) return ops;  // one operation each (the common case, no division)
+        // Split. A tiny tolerance so that a mean of exactly the unit counts 1, not 2, after division.
+        return ops * std::ceil(bytes / ops * inv_unit - 1e-9);
+    }
+};
 
 /// The volume rests: no new I/O (a backlog left by an earlier trace still drains).
 struct Idle {};
@@ -47,9 +89,31 @@ using Workload = std::variant<Idle, ClosedLoop, OpenLoop>;
 /// Largest open-loop demand per step (ops or bytes) accepted, so that sums stay finite.
 inline constexpr double max_demand_per_step = 1e15;
 
-/// EBS-counted operations per application I/O of the given size: random I/Os count
-/// ceil(size / unit) (at least 1); sequential ones merge, counting size / unit.
-double counted_ops_per_io(double io_bytes, double unit_bytes, Pattern pattern) noexcept;
+/// EBS-counted operations per application I/O of the given size (IoCounting's rule).
+[[nodiscard]] inline double counted_ops_per_io(double io_bytes, double unit_bytes, Pattern pattern,
+                                               double merge_min_bytes = units::merge_min_bytes) noexcept {
+    return IoCounting(unit_bytes, pattern, merge_min_bytes)(1.0, io_bytes);
+}
+/// EBS-counted operations per application I/O of the given size on volume `p`.
+[[nodiscard]] inline double counted_ops_per_io(const VolumeParams& p, double io_bytes, Pattern pattern) noexcept {
+    return IoCounting(p, pattern)(1.0, io_bytes);
+}
+
+/// Unloaded service time of a closed loop's I/Os on volume `p`: the workload's own, else the
+/// volume's model at the loop's I/O size.
+[[nodiscard]] inline double service_time_s(const VolumeParams& p, const ClosedLoop& w) noexcept {
+    return std::isnan(w.service_time_s) ? p.service_time_s(w.io_bytes) : w.service_time_s;
+}
+/// EBS-counted operations per I/O of a closed loop on volume `p`: the workload's
+/// counted_per_io, else the counting rule at the loop's I/O size and pattern.
+[[nodiscard]] inline double counted_per_io(const VolumeParams& p, const ClosedLoop& w) noexcept {
+    return std::isnan(w.counted_per_io) ? counted_ops_per_io(p, w.io_bytes, w.pattern) : w.counted_per_io;
+}
+/// I/Os per second a closed loop offers when no limit holds it back: each of its in_flight
+/// users completes one I/O per service time plus think time.
+[[nodiscard]] inline double offered_iops(const VolumeParams& p, const ClosedLoop& w) noexcept {
+    return w.in_flight / (service_time_s(p, w) + w.think_time_s);
+}
 
 /// Check an open-loop trace: equal lengths, every value finite, >= 0 and <= max_demand_per_step,
 /// no bytes without ops. Throws ConfigError naming the first offending index and value.

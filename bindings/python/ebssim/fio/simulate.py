@@ -29,11 +29,12 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Uni
 import numpy as np
 import numpy.typing as npt
 
-from .. import _core
+from ..burst import closed_loop_rate
 from ..instances import Instance
+from ..latency import closed_loop_latency_s, latency_moments, latency_quantiles
 from ..simulation import BOUND_NAMES, Simulation
 from ..volumes import VOLUME_TYPES, Volume
-from ..workloads import ClosedLoop, Idle
+from ..workloads import ClosedLoop, Idle, Workload
 from .jobs import FioJob, FioJobError, FioJobSet, parse_run
 
 __all__ = ["FioPrediction", "JobPrediction", "parse_volume_spec", "predict", "FIO_PERCENTILES"]
@@ -103,8 +104,7 @@ class _Clone:
     run: int
     run_label: str
     volume: int
-    depth: float
-    think_s: float
+    loop: ClosedLoop  # the clone alone on its volume: depth, think time, mean I/O size, counting
     service_s: float
     io_bytes: float  # mean bytes per I/O
     counted: float  # EBS-counted operations per I/O
@@ -255,10 +255,12 @@ def _match_volumes(job: FioJob, targets: Sequence[str], where: str) -> List[int]
 
 def _clone(job: FioJob, run: int, label: str, vi: int, vol: Volume, share: float = 1.0) -> _Clone:
     rf = job.read_fraction
-    seq = job.sequential
-    unit = vol.io_unit_bytes
-    counted = rf * _core.counted_ops_per_io(job.bs_read, unit, seq) + (1 - rf) * _core.counted_ops_per_io(
-        job.bs_write, unit, seq
+    pattern = "sequential" if job.sequential else "random"
+    # Mean EBS-counted operations per I/O over the read/write mix.
+    counted = sum(
+        dshare * vol.counted_ops_per_io(bs, pattern)
+        for dshare, bs in ((rf, job.bs_read), (1 - rf, job.bs_write))
+        if dshare > 0
     )
     mean_size = job.mean_io_size
     st = vol.service_time_s(mean_size)
@@ -273,7 +275,10 @@ def _clone(job: FioJob, run: int, label: str, vi: int, vol: Volume, share: float
         depth = d
         think = max(0.0, d / cycle_rate - st)
     depth *= share
-    rate = depth / (st + think)
+    loop = ClosedLoop(
+        depth, mean_size, read_fraction=rf, pattern=pattern, think_time_ms=think * 1e3, counted_per_io=counted
+    )
+    rate = closed_loop_rate(vol, loop).offered_iops  # depth / (service time + think time)
     # rate_iops / rate cap each direction separately (fio: 100 reads/s and 100 writes/s).
     for cap_iops, cap_bytes, dshare, bs in (
         (job.rate_iops_read, job.rate_read, rf, job.bs_read),
@@ -300,8 +305,7 @@ def _clone(job: FioJob, run: int, label: str, vi: int, vol: Volume, share: float
         run=run,
         run_label=label,
         volume=vi,
-        depth=depth,
-        think_s=think,
+        loop=loop,
         service_s=st,
         io_bytes=mean_size,
         counted=counted,
@@ -431,8 +435,8 @@ def _run_phase(sim: Simulation, clones: List[_Clone], n_volumes: int) -> None:
                     horizon = min(horizon, (c.byte_target - c.bytes_after_ramp) / r)
         n = 1 if math.isinf(horizon) else max(1, int(math.floor(horizon / dt + 1e-9)))
         n = min(n, 1_000_000)
-        # One aggregated closed loop per volume.
-        workloads: List[Any] = []
+        # One aggregated closed loop per volume, described by its means.
+        workloads: List[Workload] = []
         offered = [0.0] * n_volumes
         for vi in range(n_volumes):
             mine = [c for c in active if c.volume == vi]
@@ -445,7 +449,11 @@ def _run_phase(sim: Simulation, clones: List[_Clone], n_volumes: int) -> None:
             counted = sum(c.rate * c.counted for c in mine) / r
             rf = sum(c.rate * c.job.read_fraction for c in mine) / r
             offered[vi] = r
-            workloads.append(_AggregateLoop(inflight, bytes_per, rf, inflight / r, counted))
+            workloads.append(
+                ClosedLoop(
+                    inflight, bytes_per, read_fraction=rf, service_time_ms=inflight / r * 1e3, counted_per_io=counted
+                )
+            )
         res = sim.run(workloads, n * dt)
         ended: List[_Clone] = []
         for c in active:
@@ -455,10 +463,12 @@ def _run_phase(sim: Simulation, clones: List[_Clone], n_volumes: int) -> None:
             served = c.rate * f  # I/Os per second
             elapsed = vr.time_s - c.start_s  # at each step's start
             after_ramp = elapsed >= c.ramp_s - 1e-9
+            # Unthrottled, the service time (a rate_iops cap holds I/Os back before submission,
+            # not in the volume); throttled, the clone's own closed-loop latency.
             lat = np.where(
                 f >= 1 - 1e-12,
                 c.service_s,
-                np.maximum(c.service_s, c.depth / np.maximum(served, 1e-300) - c.think_s),
+                closed_loop_latency_s(sim.volumes[c.volume], c.loop, np.maximum(served, 1e-300)),
             )
             ops: FloatArray = served * dt * after_ramp
             end_k = n
@@ -516,22 +526,6 @@ def _done(c: _Clone, now: float) -> bool:
     return c.byte_target is not None and c.bytes_after_ramp >= c.byte_target * (1 - 1e-12)
 
 
-class _AggregateLoop(ClosedLoop):
-    """A closed loop described by its means (several fio jobs on one volume)."""
-
-    def __init__(self, in_flight: float, io_bytes: float, rf: float, service_s: float, counted: float) -> None:
-        object.__setattr__(self, "in_flight", in_flight)
-        object.__setattr__(self, "io_size", io_bytes)
-        object.__setattr__(self, "read_fraction", rf)
-        object.__setattr__(self, "pattern", "random")
-        object.__setattr__(self, "service_time_ms", service_s * 1e3)
-        object.__setattr__(self, "think_time_ms", 0.0)
-        native = _core.ClosedLoop(
-            in_flight, io_bytes, read_fraction=rf, service_time_s=service_s, counted_per_io=counted
-        )
-        object.__setattr__(self, "_native", native)
-
-
 # --------------------------------------------------------------------------------------------
 # Summaries and output
 # --------------------------------------------------------------------------------------------
@@ -550,13 +544,10 @@ def _summarise(members: List[_Clone], dt: float, label: str) -> JobPrediction:
     runtime = max(runtime, 0.0)
     if total > 0:
         mean = float((lat * ops).sum() / total)
-        # Mixture moments: each step's I/Os take wait + Gamma(4, s/4) (variance s^2 / 4).
-        second = float(((lat**2 + svc**2 / 4.0) * ops).sum() / total)
-        std = math.sqrt(max(0.0, second - mean * mean))
-        qs = _core.latency_quantiles(lat, ops, svc, np.array(FIO_PERCENTILES, dtype=float) / 100.0)
+        _, std = latency_moments(lat, ops, svc)
+        qs = latency_quantiles(lat, ops, svc, np.array(FIO_PERCENTILES, dtype=float) / 100.0)
         pct = {float(p): float(v) for p, v in zip(FIO_PERCENTILES, qs)}
-        lo = float(_core.latency_quantiles(lat, ops, svc, np.array([1e-6]))[0])
-        hi = float(_core.latency_quantiles(lat, ops, svc, np.array([1 - 1e-6]))[0])
+        lo, hi = (float(v) for v in latency_quantiles(lat, ops, svc, [1e-6, 1 - 1e-6]))
     else:
         mean = std = lo = hi = math.nan
         pct = {float(p): math.nan for p in FIO_PERCENTILES}

@@ -1,0 +1,77 @@
+"""The latency model (docs/model.md, "Latency percentiles"), computed by the C++ core.
+
+In a step whose mean latency is ``m``, an I/O waits ``max(0, m - s)`` and is then served in a
+gamma-distributed time of mean ``s`` (the unloaded service time, shape
+:data:`SERVICE_TIME_SHAPE`); over a run the distribution mixes the steps, weighted by the I/Os
+each completes. These functions take per-step series, so callers that assemble their own (fio
+predictions) use the same model as :meth:`VolumeResult.latency_percentiles`.
+"""
+
+from __future__ import annotations
+
+from typing import Tuple
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _core
+from .volumes import Volume
+from .workloads import ClosedLoop
+
+__all__ = ["SERVICE_TIME_SHAPE", "closed_loop_latency_s", "latency_moments", "latency_quantiles"]
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Default gamma shape of the service-time distribution (4: coefficient of variation 0.5).
+SERVICE_TIME_SHAPE: float = float(_core.default_service_shape)
+
+
+def latency_quantiles(
+    mean_latency_s: npt.ArrayLike,
+    completions: npt.ArrayLike,
+    service_time_s: float,
+    quantiles: npt.ArrayLike,
+    *,
+    shape: float = SERVICE_TIME_SHAPE,
+) -> FloatArray:
+    """Quantiles (each 0..1) of the latency, seconds, of the I/Os completed over a run.
+
+    ``mean_latency_s[k]`` and ``completions[k]`` per step (steps that complete nothing, or have
+    NaN latency, drop out; NaN for every quantile when nothing completed); ``service_time_s`` the
+    unloaded service time. Raises ValueError on bad input.
+    """
+    return _core.latency_quantiles(
+        mean_latency_s, completions, float(service_time_s), np.asarray(quantiles, dtype=np.float64), float(shape)
+    )
+
+
+def latency_moments(
+    mean_latency_s: npt.ArrayLike,
+    completions: npt.ArrayLike,
+    service_time_s: float,
+    *,
+    shape: float = SERVICE_TIME_SHAPE,
+) -> Tuple[float, float]:
+    """Mean and standard deviation, seconds, of the latency of the I/Os completed over a run.
+
+    The same model and inputs as :func:`latency_quantiles`: the spread of the step means plus the
+    service time's variance ``s**2 / shape``. ``(nan, nan)`` when nothing completed.
+    """
+    mean, std = _core.latency_moments(mean_latency_s, completions, float(service_time_s), float(shape))
+    return float(mean), float(std)
+
+
+def closed_loop_latency_s(volume: Volume, workload: ClosedLoop, iops: npt.ArrayLike) -> FloatArray:
+    """Mean latency, seconds, of ``workload``'s I/Os on ``volume`` when it completes ``iops`` I/Os per second.
+
+    Little's law over each user's cycle: ``in_flight / iops - think time``, never below the
+    service time (the workload's, else the volume's model); NaN where ``iops`` is 0. The engine
+    reports the same for a closed loop with nothing queued. Returns an array shaped like ``iops``.
+    """
+    if not isinstance(volume, Volume):
+        raise ValueError(f"volume must be an ebssim.Volume, got {type(volume).__name__}")
+    if not isinstance(workload, ClosedLoop):
+        raise ValueError(f"closed_loop_latency_s takes a ClosedLoop workload, got {type(workload).__name__}")
+    rate = np.asarray(iops, dtype=np.float64)
+    out = _core.closed_loop_latency_s(volume._params, workload._native, rate.ravel())
+    return out.reshape(rate.shape)
