@@ -69,8 +69,8 @@ Trace make_trace(std::int64_t n, std::uint64_t seed, const TraceShape& sh = {}) 
     const auto len = static_cast<std::size_t>(n);
     std::vector<double> rate(len), size(len);
     for (std::size_t k = 0; k < len; ++k) {
-        rate[k] = sh.base_iops +
-                  sh.diurnal_iops * std::sin(2.0 * std::numbers::pi * (static_cast<double>(k) / kDay - 0.25));
+        rate[k] =
+            sh.base_iops + sh.diurnal_iops * std::sin(2.0 * std::numbers::pi * (static_cast<double>(k) / kDay - 0.25));
         size[k] = io_size(u(rng));
     }
     std::poisson_distribution<std::int64_t> count(sh.bursts_per_day * static_cast<double>(n) / kDay);
@@ -164,9 +164,8 @@ void add_trace_counters(benchmark::State& state, const VolumeSpec& spec, const W
 void set_rates(benchmark::State& state, std::int64_t volumes, std::int64_t steps) {
     const std::int64_t vsteps = volumes * steps;
     state.SetItemsProcessed(state.iterations() * vsteps);
-    state.counters["s_per_vstep"] = benchmark::Counter(static_cast<double>(vsteps),
-                                                       benchmark::Counter::kIsIterationInvariantRate |
-                                                           benchmark::Counter::kInvert);
+    state.counters["s_per_vstep"] = benchmark::Counter(
+        static_cast<double>(vsteps), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
 template <class Make>
@@ -188,7 +187,8 @@ void BM_OpenLoop_gp2(benchmark::State& state) {
     const VolumeSpec spec = gp2_spec(100);
     const std::vector<Workload> ws{open_loop(trace(0))};
     add_trace_counters(state, spec, ws[0]);
-    run_loop(state, [&] { return Simulation({spec}); }, ws, kSteps, record);
+    run_loop(
+        state, [&] { return Simulation({spec}); }, ws, kSteps, record);
 }
 BENCHMARK(BM_OpenLoop_gp2)->ArgName("record")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
@@ -200,7 +200,8 @@ void BM_OpenLoop_gp3(benchmark::State& state) {
     const VolumeSpec spec = gp3_spec(100);
     const std::vector<Workload> ws{open_loop(trace(0))};
     add_trace_counters(state, spec, ws[0]);
-    run_loop(state, [&] { return Simulation({spec}); }, ws, kSteps, record);
+    run_loop(
+        state, [&] { return Simulation({spec}); }, ws, kSteps, record);
 }
 BENCHMARK(BM_OpenLoop_gp3)->ArgName("record")->Arg(0)->Unit(benchmark::kMillisecond);
 
@@ -209,7 +210,8 @@ void BM_OpenLoop_gp3_noisy(benchmark::State& state) {
     const VolumeSpec spec = gp3_spec(100);
     const std::vector<Workload> ws{open_loop(noisy_trace())};
     add_trace_counters(state, spec, ws[0]);
-    run_loop(state, [&] { return Simulation({spec}); }, ws, kSteps, record);
+    run_loop(
+        state, [&] { return Simulation({spec}); }, ws, kSteps, record);
 }
 BENCHMARK(BM_OpenLoop_gp3_noisy)->ArgName("record")->Arg(0)->Unit(benchmark::kMillisecond);
 
@@ -222,12 +224,10 @@ void BM_ClosedLoop(benchmark::State& state) {
     const std::vector<Workload> ws{ClosedLoop{32, 16384}};
     state.SetLabel(gp3 ? "gp3 100 GiB" : "gp2 100 GiB");
     add_trace_counters(state, spec, ws[0]);
-    run_loop(state, [&] { return Simulation({spec}); }, ws, kSteps, record);
+    run_loop(
+        state, [&] { return Simulation({spec}); }, ws, kSteps, record);
 }
-BENCHMARK(BM_ClosedLoop)
-    ->ArgNames({"gp3", "record"})
-    ->ArgsProduct({{0, 1}, {0, 1}})
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ClosedLoop)->ArgNames({"gp3", "record"})->ArgsProduct({{0, 1}, {0, 1}})->Unit(benchmark::kMillisecond);
 
 // (c) Several gp2 volumes (100..250 GiB) in one Simulation, each with its own trace (own seed).
 // items = volumes x steps, so the per-volume cost of a step compares with BM_OpenLoop_gp2.
@@ -240,7 +240,8 @@ void BM_OpenLoop_gp2_volumes(benchmark::State& state) {
         specs.push_back(gp2_spec(100.0 + 10.0 * static_cast<double>(i)));
         ws.push_back(open_loop(trace(i)));
     }
-    run_loop(state, [&] { return Simulation(specs); }, ws, kSteps, record);
+    run_loop(
+        state, [&] { return Simulation(specs); }, ws, kSteps, record);
 }
 BENCHMARK(BM_OpenLoop_gp2_volumes)
     ->ArgNames({"volumes", "record"})
@@ -267,16 +268,18 @@ InstanceSpec m5_large_spec(SharePolicy share = SharePolicy::proportional) {
     return s;
 }
 
-void add_instance_counters(benchmark::State& state, const std::vector<VolumeSpec>& specs,
-                           const InstanceSpec& inst, const std::vector<Workload>& ws, std::int64_t steps) {
+void add_instance_counters(benchmark::State& state, const std::vector<VolumeSpec>& specs, const InstanceSpec& inst,
+                           const std::vector<Workload>& ws, std::int64_t steps) {
     Simulation sim(specs, inst);
     RunResult r = sim.run(ws, steps, false);
     const InstanceTotals& t = r.instance_totals;
     const auto n = static_cast<double>(steps);
-    state.counters["inst_bound%"] =
-        100.0 * static_cast<double>(t.steps_bound[static_cast<int>(Bound::instance_iops)] +
-                                    t.steps_bound[static_cast<int>(Bound::instance_throughput)]) / n;
-    state.counters["inst_cliffs"] = (std::isnan(t.io_cliff_time_s) ? 0 : 1) + (std::isnan(t.bytes_cliff_time_s) ? 0 : 1);
+    state.counters["inst_bound%"] = 100.0 *
+                                    static_cast<double>(t.steps_bound[static_cast<int>(Bound::instance_iops)] +
+                                                        t.steps_bound[static_cast<int>(Bound::instance_throughput)]) /
+                                    n;
+    state.counters["inst_cliffs"] =
+        (std::isnan(t.io_cliff_time_s) ? 0 : 1) + (std::isnan(t.bytes_cliff_time_s) ? 0 : 1);
 }
 
 struct SharedCase {
@@ -303,9 +306,11 @@ void BM_SharedInstance(benchmark::State& state) {
     state.SetLabel(std::string(gp3 ? "gp3" : "gp2") + (with_instance ? " on m5.large" : " no instance"));
     if (with_instance) {
         add_instance_counters(state, c.specs, inst, c.ws, kSteps);
-        run_loop(state, [&] { return Simulation(c.specs, inst); }, c.ws, kSteps, record);
+        run_loop(
+            state, [&] { return Simulation(c.specs, inst); }, c.ws, kSteps, record);
     } else {
-        run_loop(state, [&] { return Simulation(c.specs); }, c.ws, kSteps, record);
+        run_loop(
+            state, [&] { return Simulation(c.specs); }, c.ws, kSteps, record);
     }
 }
 BENCHMARK(BM_SharedInstance)
@@ -325,7 +330,8 @@ void BM_SharedInstance_bound(benchmark::State& state) {
     const InstanceSpec inst = m5_large_spec(fair ? SharePolicy::fair : SharePolicy::proportional);
     state.SetLabel(fair ? "gp3 on m5.large, fair" : "gp3 on m5.large, proportional");
     add_instance_counters(state, specs, inst, ws, kSteps);
-    run_loop(state, [&] { return Simulation(specs, inst); }, ws, kSteps, false);
+    run_loop(
+        state, [&] { return Simulation(specs, inst); }, ws, kSteps, false);
 }
 BENCHMARK(BM_SharedInstance_bound)
     ->ArgNames({"volumes", "share"})
@@ -338,7 +344,8 @@ void BM_Idle_gp2(benchmark::State& state) {
     const bool record = state.range(0) != 0;
     const VolumeSpec spec = gp2_spec(100);
     const std::vector<Workload> ws{Idle{}};
-    run_loop(state, [&] { return Simulation({spec}); }, ws, kSteps, record);
+    run_loop(
+        state, [&] { return Simulation({spec}); }, ws, kSteps, record);
 }
 BENCHMARK(BM_Idle_gp2)->ArgName("record")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 

@@ -19,8 +19,8 @@ double checked_credits(const VolumeParams& p, double credits, double fallback) {
     if (std::isnan(credits)) return fallback;
     detail::require_finite(credits, "credits");
     if (credits < 0 || credits > p.credit_capacity) {
-        throw ConfigError(fmt::format("credits={} is out of range 0 to {} (the bucket's capacity)", credits,
-                                      p.credit_capacity));
+        throw ConfigError(
+            fmt::format("credits={} is out of range 0 to {} (the bucket's capacity)", credits, p.credit_capacity));
     }
     return credits;
 }

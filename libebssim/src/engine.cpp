@@ -81,9 +81,19 @@ class Stepper {
 public:
     Stepper(const VolumeParams& p, Simulation::State& s, Source src, double dt, double t0, StepSeries* out,
             VolumeTotals& tot)
-        : p_(p), s_(s), src_(src), out_(out), tot_(tot), dt_(dt), t0_(t0),
-          earned_(p.baseline_iops * dt), burst_cap_(p.burst_iops * dt), tput_hi_(p.tput_burst_bytes_s * dt),
-          tput_lo_(p.tput_base_bytes_s * dt), inv_dt_(1.0 / dt), inv_transfer_(1.0 / p.transfer_bytes_s),
+        : p_(p),
+          s_(s),
+          src_(src),
+          out_(out),
+          tot_(tot),
+          dt_(dt),
+          t0_(t0),
+          earned_(p.baseline_iops * dt),
+          burst_cap_(p.burst_iops * dt),
+          tput_hi_(p.tput_burst_bytes_s * dt),
+          tput_lo_(p.tput_base_bytes_s * dt),
+          inv_dt_(1.0 / dt),
+          inv_transfer_(1.0 / p.transfer_bytes_s),
           bucket_(p.has_bucket()) {}
 
     /// Volume limits for step k; returns what the volume would serve (counted ops, bytes).
@@ -102,7 +112,9 @@ public:
         f_ = t.f;
         bound_ = t.bound;
     }
-    [[nodiscard]] double want_counted() const noexcept { return bound_ == Bound::volume_iops ? cap_cnt_ : f_ * av_cnt_; }
+    [[nodiscard]] double want_counted() const noexcept {
+        return bound_ == Bound::volume_iops ? cap_cnt_ : f_ * av_cnt_;
+    }
     [[nodiscard]] double want_bytes() const noexcept { return f_ * av_bytes_; }
     void prefetch(std::int64_t k) const noexcept { src_.prefetch(k); }
     /// False when some step of an open-loop trace was invalid (NaN, negative, ...).
@@ -152,8 +164,7 @@ public:
                 // Behind an instance that held the volume back last step, its credits drained at
                 // the share the instance allowed, not at what the volume alone would ask.
                 if (prev_instance_bound_) wanted = std::min(wanted, prev_served_cnt_);
-                note_cliff(before, c, k, wanted - earned_, t0_ + static_cast<double>(k) * dt_, dt_,
-                           tot_.cliff_time_s);
+                note_cliff(before, c, k, wanted - earned_, t0_ + static_cast<double>(k) * dt_, dt_, tot_.cliff_time_s);
             }
         }
 
@@ -164,8 +175,8 @@ public:
             st = src_.service_time_s;
         } else {
             st = !std::isnan(src_.service_time_s) ? src_.service_time_s
-                 : av_ops_ > 0                     ? p_.latency_s + av_bytes_ / av_ops_ * inv_transfer_
-                                                   : p_.latency_s;
+                 : av_ops_ > 0                    ? p_.latency_s + av_bytes_ / av_ops_ * inv_transfer_
+                                                  : p_.latency_s;
         }
         const double waiting = 0.5 * (prev_b_ops + s_.backlog_ops);
         double outstanding;
@@ -224,13 +235,15 @@ AnyStepper make_stepper(const VolumeParams& p, Simulation::State& s, const Workl
         const double ops = offered_iops(p, *c) * dt;
         return Stepper<ClosedSource>(p, s,
                                      ClosedSource{{ops, ops * c->io_bytes, ops * counted_per_io(p, *c), true},
-                                                  c->in_flight, service_time_s(p, *c), c->think_time_s},
+                                                  c->in_flight,
+                                                  service_time_s(p, *c),
+                                                  c->think_time_s},
                                      dt, t0, out, tot);
     }
     if (const auto* o = std::get_if<OpenLoop>(&w)) {
         return Stepper<OpenSource>(
-            p, s, OpenSource{o->ops.data(), o->bytes.data(), IoCounting(p, o->pattern), o->service_time_s}, dt, t0,
-            out, tot);
+            p, s, OpenSource{o->ops.data(), o->bytes.data(), IoCounting(p, o->pattern), o->service_time_s}, dt, t0, out,
+            tot);
     }
     return Stepper<IdleSource>(p, s, IdleSource{}, dt, t0, out, tot);
 }
@@ -276,8 +289,12 @@ void fair_shares(const std::vector<double>& cnt, const std::vector<double>& byte
 // The instance's shared bucket: earns in proportion to unused baseline, spends above it.
 struct InstanceBucket {
     InstanceBucket(double base_rate, double max_rate, double capacity_, double earn_idle, double dt, double c)
-        : base(base_rate * dt), max(max_rate * dt), capacity(capacity_), earn(earn_idle * dt),
-          earn_per_unused(base > 0 ? earn / base : 0), credits(c) {}
+        : base(base_rate * dt),
+          max(max_rate * dt),
+          capacity(capacity_),
+          earn(earn_idle * dt),
+          earn_per_unused(base > 0 ? earn / base : 0),
+          credits(c) {}
     double base, max, capacity, earn, earn_per_unused;
     double credits;  // a copy (kept in a register by the loops), written back at the end of a run
     [[nodiscard]] double cap() const noexcept { return std::min(max, base + credits); }
@@ -353,8 +370,8 @@ bool Simulation::run_independent(const std::vector<Workload>& ws, std::int64_t n
     // which keeps its state in registers and its source type known at compile time.
     bool ok = true;
     for (std::size_t i = 0; i < params_.size(); ++i) {
-        AnyStepper any = make_stepper(params_[i], state_[i], ws[i], dt_s_, r.t0_s, record ? &r.series[i] : nullptr,
-                                      r.totals[i]);
+        AnyStepper any =
+            make_stepper(params_[i], state_[i], ws[i], dt_s_, r.t0_s, record ? &r.series[i] : nullptr, r.totals[i]);
         ok &= std::visit(
             [n, &interrupt](auto& st) {
                 in_chunks(n, 1, interrupt, [&st](std::int64_t k0, std::int64_t k1) {
@@ -474,9 +491,9 @@ void coupled_loop(Steppers& steppers, const InstanceParams& ip, double& io_credi
 
 // The steppers as one concrete type when every workload has the same kind.
 template <class S>
-bool try_homogeneous(std::vector<AnyStepper>& any, const InstanceParams& ip, double& io_c, double& by_c,
-                     std::int64_t n, double dt, double t0, InstanceTotals& it, InstanceSeries* out,
-                     const InterruptCheck& interrupt, bool& ok) {
+bool try_homogeneous(std::vector<AnyStepper>& any, const InstanceParams& ip, double& io_c, double& by_c, std::int64_t n,
+                     double dt, double t0, InstanceTotals& it, InstanceSeries* out, const InterruptCheck& interrupt,
+                     bool& ok) {
     for (const auto& a : any) {
         if (!std::holds_alternative<Stepper<S>>(a)) return false;
     }
@@ -498,16 +515,16 @@ bool Simulation::run_shared(const std::vector<Workload>& ws, std::int64_t n, Run
     std::vector<AnyStepper> steppers;
     steppers.reserve(nv);
     for (std::size_t i = 0; i < nv; ++i) {
-        steppers.push_back(make_stepper(params_[i], state_[i], ws[i], dt_s_, r.t0_s,
-                                        record ? &r.series[i] : nullptr, r.totals[i]));
+        steppers.push_back(
+            make_stepper(params_[i], state_[i], ws[i], dt_s_, r.t0_s, record ? &r.series[i] : nullptr, r.totals[i]));
     }
     InstanceTotals& it = r.instance_totals;
     InstanceSeries* out = record ? &r.instance_series : nullptr;
     bool ok = true;
     if (!try_homogeneous<OpenSource>(steppers, ip, inst_io_credits_, inst_bytes_credits_, n, dt_s_, r.t0_s, it, out,
                                      interrupt, ok) &&
-        !try_homogeneous<ClosedSource>(steppers, ip, inst_io_credits_, inst_bytes_credits_, n, dt_s_, r.t0_s, it,
-                                       out, interrupt, ok)) {
+        !try_homogeneous<ClosedSource>(steppers, ip, inst_io_credits_, inst_bytes_credits_, n, dt_s_, r.t0_s, it, out,
+                                       interrupt, ok)) {
         coupled_loop(steppers, ip, inst_io_credits_, inst_bytes_credits_, n, dt_s_, r.t0_s, it, out, interrupt);
         for (auto& st : steppers) ok &= std::visit([](auto& x) { return x.input_ok(); }, st);
     }
@@ -558,8 +575,8 @@ void Simulation::check_limits(std::int64_t n_steps, bool record, const RunLimits
 RunResult Simulation::run(const std::vector<Workload>& workloads, std::int64_t n_steps, bool record,
                           const RunLimits& limits, const InterruptCheck& interrupt) {
     if (workloads.size() != params_.size()) {
-        throw ConfigError(fmt::format("workloads has {} entries but the simulation has {} volumes",
-                                      workloads.size(), params_.size()));
+        throw ConfigError(fmt::format("workloads has {} entries but the simulation has {} volumes", workloads.size(),
+                                      params_.size()));
     }
     if (n_steps < 0) throw ConfigError(fmt::format("n_steps={} must be >= 0", n_steps));
     check_limits(n_steps, record, limits);

@@ -22,9 +22,10 @@ InstanceParams make_instance(const InstanceSpec& s) {
     for (auto [v, f] : {std::pair{s.baseline_iops, "baseline_iops"}, std::pair{s.max_iops, "max_iops"},
                         std::pair{s.baseline_mb_s, "baseline_mb_s"}, std::pair{s.max_mb_s, "max_mb_s"}}) {
         if (std::isnan(v)) {
-            throw ConfigError(fmt::format("{}: {} is missing: the instance is not EBS-optimized or its limits are "
-                                          "unknown",
-                                          who, f));
+            throw ConfigError(
+                fmt::format("{}: {} is missing: the instance is not EBS-optimized or its limits are "
+                            "unknown",
+                            who, f));
         }
         detail::require_positive(v, f);
     }

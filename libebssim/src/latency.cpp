@@ -5,8 +5,8 @@
 #include <limits>
 #include <map>
 
-#include <boost/math/special_functions/gamma.hpp>
 #include <fmt/format.h>
+#include <boost/math/special_functions/gamma.hpp>
 
 #include "ebssim/error.hpp"
 #include "validate.hpp"
@@ -15,8 +15,8 @@ namespace ebssim {
 
 namespace {
 
-void check_steps(std::span<const double> mean_latency_s, std::span<const double> completions,
-                 double service_time_s, double shape) {
+void check_steps(std::span<const double> mean_latency_s, std::span<const double> completions, double service_time_s,
+                 double shape) {
     if (mean_latency_s.size() != completions.size()) {
         throw ConfigError(fmt::format("mean_latency_s has {} steps but completions has {}", mean_latency_s.size(),
                                       completions.size()));
@@ -24,9 +24,10 @@ void check_steps(std::span<const double> mean_latency_s, std::span<const double>
     detail::require_positive(service_time_s, "service_time_s");
     detail::require_positive(shape, "shape");
     if (shape > max_service_shape) {
-        throw ConfigError(fmt::format("shape={} is above {:g}, the largest gamma shape accepted (coefficient of "
-                                      "variation 0.001: a constant service time)",
-                                      shape, max_service_shape));
+        throw ConfigError(
+            fmt::format("shape={} is above {:g}, the largest gamma shape accepted (coefficient of "
+                        "variation 0.001: a constant service time)",
+                        shape, max_service_shape));
     }
 }
 
@@ -100,7 +101,6 @@ std::vector<double> latency_quantiles(std::span<const double> mean_latency_s, st
     }
     std::vector<double> out(quantiles.size(), std::numeric_limits<double>::quiet_NaN());
     if (!(total > 0)) return out;
-
 
     const double scale = service_time_s / shape;  // gamma(shape, scale) has mean service_time_s
     auto cdf = [&](double x) {

@@ -25,8 +25,8 @@ std::string_view to_string(VolumeType type) {
 }
 
 VolumeType parse_volume_type(std::string_view name) {
-    for (auto t : {VolumeType::gp2, VolumeType::gp3, VolumeType::io1, VolumeType::io2, VolumeType::st1,
-                   VolumeType::sc1, VolumeType::standard}) {
+    for (auto t : {VolumeType::gp2, VolumeType::gp3, VolumeType::io1, VolumeType::io2, VolumeType::st1, VolumeType::sc1,
+                   VolumeType::standard}) {
         if (name == to_string(t)) return t;
     }
     throw ConfigError(fmt::format(
@@ -63,16 +63,16 @@ void require_unset(double value, std::string_view field, std::string_view why) {
 // CreateVolume takes whole numbers for Size (GiB), Iops and Throughput (MiB/s).
 void require_whole(double value, std::string_view field, std::string_view unit) {
     if (value != std::floor(value)) {
-        throw ConfigError(fmt::format("{}={} must be a whole number of {}: AWS takes integers here", field, value,
-                                      unit));
+        throw ConfigError(
+            fmt::format("{}={} must be a whole number of {}: AWS takes integers here", field, value, unit));
     }
 }
 
 void require_size(const VolumeSpec& s, double lo, double hi) {
     require_finite(s.size_gib, "size_gib");
     if (s.size_gib < lo || s.size_gib > hi) {
-        throw ConfigError(fmt::format("size_gib={} is out of range: {} volumes are {} to {} GiB",
-                                      s.size_gib, to_string(s.type), lo, hi));
+        throw ConfigError(fmt::format("size_gib={} is out of range: {} volumes are {} to {} GiB", s.size_gib,
+                                      to_string(s.type), lo, hi));
     }
     require_whole(s.size_gib, "size_gib", "GiB");
 }
@@ -86,8 +86,7 @@ double initial_balance(const VolumeSpec& s) {
     return balance;
 }
 
-void fill_service_time(const VolumeSpec& s, VolumeParams& p, double default_latency_ms,
-                       double default_transfer_mib_s) {
+void fill_service_time(const VolumeSpec& s, VolumeParams& p, double default_latency_ms, double default_transfer_mib_s) {
     double latency_ms = std::isnan(s.latency_ms) ? default_latency_ms : s.latency_ms;
     double transfer = std::isnan(s.transfer_mib_s) ? default_transfer_mib_s : s.transfer_mib_s;
     require_finite(latency_ms, "latency_ms");
@@ -105,9 +104,9 @@ void fill_service_time(const VolumeSpec& s, VolumeParams& p, double default_late
 // Types whose performance is not provisioned reject iops and throughput settings.
 void reject_provisioning(const VolumeSpec& s, std::string_view why_iops) {
     require_unset(s.iops, "iops", why_iops);
-    require_unset(s.throughput_mib_s, "throughput_mib_s",
-                  fmt::format("{} throughput is not provisioned; only gp3 accepts a throughput setting",
-                              to_string(s.type)));
+    require_unset(
+        s.throughput_mib_s, "throughput_mib_s",
+        fmt::format("{} throughput is not provisioned; only gp3 accepts a throughput setting", to_string(s.type)));
 }
 
 VolumeParams make_gp2(const VolumeSpec& s) {
@@ -142,18 +141,17 @@ VolumeParams make_gp3(const VolumeSpec& s) {
     require_whole(iops, "iops", "IOPS");
     require_whole(tput, "throughput_mib_s", "MiB/s");
     if (iops < gp3::included_iops || iops > gp3::max_iops) {
-        throw ConfigError(fmt::format("iops={} is out of range: gp3 IOPS are {} to {}", iops,
-                                      gp3::included_iops, gp3::max_iops));
+        throw ConfigError(
+            fmt::format("iops={} is out of range: gp3 IOPS are {} to {}", iops, gp3::included_iops, gp3::max_iops));
     }
     if (iops > gp3::included_iops && iops > gp3::max_iops_per_gib * s.size_gib) {
         throw ConfigError(fmt::format(
-            "iops={} exceeds gp3's limit of {} IOPS per GiB: size_gib={} allows at most {} IOPS",
-            iops, gp3::max_iops_per_gib, s.size_gib,
-            std::max(gp3::included_iops, gp3::max_iops_per_gib * s.size_gib)));
+            "iops={} exceeds gp3's limit of {} IOPS per GiB: size_gib={} allows at most {} IOPS", iops,
+            gp3::max_iops_per_gib, s.size_gib, std::max(gp3::included_iops, gp3::max_iops_per_gib * s.size_gib)));
     }
     if (tput < gp3::included_throughput_mib_s || tput > gp3::max_throughput_mib_s) {
-        throw ConfigError(fmt::format("throughput_mib_s={} is out of range: gp3 throughput is {} to {} MiB/s",
-                                      tput, gp3::included_throughput_mib_s, gp3::max_throughput_mib_s));
+        throw ConfigError(fmt::format("throughput_mib_s={} is out of range: gp3 throughput is {} to {} MiB/s", tput,
+                                      gp3::included_throughput_mib_s, gp3::max_throughput_mib_s));
     }
     if (tput > gp3::included_throughput_mib_s && tput > gp3::max_mib_s_per_iops * iops) {
         throw ConfigError(fmt::format(
@@ -182,27 +180,28 @@ VolumeParams make_piops(const VolumeSpec& s, bool nitro) {
     const auto name = to_string(s.type);
     require_size(s, min_size, max_size);
     require_unset(s.burst_balance_pct, "burst_balance_pct", fmt::format("{} has no burst bucket", name));
-    require_unset(s.throughput_mib_s, "throughput_mib_s",
-                  fmt::format("{} throughput follows its provisioned IOPS; only gp3 accepts a throughput setting",
-                              name));
+    require_unset(
+        s.throughput_mib_s, "throughput_mib_s",
+        fmt::format("{} throughput follows its provisioned IOPS; only gp3 accepts a throughput setting", name));
     if (std::isnan(s.iops)) {
-        throw ConfigError(fmt::format("iops is required for {}: provisioned IOPS from {} to {}", name, min_iops,
-                                      max_iops));
+        throw ConfigError(
+            fmt::format("iops is required for {}: provisioned IOPS from {} to {}", name, min_iops, max_iops));
     }
     require_finite(s.iops, "iops");
     require_whole(s.iops, "iops", "IOPS");
     if (s.iops < min_iops || s.iops > max_iops) {
-        throw ConfigError(fmt::format("iops={} is out of range: {} IOPS are {} to {}", s.iops, name, min_iops,
-                                      max_iops));
+        throw ConfigError(
+            fmt::format("iops={} is out of range: {} IOPS are {} to {}", s.iops, name, min_iops, max_iops));
     }
     if (s.iops > ratio * s.size_gib) {
-        throw ConfigError(fmt::format("iops={} exceeds {}'s limit of {} IOPS per GiB: size_gib={} allows at most {} IOPS",
-                                      s.iops, name, ratio, s.size_gib, ratio * s.size_gib));
+        throw ConfigError(
+            fmt::format("iops={} exceeds {}'s limit of {} IOPS per GiB: size_gib={} allows at most {} IOPS", s.iops,
+                        name, ratio, s.size_gib, ratio * s.size_gib));
     }
     if (!nitro && !is_io1 && s.iops > io2::max_iops_non_nitro_attach) {
-        throw ConfigError(fmt::format(
-            "iops={}: an io2 volume provisioned above {} IOPS cannot be attached to a non-Nitro instance",
-            s.iops, io2::max_iops_non_nitro_attach));
+        throw ConfigError(
+            fmt::format("iops={}: an io2 volume provisioned above {} IOPS cannot be attached to a non-Nitro instance",
+                        s.iops, io2::max_iops_non_nitro_attach));
     }
     VolumeParams p;
     p.type = s.type;
@@ -228,8 +227,8 @@ VolumeParams make_piops(const VolumeSpec& s, bool nitro) {
 VolumeParams make_hdd(const VolumeSpec& s) {
     const HddRates& r = s.type == VolumeType::st1 ? st1_rates : sc1_rates;
     require_size(s, hdd_min_size_gib, hdd_max_size_gib);
-    reject_provisioning(s, fmt::format("{} performance follows its size (MiB/s per TiB); IOPS are not provisioned",
-                                       to_string(s.type)));
+    reject_provisioning(
+        s, fmt::format("{} performance follows its size (MiB/s per TiB); IOPS are not provisioned", to_string(s.type)));
     double balance = initial_balance(s);
     const double tib = s.size_gib / 1024.0;
     const double base = std::min(r.baseline_cap_mib_s, r.baseline_mib_s_per_tib * tib);

@@ -27,8 +27,8 @@ void check_service_time(double st) {
 void check_one(double x, std::size_t i, std::string_view field) {
     // The upper bound keeps sums finite; it is far above what any volume can serve.
     if (!(x >= 0 && x <= max_demand_per_step)) {  // also false for NaN
-        throw ConfigError(fmt::format("{}[{}]={} must be finite, >= 0 and <= {:g} per step", field, i, x,
-                                      max_demand_per_step));
+        throw ConfigError(
+            fmt::format("{}[{}]={} must be finite, >= 0 and <= {:g} per step", field, i, x, max_demand_per_step));
     }
 }
 
@@ -49,8 +49,7 @@ void validate_trace(std::span<const double> ops, std::span<const double> bytes) 
         check_one(ops[i], i, "ops");
         check_one(bytes[i], i, "bytes");
         if (ops[i] == 0 && bytes[i] > 0) {
-            throw ConfigError(
-                fmt::format("bytes[{}]={} with ops[{}]=0: bytes need at least one I/O", i, bytes[i], i));
+            throw ConfigError(fmt::format("bytes[{}]={} with ops[{}]=0: bytes need at least one I/O", i, bytes[i], i));
         }
     }
 }

@@ -49,8 +49,8 @@ TEST_CASE("AWS gp2 burst table: seconds to refill an empty bucket while idle") {
     CHECK(refill_s(250) == near(7200));               // / 750
     CHECK(refill_s(334) == near(5389.221556886228));  // / 1,002
     CHECK(std::round(refill_s(334)) == 5389);
-    CHECK(refill_s(500) == near(3600));               // / 1,500
-    CHECK(refill_s(750) == near(2400));               // / 2,250
+    CHECK(refill_s(500) == near(3600));  // / 1,500
+    CHECK(refill_s(750) == near(2400));  // / 2,250
 }
 
 TEST_CASE("burst_duration_s from a partial balance") {
@@ -105,12 +105,9 @@ TEST_CASE("the stepped engine reproduces the burst table (cliff interpolated ins
         double cliff_s;  // 5.4e6 / (3,000 - baseline)
     };
     const std::vector<Row> rows = {
-        {1, 5.4e6 / 2900},    // 1,862.07
-        {100, 2000},
-        {250, 2400},
-        {334, 5.4e6 / 1998},  // 2,702.70
-        {500, 3600},
-        {750, 7200},
+        {1, 5.4e6 / 2900},                                    // 1,862.07
+        {100, 2000},       {250, 2400}, {334, 5.4e6 / 1998},  // 2,702.70
+        {500, 3600},       {750, 7200},
     };
     for (const Row& row : rows) {
         CAPTURE(row.size_gib);
@@ -191,7 +188,7 @@ TEST_CASE("closed_loop_rate and cliff_time_s agree with the engine on every buck
         {gp2_spec(1), think(closed_loop(8, 4 * KiB), 0.002)},
         {gp2_spec(250), think(closed_loop(32, 16 * KiB), 0.0005)},
         {gp2_spec(200), think(closed_loop(16, MiB, Pattern::sequential), 0.001)},  // throughput-bound
-        {gp2_spec(100), closed_loop(32, 4 * KiB, Pattern::sequential)},             // 2,000 s
+        {gp2_spec(100), closed_loop(32, 4 * KiB, Pattern::sequential)},            // 2,000 s
         {st1_spec(1024), think(closed_loop(8, MiB, Pattern::sequential), 0.01)},
         {st1_spec(500), think(closed_loop(16, 4 * KiB, Pattern::sequential), 0.001)},
         {sc1_spec(2048), closed_loop(4, 128 * KiB, Pattern::sequential)},
@@ -237,12 +234,13 @@ TEST_CASE("cliff_time_s of a closed loop: never without a bucket or below baseli
 
 TEST_CASE("closed_loop_rate validates the workload") {
     ClosedLoop bad = closed_loop(0, 4 * KiB);
-    CHECK(config_error_message([&] { (void)closed_loop_rate(make_volume(gp2_spec(100)), bad); })
-              .find("in_flight=0") != std::string::npos);
+    CHECK(config_error_message([&] { (void)closed_loop_rate(make_volume(gp2_spec(100)), bad); }).find("in_flight=0") !=
+          std::string::npos);
     ClosedLoop neg = closed_loop(4, 4 * KiB);
     neg.counted_per_io = -1;
-    CHECK(config_error_message([&] { (void)cliff_time_s(make_volume(gp2_spec(100)), neg); })
-              .find("counted_per_io=-1") != std::string::npos);
+    CHECK(config_error_message([&] {
+              (void)cliff_time_s(make_volume(gp2_spec(100)), neg);
+          }).find("counted_per_io=-1") != std::string::npos);
 }
 
 TEST_CASE("closed_loop_rate: counted_per_io describes a mix by its means") {

@@ -314,8 +314,8 @@ TEST_CASE("1 MiB sequential reads at queue depth 8: throughput limits") {
         for (std::size_t k = 0; k < 10; ++k) {
             CHECK(s.throughput_mib_s[k] == near(125));
             CHECK(s.iops[k] == near(125));
-            CHECK(s.ebs_iops[k] == near(500));             // 125 x 4
-            CHECK(s.latency_s[k] == near(8.0 / 125));       // 64 ms
+            CHECK(s.ebs_iops[k] == near(500));         // 125 x 4
+            CHECK(s.latency_s[k] == near(8.0 / 125));  // 64 ms
             CHECK(s.bound[k] == tput_bound);
         }
         CHECK(r.totals[0].steps_bound[2] == 10);
@@ -328,8 +328,8 @@ TEST_CASE("1 MiB sequential reads at queue depth 8: throughput limits") {
             CAPTURE(k);
             CHECK(s.throughput_mib_s[k] == near(128));
             CHECK(s.iops[k] == near(128));
-            CHECK(s.ebs_iops[k] == near(512));             // 128 x 4
-            CHECK(s.latency_s[k] == near(8.0 / 128));       // 62.5 ms
+            CHECK(s.ebs_iops[k] == near(512));         // 128 x 4
+            CHECK(s.latency_s[k] == near(8.0 / 128));  // 62.5 ms
             CHECK(s.bound[k] == tput_bound);
             // Spends 512 - 300 = 212 credits per second.
             CHECK(s.credits[k] == near(5.4e6 - 212.0 * static_cast<double>(k + 1)));

@@ -49,11 +49,11 @@ TEST_CASE("instance parameters: buckets hold the excess over baseline for 30 min
         CHECK(p.share == SharePolicy::proportional);
         CHECK(p.baseline_iops == 3600);
         CHECK(p.max_iops == 18750);
-        CHECK(p.baseline_bytes_s == near(81.25e6));   // decimal MB/s
+        CHECK(p.baseline_bytes_s == near(81.25e6));  // decimal MB/s
         CHECK(p.max_bytes_s == near(593.75e6));
-        CHECK(p.io_capacity == near((18750.0 - 3600) * 1800));      // 27,270,000
+        CHECK(p.io_capacity == near((18750.0 - 3600) * 1800));          // 27,270,000
         CHECK(p.bytes_capacity == near((593.75 - 81.25) * MB * 1800));  // 9.225e11
-        CHECK(p.io_earn_idle == near(27270000.0 / 84600));          // refills in 84,600 s
+        CHECK(p.io_earn_idle == near(27270000.0 / 84600));              // refills in 84,600 s
         CHECK(p.bytes_earn_idle == near(9.225e11 / 84600));
         CHECK(p.io_initial == near(27270000));
         CHECK(p.bytes_initial == near(9.225e11));
@@ -67,8 +67,8 @@ TEST_CASE("instance parameters: buckets hold the excess over baseline for 30 min
         s.share = SharePolicy::fair;
         InstanceParams p = make_instance(s);
         CHECK(p.share == SharePolicy::fair);
-        CHECK(p.io_capacity == near(12750.0 * 600));               // 7,650,000
-        CHECK(p.bytes_capacity == near(450e6 * 600));               // 2.7e11
+        CHECK(p.io_capacity == near(12750.0 * 600));   // 7,650,000
+        CHECK(p.bytes_capacity == near(450e6 * 600));  // 2.7e11
         CHECK(p.io_initial == near(7650000 * 0.4));
         CHECK(p.bytes_initial == near(2.7e11 * 0.1));
         CHECK(p.io_earn_idle == near(7650000.0 / 3600));
@@ -118,8 +118,7 @@ TEST_CASE("m5.xlarge, two gp3 at 16,000 IOPS, 16 KiB random: 18,750 IOPS for 1,8
     CHECK(is.io_balance_pct[899] == near(50));
     CHECK(is.io_balance_pct[1799] == 0);
     CHECK(is.byte_balance_pct[1799] == near(bytes_left / 8.1e11 * 100, 1e-9));  // 63.6778 %
-    CHECK(is.byte_balance_pct[1800] - is.byte_balance_pct[1799] ==
-          near(100.0 / 84600 * (1 - 98.304 / 143.75), 1e-6));
+    CHECK(is.byte_balance_pct[1800] - is.byte_balance_pct[1799] == near(100.0 / 84600 * (1 - 98.304 / 143.75), 1e-6));
     const InstanceTotals& it = r.instance_totals;
     CHECK(it.io_cliff_time_s == near(1800));
     CHECK(std::isnan(it.bytes_cliff_time_s));
@@ -146,8 +145,8 @@ TEST_CASE("m5.large, the same two volumes: 18,750 IOPS while the burst lasts, 3,
         CHECK(is.iops[k] == near(burst ? 18750 : 3600));
         CHECK(r.series[0].iops[k] == near(burst ? 9375 : 1800));
         CHECK(r.series[1].iops[k] == near(burst ? 9375 : 1800));
-        CHECK(is.io_balance_pct[k] == near(burst ? 100.0 * (1.0 - static_cast<double>(k + 1) / 1800) : 0.0,
-                                           1e-9, 1e-9));
+        CHECK(is.io_balance_pct[k] ==
+              near(burst ? 100.0 * (1.0 - static_cast<double>(k + 1) / 1800) : 0.0, 1e-9, 1e-9));
     }
     CHECK(r.instance_totals.io_cliff_time_s == near(1800));
     CHECK(r.instance_totals.served_counted == near(1800 * 18750.0 + 200 * 3600.0));
@@ -236,7 +235,7 @@ TEST_CASE("instance bucket earns in proportion to the unused baseline") {
     CHECK(r.instance_series.iops[100] == near(3000));
     CHECK(r.instance_series.io_balance_pct[8459] == near(5, 1e-9));
     CHECK(r.instance_series.io_balance_pct[845] == near(0.5, 1e-9));  // 846 / 84,600 x 0.5
-    CHECK(r.instance_series.byte_balance_pct[8459] == 100);  // 49.152 MB/s < 143.75: full stays full
+    CHECK(r.instance_series.byte_balance_pct[8459] == 100);           // 49.152 MB/s < 143.75: full stays full
 }
 
 TEST_CASE("partial initial EBSIOBalance%: 50 % of m5.xlarge lasts 900 s") {
@@ -620,8 +619,7 @@ TEST_CASE("Nitro rule: io1 at 64,000 IOPS on a non-Nitro instance delivers 32,00
         CHECK(contains(msg, "64000"));
         CHECK(contains(msg, "Nitro"));
         // Among several volumes, the offender is named.
-        std::string msg2 =
-            config_error_message([&] { Simulation sim({gp3_spec(100), io2_spec(100, 80000)}, xen); });
+        std::string msg2 = config_error_message([&] { Simulation sim({gp3_spec(100), io2_spec(100, 80000)}, xen); });
         CHECK(contains(msg2, "volume 1"));
         CHECK(contains(msg2, "iops=80000"));
         // On a Nitro instance, and without an instance, 80,000 is fine.
@@ -641,10 +639,22 @@ TEST_CASE("instance spec errors") {
             InstanceSpec s = m5_large();
             const char* name = "";
             switch (field) {
-                case 0: s.baseline_iops = NaN; name = "baseline_iops"; break;
-                case 1: s.max_iops = NaN; name = "max_iops"; break;
-                case 2: s.baseline_mb_s = NaN; name = "baseline_mb_s"; break;
-                default: s.max_mb_s = NaN; name = "max_mb_s"; break;
+                case 0:
+                    s.baseline_iops = NaN;
+                    name = "baseline_iops";
+                    break;
+                case 1:
+                    s.max_iops = NaN;
+                    name = "max_iops";
+                    break;
+                case 2:
+                    s.baseline_mb_s = NaN;
+                    name = "baseline_mb_s";
+                    break;
+                default:
+                    s.max_mb_s = NaN;
+                    name = "max_mb_s";
+                    break;
             }
             std::string msg = instance_error(s);
             CHECK(contains(msg, name));

@@ -92,327 +92,326 @@ std::string lq_error(const Vec& means, const Vec& weights, double s, const Vec& 
 }  // namespace
 
 TEST_SUITE("latency") {
-
-TEST_CASE("latency_quantiles: reference: the Gamma(4) quantiles used below") {
-    // Our bisection of the closed form, against Boost's inverse and against known values:
-    // the median of Gamma(4, 1) is 3.67206..., its 99th percentile 10.04512...
-    CHECK(gamma4_inv(0.5) == near(3.672060748850896, 1e-12));
-    CHECK(gamma4_inv(0.99) == near(10.045117514831608, 1e-12));
-    for (double q : {0.01, 0.1, 0.5, 0.9, 0.95, 0.99, 0.999}) {
-        CAPTURE(q);
-        CHECK(gamma4_inv(q) == near(boost::math::gamma_p_inv(4.0, q), 1e-10));
-    }
-}
-
-TEST_CASE("latency_quantiles: unthrottled: every step's mean is s, so the quantiles are s * x_q / 4") {
-    // Gamma(4, s/4) has mean s and CV 1/2. 4 KiB: s = 0.503814697265625 ms.
-    const double s = st_4k;
-    const Vec means = {s, s, s, s};
-    const Vec weights = {3000, 3000, 1, 2999.5};
-    const Vec got = latency_quantiles(means, weights, s, five_q);
-    REQUIRE(got.size() == five_q.size());
-    for (std::size_t i = 0; i < five_q.size(); ++i) {
-        CAPTURE(five_q[i]);
-        CHECK(got[i] == near(s * gamma4_inv(five_q[i]) / 4.0, 1e-9));
-    }
-    // p50 = 0.918 s, p99 = 2.511 s
-    CHECK(got[0] == near(s * 3.672060748850896 / 4.0, 1e-9));
-    CHECK(got[0] / s == near(0.918015187212724, 1e-9));
-    CHECK(got[3] / s == near(10.045117514831608 / 4.0, 1e-9));
-}
-
-TEST_CASE("latency_quantiles: a constant throttled wait shifts every quantile by the wait") {
-    // gp3 at its 3,000 IOPS with 32 in flight: mean 32 / 3,000 s, wait = 32/3000 - s = 10.1629 ms.
-    const double s = st_4k;
-    const double mean = 32.0 / 3000.0;
-    const double w = mean - s;
-    const Vec got = latency_quantiles(Vec(100, mean), Vec(100, 3000.0), s, five_q);
-    for (std::size_t i = 0; i < five_q.size(); ++i) {
-        CAPTURE(five_q[i]);
-        CHECK(got[i] == near(w + s * gamma4_inv(five_q[i]) / 4.0, 1e-9));
-    }
-    // p50 = 10.1629 + 0.4625 = 10.6254 ms; p99.9 = 10.1629 + 1.6452 = 11.8081 ms
-    CHECK(got[0] == near(0.010625361513031865, 1e-9));
-    CHECK(got[4] == near(0.011808089190345367, 1e-9));
-}
-
-TEST_CASE("latency_quantiles: two components: the 100 GiB gp2 QD32 cliff run") {
-    // 2,000 s at 3,000 IOPS (mean 32/3000 s) then 700 s at 300 IOPS (mean 32/300 s):
-    // 6,000,000 of 6,210,000 I/Os are fast, f = 200/207 = 96.618 %.
-    const double s = st_4k;
-    const double scale = s / 4.0;
-    const double fast = 32.0 / 3000.0, slow = 32.0 / 300.0;
-    Vec means(2000, fast), weights(2000, 3000.0);
-    means.insert(means.end(), 700, slow);
-    weights.insert(weights.end(), 700, 300.0);
-    const Vec got = latency_quantiles(means, weights, s, five_q);
-    REQUIRE(got.size() == 5);
-    const double f = 200.0 / 207.0;
-    const double wf = fast - s, ws = slow - s;
-
-    // p50, p90, p95 fall in the fast component (the slow one has no mass below ~96 ms):
-    // F(x) = f P4((x - wf)/scale)  =>  x = wf + scale * x_{q/f}. 0.95/f = 0.98325.
-    CHECK(got[0] == near(wf + scale * gamma4_inv(0.5 / f), 1e-9));
-    CHECK(got[1] == near(wf + scale * gamma4_inv(0.9 / f), 1e-9));
-    CHECK(got[2] == near(wf + scale * gamma4_inv(0.95 / f), 1e-9));
-    // p99 and p99.9 in the slow one, where the fast component's CDF is 1:
-    // F(x) = f + (1 - f) P4((x - ws)/scale)  =>  (0.99 - f)/(1 - f) = 4.93/7 = 0.704286.
-    CHECK(got[3] == near(ws + scale * gamma4_inv((0.99 - f) / (1 - f)), 1e-9));
-    CHECK(got[4] == near(ws + scale * gamma4_inv((0.999 - f) / (1 - f)), 1e-9));
-    // So p50/p95 are near the fast mean latency and p99 near the slow one.
-    CHECK(std::abs(got[0] - fast) < s);
-    CHECK(std::abs(got[2] - fast) < 2 * s);
-    CHECK(std::abs(got[3] - slow) < s);
-
-    // The exact mixture CDF at each returned quantile equals q. Each component is alone in its bin
-    // with identical waits, so binning changes nothing; only rounding and the 1e-12 bisection remain.
-    const std::vector<Comp> comps = {{wf, 6e6}, {ws, 210000.0}};
-    for (std::size_t i = 0; i < five_q.size(); ++i) {
-        CAPTURE(five_q[i]);
-        CHECK(mixture_cdf(comps, s, got[i]) == near(five_q[i], 1e-9));
-        CHECK(got[i] == near(mixture_quantile(comps, s, five_q[i]), 1e-9));
-    }
-}
-
-TEST_CASE("latency_quantiles: binning: waits spread continuously move a quantile by at most eps * (Q + s)") {
-    // 5,000 steps with means log-spaced from s to 200 s and uneven weights; the library merges
-    // steps whose log(1 + wait/s) differ by < 1/200 and uses the bin's weighted mean wait. Each
-    // I/O's wait then moves by at most (s + wait) * eps, eps = e^(1/200) - 1 = 0.501 %, and since
-    // wait <= latency X, the binned latency lies in [(1-eps) X - eps s, (1+eps) X + eps s]: every
-    // quantile of the binned mixture is within eps * (Q + s) of the exact (unbinned) one's Q.
-    const double s = 0.001;
-    const int n = 5000;
-    std::vector<Comp> comps;
-    for (int k = 0; k < n; ++k) {
-        const double mean = s * std::pow(200.0, k / double(n - 1));
-        comps.push_back({mean - s, 1.0 + (k % 7) * 100.0 + (k % 13)});
-    }
-    const Vec qs = {0.01, 0.25, 0.5, 0.9, 0.99, 0.999};
-    const Vec got = run(comps, s, qs);
-    const double eps = std::expm1(1.0 / 200.0);
-    for (std::size_t i = 0; i < qs.size(); ++i) {
-        CAPTURE(qs[i]);
-        const double exact = mixture_quantile(comps, s, qs[i]);
-        CAPTURE(exact);
-        CAPTURE(got[i]);
-        CHECK(std::abs(got[i] - exact) <= eps * (exact + s) + 1e-12 * exact);
-        // In CDF terms the error is small too (not a bound, a sanity check).
-        CHECK(std::abs(mixture_cdf(comps, s, got[i]) - qs[i]) < 5e-4);
-    }
-}
-
-TEST_CASE("latency_quantiles: binning: steps within one 0.5 % bin merge at their weighted mean wait") {
-    // s = 0.5038 ms; means 10.00 and 10.01 ms: 200 ln(m/s) = 597.63 and 597.83, both bin 598.
-    const double s = st_4k;
-    const double w1 = 0.010 - s, w2 = 0.01001 - s;
-    const double wbar = (1.0 * w1 + 3.0 * w2) / 4.0;
-    const Vec got = run({{w1, 1.0}, {w2, 3.0}}, s, five_q);
-    for (std::size_t i = 0; i < five_q.size(); ++i) {
-        CAPTURE(five_q[i]);
-        CHECK(got[i] == near(wbar + s * gamma4_inv(five_q[i]) / 4.0, 1e-10));
-    }
-}
-
-TEST_CASE("latency_quantiles: binning: steps a few bins apart stay separate components") {
-    // means 10.0 and 10.2 ms: 200 ln(m/s) = 597.63 and 601.59, bins 598 and 602.
-    const double s = st_4k;
-    const std::vector<Comp> comps = {{0.010 - s, 1.0}, {0.0102 - s, 1.0}};
-    const Vec got = run(comps, s, five_q);
-    for (std::size_t i = 0; i < five_q.size(); ++i) {
-        CAPTURE(five_q[i]);
-        CHECK(mixture_cdf(comps, s, got[i]) == near(five_q[i], 1e-9));
-    }
-}
-
-TEST_CASE("latency_quantiles: the mixture does not depend on step order or on the units of the weights") {
-    const double s = st_4k;
-    Vec means, weights;
-    for (int k = 0; k < 300; ++k) {
-        means.push_back(s + 0.0001 * (k % 37) + 0.002 * (k % 5));
-        weights.push_back(100.0 + k);
-    }
-    const Vec a = latency_quantiles(means, weights, s, five_q);
-    Vec rm(means.rbegin(), means.rend()), rw(weights.rbegin(), weights.rend());
-    const Vec b = latency_quantiles(rm, rw, s, five_q);
-    Vec scaled = weights;
-    for (double& x : scaled) x *= 0.001;  // I/Os per ms instead of per s
-    const Vec c = latency_quantiles(means, scaled, s, five_q);
-    for (std::size_t i = 0; i < five_q.size(); ++i) {
-        CAPTURE(five_q[i]);
-        CHECK(b[i] == near(a[i], 1e-11));
-        CHECK(c[i] == near(a[i], 1e-11));
-    }
-}
-
-TEST_CASE("latency_quantiles: quantiles come back in the order asked, and none asked gives none") {
-    const double s = st_4k;
-    const Vec got = latency_quantiles(Vec{s}, Vec{1.0}, s, Vec{0.99, 0.5, 0.9});
-    REQUIRE(got.size() == 3);
-    CHECK(got[0] == near(s * gamma4_inv(0.99) / 4.0, 1e-9));
-    CHECK(got[1] == near(s * gamma4_inv(0.5) / 4.0, 1e-9));
-    CHECK(got[2] == near(s * gamma4_inv(0.9) / 4.0, 1e-9));
-    CHECK(latency_quantiles(Vec{s}, Vec{1.0}, s, Vec{}).empty());
-}
-
-TEST_CASE("latency_quantiles: shape: 1 is exponential, 2 and 2.5 follow their gamma CDFs, the default is 4") {
-    const double s = st_4k;
-    const double w = 0.002;  // a constant wait of 2 ms
-    const Vec qs = {0.1, 0.5, 0.9, 0.99};
-    // shape 1: Exp(mean s), Q = w - s ln(1 - q)
-    const Vec e = latency_quantiles(Vec{w + s}, Vec{5.0}, s, qs, 1.0);
-    // shape 2: P(2, x) = 1 - e^-x (1 + x), scale s/2
-    const Vec g2 = latency_quantiles(Vec{w + s}, Vec{5.0}, s, qs, 2.0);
-    // shape 2.5: Boost's inverse as the reference for a non-integer shape, scale s/2.5
-    const Vec g25 = latency_quantiles(Vec{w + s}, Vec{5.0}, s, qs, 2.5);
-    const Vec def = latency_quantiles(Vec{w + s}, Vec{5.0}, s, qs);
-    const Vec four = latency_quantiles(Vec{w + s}, Vec{5.0}, s, qs, 4.0);
-    auto p2 = [](double x) { return x <= 0 ? 0.0 : 1.0 - std::exp(-x) * (1.0 + x); };
-    for (std::size_t i = 0; i < qs.size(); ++i) {
-        CAPTURE(qs[i]);
-        CHECK(e[i] == near(w - s * std::log1p(-qs[i]), 1e-9));
-        CHECK(g2[i] == near(w + (s / 2.0) * bisect(p2, qs[i], 0.0, 200.0), 1e-9));
-        CHECK(g25[i] == near(w + (s / 2.5) * boost::math::gamma_p_inv(2.5, qs[i]), 1e-9));
-        CHECK(def[i] == four[i]);
-        CHECK(four[i] == near(w + (s / 4.0) * gamma4_inv(qs[i]), 1e-9));
-    }
-    CHECK(default_service_shape == 4.0);
-    // A larger shape narrows the spread around the mean: p99 falls as the shape grows.
-    CHECK(e[3] > g2[3]);
-    CHECK(g2[3] > g25[3]);
-    CHECK(g25[3] > four[3]);
-}
-
-TEST_CASE("latency_quantiles: nothing completed: every quantile is NaN") {
-    const double s = st_4k;
-    for (const Vec& q : {five_q, Vec{0.0, 1.0}}) {
-        const Vec empty = latency_quantiles(Vec{}, Vec{}, s, q);
-        const Vec zeros = latency_quantiles(Vec{0.01, 0.02}, Vec{0.0, 0.0}, s, q);
-        const Vec nans = latency_quantiles(Vec{NaN, NaN}, Vec{300.0, 3000.0}, s, q);
-        REQUIRE(empty.size() == q.size());
-        REQUIRE(zeros.size() == q.size());
-        REQUIRE(nans.size() == q.size());
-        for (std::size_t i = 0; i < q.size(); ++i) {
-            CHECK(std::isnan(empty[i]));
-            CHECK(std::isnan(zeros[i]));
-            CHECK(std::isnan(nans[i]));
+    TEST_CASE("latency_quantiles: reference: the Gamma(4) quantiles used below") {
+        // Our bisection of the closed form, against Boost's inverse and against known values:
+        // the median of Gamma(4, 1) is 3.67206..., its 99th percentile 10.04512...
+        CHECK(gamma4_inv(0.5) == near(3.672060748850896, 1e-12));
+        CHECK(gamma4_inv(0.99) == near(10.045117514831608, 1e-12));
+        for (double q : {0.01, 0.1, 0.5, 0.9, 0.95, 0.99, 0.999}) {
+            CAPTURE(q);
+            CHECK(gamma4_inv(q) == near(boost::math::gamma_p_inv(4.0, q), 1e-10));
         }
     }
-}
 
-TEST_CASE("latency_quantiles: NaN means and zero- or NaN-weight steps are skipped") {
-    const double s = st_4k;
-    const double mean = 32.0 / 3000.0;
-    const Vec ref = latency_quantiles(Vec{mean}, Vec{3000.0}, s, five_q);
-    // Extra steps that complete nothing (latency NaN, as the engine reports them), a zero-weight
-    // step with a huge mean, and a step whose weight is NaN.
-    const Vec got = latency_quantiles(Vec{NaN, mean, 5.0, NaN, 7.0}, Vec{0.0, 3000.0, 0.0, 12.0, NaN}, s, five_q);
-    for (std::size_t i = 0; i < five_q.size(); ++i) {
-        CAPTURE(five_q[i]);
-        CHECK(got[i] == near(ref[i], 1e-12));
-        CHECK(got[i] == near(mean - s + s * gamma4_inv(five_q[i]) / 4.0, 1e-9));
+    TEST_CASE("latency_quantiles: unthrottled: every step's mean is s, so the quantiles are s * x_q / 4") {
+        // Gamma(4, s/4) has mean s and CV 1/2. 4 KiB: s = 0.503814697265625 ms.
+        const double s = st_4k;
+        const Vec means = {s, s, s, s};
+        const Vec weights = {3000, 3000, 1, 2999.5};
+        const Vec got = latency_quantiles(means, weights, s, five_q);
+        REQUIRE(got.size() == five_q.size());
+        for (std::size_t i = 0; i < five_q.size(); ++i) {
+            CAPTURE(five_q[i]);
+            CHECK(got[i] == near(s * gamma4_inv(five_q[i]) / 4.0, 1e-9));
+        }
+        // p50 = 0.918 s, p99 = 2.511 s
+        CHECK(got[0] == near(s * 3.672060748850896 / 4.0, 1e-9));
+        CHECK(got[0] / s == near(0.918015187212724, 1e-9));
+        CHECK(got[3] / s == near(10.045117514831608 / 4.0, 1e-9));
     }
-}
 
-TEST_CASE("latency_quantiles: bad input is a ConfigError naming the field") {
-    const double s = st_4k;
-    const Vec m = {0.01, 0.02}, w = {1.0, 2.0};
-    CHECK(lq_error(m, w, s, five_q) == "<no ConfigError>");
+    TEST_CASE("latency_quantiles: a constant throttled wait shifts every quantile by the wait") {
+        // gp3 at its 3,000 IOPS with 32 in flight: mean 32 / 3,000 s, wait = 32/3000 - s = 10.1629 ms.
+        const double s = st_4k;
+        const double mean = 32.0 / 3000.0;
+        const double w = mean - s;
+        const Vec got = latency_quantiles(Vec(100, mean), Vec(100, 3000.0), s, five_q);
+        for (std::size_t i = 0; i < five_q.size(); ++i) {
+            CAPTURE(five_q[i]);
+            CHECK(got[i] == near(w + s * gamma4_inv(five_q[i]) / 4.0, 1e-9));
+        }
+        // p50 = 10.1629 + 0.4625 = 10.6254 ms; p99.9 = 10.1629 + 1.6452 = 11.8081 ms
+        CHECK(got[0] == near(0.010625361513031865, 1e-9));
+        CHECK(got[4] == near(0.011808089190345367, 1e-9));
+    }
 
-    const std::string lengths = lq_error(m, Vec{1.0, 2.0, 3.0}, s, five_q);
-    CHECK(contains(lengths, "mean_latency_s has 2"));
-    CHECK(contains(lengths, "completions has 3"));
+    TEST_CASE("latency_quantiles: two components: the 100 GiB gp2 QD32 cliff run") {
+        // 2,000 s at 3,000 IOPS (mean 32/3000 s) then 700 s at 300 IOPS (mean 32/300 s):
+        // 6,000,000 of 6,210,000 I/Os are fast, f = 200/207 = 96.618 %.
+        const double s = st_4k;
+        const double scale = s / 4.0;
+        const double fast = 32.0 / 3000.0, slow = 32.0 / 300.0;
+        Vec means(2000, fast), weights(2000, 3000.0);
+        means.insert(means.end(), 700, slow);
+        weights.insert(weights.end(), 700, 300.0);
+        const Vec got = latency_quantiles(means, weights, s, five_q);
+        REQUIRE(got.size() == 5);
+        const double f = 200.0 / 207.0;
+        const double wf = fast - s, ws = slow - s;
 
-    CHECK(contains(lq_error(m, w, 0.0, five_q), "service_time_s=0"));
-    CHECK(contains(lq_error(m, w, -0.001, five_q), "service_time_s=-0.001"));
-    CHECK(contains(lq_error(m, w, NaN, five_q), "service_time_s=nan"));
-    CHECK(contains(lq_error(m, w, Inf, five_q), "service_time_s=inf"));
+        // p50, p90, p95 fall in the fast component (the slow one has no mass below ~96 ms):
+        // F(x) = f P4((x - wf)/scale)  =>  x = wf + scale * x_{q/f}. 0.95/f = 0.98325.
+        CHECK(got[0] == near(wf + scale * gamma4_inv(0.5 / f), 1e-9));
+        CHECK(got[1] == near(wf + scale * gamma4_inv(0.9 / f), 1e-9));
+        CHECK(got[2] == near(wf + scale * gamma4_inv(0.95 / f), 1e-9));
+        // p99 and p99.9 in the slow one, where the fast component's CDF is 1:
+        // F(x) = f + (1 - f) P4((x - ws)/scale)  =>  (0.99 - f)/(1 - f) = 4.93/7 = 0.704286.
+        CHECK(got[3] == near(ws + scale * gamma4_inv((0.99 - f) / (1 - f)), 1e-9));
+        CHECK(got[4] == near(ws + scale * gamma4_inv((0.999 - f) / (1 - f)), 1e-9));
+        // So p50/p95 are near the fast mean latency and p99 near the slow one.
+        CHECK(std::abs(got[0] - fast) < s);
+        CHECK(std::abs(got[2] - fast) < 2 * s);
+        CHECK(std::abs(got[3] - slow) < s);
 
-    CHECK(contains(lq_error(m, w, s, five_q, 0.0), "shape=0"));
-    CHECK(contains(lq_error(m, w, s, five_q, -4.0), "shape=-4"));
-    CHECK(contains(lq_error(m, w, s, five_q, NaN), "shape=nan"));
-    CHECK(contains(lq_error(m, w, s, five_q, Inf), "shape=inf"));
+        // The exact mixture CDF at each returned quantile equals q. Each component is alone in its bin
+        // with identical waits, so binning changes nothing; only rounding and the 1e-12 bisection remain.
+        const std::vector<Comp> comps = {{wf, 6e6}, {ws, 210000.0}};
+        for (std::size_t i = 0; i < five_q.size(); ++i) {
+            CAPTURE(five_q[i]);
+            CHECK(mixture_cdf(comps, s, got[i]) == near(five_q[i], 1e-9));
+            CHECK(got[i] == near(mixture_quantile(comps, s, five_q[i]), 1e-9));
+        }
+    }
 
-    CHECK(contains(lq_error(m, w, s, Vec{0.5, -0.1}), "quantile -0.1"));
-    CHECK(contains(lq_error(m, w, s, Vec{1.5}), "quantile 1.5"));
-    CHECK(contains(lq_error(m, w, s, Vec{NaN}), "quantile nan"));
-    CHECK(contains(lq_error(m, w, s, Vec{1.5}), "between 0 and 1"));
+    TEST_CASE("latency_quantiles: binning: waits spread continuously move a quantile by at most eps * (Q + s)") {
+        // 5,000 steps with means log-spaced from s to 200 s and uneven weights; the library merges
+        // steps whose log(1 + wait/s) differ by < 1/200 and uses the bin's weighted mean wait. Each
+        // I/O's wait then moves by at most (s + wait) * eps, eps = e^(1/200) - 1 = 0.501 %, and since
+        // wait <= latency X, the binned latency lies in [(1-eps) X - eps s, (1+eps) X + eps s]: every
+        // quantile of the binned mixture is within eps * (Q + s) of the exact (unbinned) one's Q.
+        const double s = 0.001;
+        const int n = 5000;
+        std::vector<Comp> comps;
+        for (int k = 0; k < n; ++k) {
+            const double mean = s * std::pow(200.0, k / double(n - 1));
+            comps.push_back({mean - s, 1.0 + (k % 7) * 100.0 + (k % 13)});
+        }
+        const Vec qs = {0.01, 0.25, 0.5, 0.9, 0.99, 0.999};
+        const Vec got = run(comps, s, qs);
+        const double eps = std::expm1(1.0 / 200.0);
+        for (std::size_t i = 0; i < qs.size(); ++i) {
+            CAPTURE(qs[i]);
+            const double exact = mixture_quantile(comps, s, qs[i]);
+            CAPTURE(exact);
+            CAPTURE(got[i]);
+            CHECK(std::abs(got[i] - exact) <= eps * (exact + s) + 1e-12 * exact);
+            // In CDF terms the error is small too (not a bound, a sanity check).
+            CHECK(std::abs(mixture_cdf(comps, s, got[i]) - qs[i]) < 5e-4);
+        }
+    }
 
-    // Validation comes first, even when nothing completed.
-    CHECK(contains(lq_error(Vec{}, Vec{}, 0.0, five_q), "service_time_s=0"));
-    CHECK(contains(lq_error(Vec{}, Vec{}, s, Vec{2.0}), "quantile 2"));
-}
+    TEST_CASE("latency_quantiles: binning: steps within one 0.5 % bin merge at their weighted mean wait") {
+        // s = 0.5038 ms; means 10.00 and 10.01 ms: 200 ln(m/s) = 597.63 and 597.83, both bin 598.
+        const double s = st_4k;
+        const double w1 = 0.010 - s, w2 = 0.01001 - s;
+        const double wbar = (1.0 * w1 + 3.0 * w2) / 4.0;
+        const Vec got = run({{w1, 1.0}, {w2, 3.0}}, s, five_q);
+        for (std::size_t i = 0; i < five_q.size(); ++i) {
+            CAPTURE(five_q[i]);
+            CHECK(got[i] == near(wbar + s * gamma4_inv(five_q[i]) / 4.0, 1e-10));
+        }
+    }
 
-TEST_CASE("latency_quantiles: quantile 0 unthrottled is 0, quantile 1 is finite, past every other quantile") {
-    const double s = st_4k;
-    const double scale = s / 4.0;
-    const Vec got = latency_quantiles(Vec{s, s}, Vec{1.0, 2.0}, s, Vec{0.0, 1.0 - 1e-9, 1.0});
-    CHECK(within(got[0], 0.0, 1e-15));
-    CHECK(std::isfinite(got[2]));
-    CHECK(got[2] >= got[1]);
-    // P(4, 60) = 1 - 3.4e-22 is 1 in double precision: the CDF reaches 1 before 60 scale units.
-    CHECK(got[2] <= 60.0 * scale);
+    TEST_CASE("latency_quantiles: binning: steps a few bins apart stay separate components") {
+        // means 10.0 and 10.2 ms: 200 ln(m/s) = 597.63 and 601.59, bins 598 and 602.
+        const double s = st_4k;
+        const std::vector<Comp> comps = {{0.010 - s, 1.0}, {0.0102 - s, 1.0}};
+        const Vec got = run(comps, s, five_q);
+        for (std::size_t i = 0; i < five_q.size(); ++i) {
+            CAPTURE(five_q[i]);
+            CHECK(mixture_cdf(comps, s, got[i]) == near(five_q[i], 1e-9));
+        }
+    }
 
-    const double w = 32.0 / 3000.0 - s;
-    const Vec thr = latency_quantiles(Vec{w + s}, Vec{3000.0}, s, Vec{1.0 - 1e-9, 1.0});
-    CHECK(std::isfinite(thr[1]));
-    CHECK(thr[1] >= thr[0]);
-    CHECK(thr[1] <= w + 60.0 * scale);
-}
+    TEST_CASE("latency_quantiles: the mixture does not depend on step order or on the units of the weights") {
+        const double s = st_4k;
+        Vec means, weights;
+        for (int k = 0; k < 300; ++k) {
+            means.push_back(s + 0.0001 * (k % 37) + 0.002 * (k % 5));
+            weights.push_back(100.0 + k);
+        }
+        const Vec a = latency_quantiles(means, weights, s, five_q);
+        Vec rm(means.rbegin(), means.rend()), rw(weights.rbegin(), weights.rend());
+        const Vec b = latency_quantiles(rm, rw, s, five_q);
+        Vec scaled = weights;
+        for (double& x : scaled) x *= 0.001;  // I/Os per ms instead of per s
+        const Vec c = latency_quantiles(means, scaled, s, five_q);
+        for (std::size_t i = 0; i < five_q.size(); ++i) {
+            CAPTURE(five_q[i]);
+            CHECK(b[i] == near(a[i], 1e-11));
+            CHECK(c[i] == near(a[i], 1e-11));
+        }
+    }
 
-// With every I/O waiting w the distribution starts at w (like scipy's gamma.ppf(0) = loc, or
-// numpy's percentile 0 = the minimum), so p0 is the smallest wait.
-TEST_CASE("latency_quantiles: quantile 0 is the smallest wait when every I/O waits") {
-    const double s = st_4k;
-    const double w1 = 32.0 / 3000.0 - s, w2 = 32.0 / 300.0 - s;
-    const Vec got = run({{w1, 6e6}, {w2, 210000.0}}, s, Vec{0.0});
-    CHECK(got[0] == near(w1, 1e-9));
-}
+    TEST_CASE("latency_quantiles: quantiles come back in the order asked, and none asked gives none") {
+        const double s = st_4k;
+        const Vec got = latency_quantiles(Vec{s}, Vec{1.0}, s, Vec{0.99, 0.5, 0.9});
+        REQUIRE(got.size() == 3);
+        CHECK(got[0] == near(s * gamma4_inv(0.99) / 4.0, 1e-9));
+        CHECK(got[1] == near(s * gamma4_inv(0.5) / 4.0, 1e-9));
+        CHECK(got[2] == near(s * gamma4_inv(0.9) / 4.0, 1e-9));
+        CHECK(latency_quantiles(Vec{s}, Vec{1.0}, s, Vec{}).empty());
+    }
 
-// Quantile 1 stays finite and near the largest wait even when summing the weights in another
-// order rounds differently: total (0.1 + 0.3) + 0.5 = 0.9 but the bins (waits 1, 2, 4 ms) add up
-// to (0.1 + 0.5) + 0.3 = 0.8999999999999999.
-TEST_CASE("latency_quantiles: quantile 1 of a mixture stays near its largest wait") {
-    const double s = 0.001;
-    const Vec got = latency_quantiles(Vec{0.002, 0.005, 0.003}, Vec{0.1, 0.3, 0.5}, s, Vec{1.0});
-    CAPTURE(got[0]);
-    CHECK(std::isfinite(got[0]));
-    CHECK(got[0] <= 0.004 + 60.0 * s / 4.0);
-}
+    TEST_CASE("latency_quantiles: shape: 1 is exponential, 2 and 2.5 follow their gamma CDFs, the default is 4") {
+        const double s = st_4k;
+        const double w = 0.002;  // a constant wait of 2 ms
+        const Vec qs = {0.1, 0.5, 0.9, 0.99};
+        // shape 1: Exp(mean s), Q = w - s ln(1 - q)
+        const Vec e = latency_quantiles(Vec{w + s}, Vec{5.0}, s, qs, 1.0);
+        // shape 2: P(2, x) = 1 - e^-x (1 + x), scale s/2
+        const Vec g2 = latency_quantiles(Vec{w + s}, Vec{5.0}, s, qs, 2.0);
+        // shape 2.5: Boost's inverse as the reference for a non-integer shape, scale s/2.5
+        const Vec g25 = latency_quantiles(Vec{w + s}, Vec{5.0}, s, qs, 2.5);
+        const Vec def = latency_quantiles(Vec{w + s}, Vec{5.0}, s, qs);
+        const Vec four = latency_quantiles(Vec{w + s}, Vec{5.0}, s, qs, 4.0);
+        auto p2 = [](double x) { return x <= 0 ? 0.0 : 1.0 - std::exp(-x) * (1.0 + x); };
+        for (std::size_t i = 0; i < qs.size(); ++i) {
+            CAPTURE(qs[i]);
+            CHECK(e[i] == near(w - s * std::log1p(-qs[i]), 1e-9));
+            CHECK(g2[i] == near(w + (s / 2.0) * bisect(p2, qs[i], 0.0, 200.0), 1e-9));
+            CHECK(g25[i] == near(w + (s / 2.5) * boost::math::gamma_p_inv(2.5, qs[i]), 1e-9));
+            CHECK(def[i] == four[i]);
+            CHECK(four[i] == near(w + (s / 4.0) * gamma4_inv(qs[i]), 1e-9));
+        }
+        CHECK(default_service_shape == 4.0);
+        // A larger shape narrows the spread around the mean: p99 falls as the shape grows.
+        CHECK(e[3] > g2[3]);
+        CHECK(g2[3] > g25[3]);
+        CHECK(g25[3] > four[3]);
+    }
+
+    TEST_CASE("latency_quantiles: nothing completed: every quantile is NaN") {
+        const double s = st_4k;
+        for (const Vec& q : {five_q, Vec{0.0, 1.0}}) {
+            const Vec empty = latency_quantiles(Vec{}, Vec{}, s, q);
+            const Vec zeros = latency_quantiles(Vec{0.01, 0.02}, Vec{0.0, 0.0}, s, q);
+            const Vec nans = latency_quantiles(Vec{NaN, NaN}, Vec{300.0, 3000.0}, s, q);
+            REQUIRE(empty.size() == q.size());
+            REQUIRE(zeros.size() == q.size());
+            REQUIRE(nans.size() == q.size());
+            for (std::size_t i = 0; i < q.size(); ++i) {
+                CHECK(std::isnan(empty[i]));
+                CHECK(std::isnan(zeros[i]));
+                CHECK(std::isnan(nans[i]));
+            }
+        }
+    }
+
+    TEST_CASE("latency_quantiles: NaN means and zero- or NaN-weight steps are skipped") {
+        const double s = st_4k;
+        const double mean = 32.0 / 3000.0;
+        const Vec ref = latency_quantiles(Vec{mean}, Vec{3000.0}, s, five_q);
+        // Extra steps that complete nothing (latency NaN, as the engine reports them), a zero-weight
+        // step with a huge mean, and a step whose weight is NaN.
+        const Vec got = latency_quantiles(Vec{NaN, mean, 5.0, NaN, 7.0}, Vec{0.0, 3000.0, 0.0, 12.0, NaN}, s, five_q);
+        for (std::size_t i = 0; i < five_q.size(); ++i) {
+            CAPTURE(five_q[i]);
+            CHECK(got[i] == near(ref[i], 1e-12));
+            CHECK(got[i] == near(mean - s + s * gamma4_inv(five_q[i]) / 4.0, 1e-9));
+        }
+    }
+
+    TEST_CASE("latency_quantiles: bad input is a ConfigError naming the field") {
+        const double s = st_4k;
+        const Vec m = {0.01, 0.02}, w = {1.0, 2.0};
+        CHECK(lq_error(m, w, s, five_q) == "<no ConfigError>");
+
+        const std::string lengths = lq_error(m, Vec{1.0, 2.0, 3.0}, s, five_q);
+        CHECK(contains(lengths, "mean_latency_s has 2"));
+        CHECK(contains(lengths, "completions has 3"));
+
+        CHECK(contains(lq_error(m, w, 0.0, five_q), "service_time_s=0"));
+        CHECK(contains(lq_error(m, w, -0.001, five_q), "service_time_s=-0.001"));
+        CHECK(contains(lq_error(m, w, NaN, five_q), "service_time_s=nan"));
+        CHECK(contains(lq_error(m, w, Inf, five_q), "service_time_s=inf"));
+
+        CHECK(contains(lq_error(m, w, s, five_q, 0.0), "shape=0"));
+        CHECK(contains(lq_error(m, w, s, five_q, -4.0), "shape=-4"));
+        CHECK(contains(lq_error(m, w, s, five_q, NaN), "shape=nan"));
+        CHECK(contains(lq_error(m, w, s, five_q, Inf), "shape=inf"));
+
+        CHECK(contains(lq_error(m, w, s, Vec{0.5, -0.1}), "quantile -0.1"));
+        CHECK(contains(lq_error(m, w, s, Vec{1.5}), "quantile 1.5"));
+        CHECK(contains(lq_error(m, w, s, Vec{NaN}), "quantile nan"));
+        CHECK(contains(lq_error(m, w, s, Vec{1.5}), "between 0 and 1"));
+
+        // Validation comes first, even when nothing completed.
+        CHECK(contains(lq_error(Vec{}, Vec{}, 0.0, five_q), "service_time_s=0"));
+        CHECK(contains(lq_error(Vec{}, Vec{}, s, Vec{2.0}), "quantile 2"));
+    }
+
+    TEST_CASE("latency_quantiles: quantile 0 unthrottled is 0, quantile 1 is finite, past every other quantile") {
+        const double s = st_4k;
+        const double scale = s / 4.0;
+        const Vec got = latency_quantiles(Vec{s, s}, Vec{1.0, 2.0}, s, Vec{0.0, 1.0 - 1e-9, 1.0});
+        CHECK(within(got[0], 0.0, 1e-15));
+        CHECK(std::isfinite(got[2]));
+        CHECK(got[2] >= got[1]);
+        // P(4, 60) = 1 - 3.4e-22 is 1 in double precision: the CDF reaches 1 before 60 scale units.
+        CHECK(got[2] <= 60.0 * scale);
+
+        const double w = 32.0 / 3000.0 - s;
+        const Vec thr = latency_quantiles(Vec{w + s}, Vec{3000.0}, s, Vec{1.0 - 1e-9, 1.0});
+        CHECK(std::isfinite(thr[1]));
+        CHECK(thr[1] >= thr[0]);
+        CHECK(thr[1] <= w + 60.0 * scale);
+    }
+
+    // With every I/O waiting w the distribution starts at w (like scipy's gamma.ppf(0) = loc, or
+    // numpy's percentile 0 = the minimum), so p0 is the smallest wait.
+    TEST_CASE("latency_quantiles: quantile 0 is the smallest wait when every I/O waits") {
+        const double s = st_4k;
+        const double w1 = 32.0 / 3000.0 - s, w2 = 32.0 / 300.0 - s;
+        const Vec got = run({{w1, 6e6}, {w2, 210000.0}}, s, Vec{0.0});
+        CHECK(got[0] == near(w1, 1e-9));
+    }
+
+    // Quantile 1 stays finite and near the largest wait even when summing the weights in another
+    // order rounds differently: total (0.1 + 0.3) + 0.5 = 0.9 but the bins (waits 1, 2, 4 ms) add up
+    // to (0.1 + 0.5) + 0.3 = 0.8999999999999999.
+    TEST_CASE("latency_quantiles: quantile 1 of a mixture stays near its largest wait") {
+        const double s = 0.001;
+        const Vec got = latency_quantiles(Vec{0.002, 0.005, 0.003}, Vec{0.1, 0.3, 0.5}, s, Vec{1.0});
+        CAPTURE(got[0]);
+        CHECK(std::isfinite(got[0]));
+        CHECK(got[0] <= 0.004 + 60.0 * s / 4.0);
+    }
 
 }  // TEST_SUITE
 
 TEST_SUITE("latency") {
+    TEST_CASE("closed_loop_latency_s: Little's law over latency plus think time, at least the service time") {
+        CHECK(closed_loop_latency_s(32, 3000, st_4k, 0) == near(32.0 / 3000));
+        CHECK(closed_loop_latency_s(4, 300, st_4k, 0.001) == near(4.0 / 300 - 0.001));
+        CHECK(closed_loop_latency_s(4, 1e6, st_4k, 0) == st_4k);  // never below the service time
+        CHECK(std::isnan(closed_loop_latency_s(4, 0, st_4k, 0)));
+    }
 
-TEST_CASE("closed_loop_latency_s: Little's law over latency plus think time, at least the service time") {
-    CHECK(closed_loop_latency_s(32, 3000, st_4k, 0) == near(32.0 / 3000));
-    CHECK(closed_loop_latency_s(4, 300, st_4k, 0.001) == near(4.0 / 300 - 0.001));
-    CHECK(closed_loop_latency_s(4, 1e6, st_4k, 0) == st_4k);  // never below the service time
-    CHECK(std::isnan(closed_loop_latency_s(4, 0, st_4k, 0)));
-}
-
-TEST_CASE("latency_moments: mean and standard deviation of the mixture") {
-    const double s = 0.001;
-    // Unthrottled: Gamma(4, s / 4): mean s, standard deviation s / sqrt(4) = s / 2.
-    LatencyMoments m = latency_moments(Vec{s, s}, Vec{3.0, 5.0}, s);
-    CHECK(m.mean_s == near(s));
-    CHECK(m.stddev_s == near(s / 2));
-    // Half the I/Os at s, half at 3 s: mean 2 s; variance s^2 (the step means) + s^2 / 4.
-    m = latency_moments(Vec{s, 3 * s}, Vec{1.0, 1.0}, s);
-    CHECK(m.mean_s == near(2 * s));
-    CHECK(m.stddev_s == near(s * std::sqrt(1.25)));
-    // Shape 1: exponential, standard deviation s.
-    CHECK(latency_moments(Vec{s}, Vec{1.0}, s, 1.0).stddev_s == near(s));
-    // A mean below the service time reads as the service time; NaN and empty steps drop out.
-    m = latency_moments(Vec{0.5 * s, std::nan(""), 9.0}, Vec{2.0, 4.0, 0.0}, s);
-    CHECK(m.mean_s == near(s));
-    CHECK(std::isnan(latency_moments(Vec{}, Vec{}, s).mean_s));
-    CHECK(std::isnan(latency_moments(Vec{s}, Vec{0.0}, s).stddev_s));
-    CHECK(config_error_message([&] { (void)latency_moments(Vec{s}, Vec{1.0, 2.0}, s); }).find("2") !=
-          std::string::npos);
-    CHECK(config_error_message([&] { (void)latency_moments(Vec{s}, Vec{-1.0}, s); }).find("completions[0]=-1") !=
-          std::string::npos);
-    CHECK(config_error_message([&] { (void)latency_moments(Vec{s}, Vec{1.0}, s, 0.0); }).find("shape=0") !=
-          std::string::npos);
-}
+    TEST_CASE("latency_moments: mean and standard deviation of the mixture") {
+        const double s = 0.001;
+        // Unthrottled: Gamma(4, s / 4): mean s, standard deviation s / sqrt(4) = s / 2.
+        LatencyMoments m = latency_moments(Vec{s, s}, Vec{3.0, 5.0}, s);
+        CHECK(m.mean_s == near(s));
+        CHECK(m.stddev_s == near(s / 2));
+        // Half the I/Os at s, half at 3 s: mean 2 s; variance s^2 (the step means) + s^2 / 4.
+        m = latency_moments(Vec{s, 3 * s}, Vec{1.0, 1.0}, s);
+        CHECK(m.mean_s == near(2 * s));
+        CHECK(m.stddev_s == near(s * std::sqrt(1.25)));
+        // Shape 1: exponential, standard deviation s.
+        CHECK(latency_moments(Vec{s}, Vec{1.0}, s, 1.0).stddev_s == near(s));
+        // A mean below the service time reads as the service time; NaN and empty steps drop out.
+        m = latency_moments(Vec{0.5 * s, std::nan(""), 9.0}, Vec{2.0, 4.0, 0.0}, s);
+        CHECK(m.mean_s == near(s));
+        CHECK(std::isnan(latency_moments(Vec{}, Vec{}, s).mean_s));
+        CHECK(std::isnan(latency_moments(Vec{s}, Vec{0.0}, s).stddev_s));
+        CHECK(config_error_message([&] {
+                  (void)latency_moments(Vec{s}, Vec{1.0, 2.0}, s);
+              }).find("2") != std::string::npos);
+        CHECK(config_error_message([&] { (void)latency_moments(Vec{s}, Vec{-1.0}, s); }).find("completions[0]=-1") !=
+              std::string::npos);
+        CHECK(config_error_message([&] { (void)latency_moments(Vec{s}, Vec{1.0}, s, 0.0); }).find("shape=0") !=
+              std::string::npos);
+    }
 
 }  // TEST_SUITE

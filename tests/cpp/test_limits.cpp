@@ -40,9 +40,7 @@ RunLimits limits(std::int64_t max_volume_steps, std::int64_t max_memory_bytes) {
     return l;
 }
 
-Simulation two_on_m5_large() {
-    return Simulation(std::vector<VolumeSpec>{gp3_spec(100), gp3_spec(100)}, m5_large());
-}
+Simulation two_on_m5_large() { return Simulation(std::vector<VolumeSpec>{gp3_spec(100), gp3_spec(100)}, m5_large()); }
 
 }  // namespace
 
@@ -65,8 +63,7 @@ TEST_CASE("limits: the default work bound is 1e10 volume-steps, refused before a
     CHECK(contains(limit_error_message([&] { run1(one, Idle{}, 10'000'000'001, false); }), "max_volume_steps=1e+10"));
     Simulation two(std::vector<VolumeSpec>{gp2_spec(100), gp2_spec(100)});
     // 5e9 + 1 steps x 2 volumes = 1e10 + 2.
-    CHECK(contains(limit_error_message([&] { two.run({Idle{}, Idle{}}, 5'000'000'001, false); }),
-                   "max_volume_steps"));
+    CHECK(contains(limit_error_message([&] { two.run({Idle{}, Idle{}}, 5'000'000'001, false); }), "max_volume_steps"));
     CHECK(one.time_s() == 0.0);
     CHECK(two.time_s() == 0.0);
 }
@@ -112,10 +109,8 @@ TEST_CASE("limits: the default memory bound is 4 GiB, refused before allocating"
 TEST_CASE("limits: a LimitError is a ConfigError; negative limits are errors") {
     Simulation sim = single(gp2_spec(100));
     CHECK_THROWS_AS(sim.run({Idle{}}, 2, false, limits(1, 0)), ConfigError);
-    CHECK(contains(config_error_message([&] { sim.run({Idle{}}, 1, false, limits(-1, 0)); }),
-                   "max_volume_steps=-1"));
-    CHECK(contains(config_error_message([&] { sim.run({Idle{}}, 1, false, limits(1, -5)); }),
-                   "max_memory_bytes=-5"));
+    CHECK(contains(config_error_message([&] { sim.run({Idle{}}, 1, false, limits(-1, 0)); }), "max_volume_steps=-1"));
+    CHECK(contains(config_error_message([&] { sim.run({Idle{}}, 1, false, limits(1, -5)); }), "max_memory_bytes=-5"));
 }
 
 TEST_CASE("interrupt: asked between chunks; stopping undoes the run") {
@@ -187,9 +182,9 @@ TEST_CASE("interrupt: the instance loop is chunked per volume-step and undone to
 TEST_CASE("interrupt: an exception from the check propagates and undoes the run") {
     Simulation sim = single(gp2_spec(100));
     const InterruptCheck boom = []() -> bool { throw std::runtime_error("boom"); };
-    CHECK_THROWS_WITH_AS(sim.run({closed_loop(32, 4 * KiB)}, 2 * interrupt_every_volume_steps, false, RunLimits{},
-                                 boom),
-                         "boom", std::runtime_error);
+    CHECK_THROWS_WITH_AS(
+        sim.run({closed_loop(32, 4 * KiB)}, 2 * interrupt_every_volume_steps, false, RunLimits{}, boom), "boom",
+        std::runtime_error);
     CHECK(sim.credits(0) == 5.4e6);
     CHECK(sim.time_s() == 0.0);
 }

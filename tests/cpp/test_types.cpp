@@ -38,10 +38,10 @@ constexpr double tib_credits = 1024.0 * 1024.0;  // 1,048,576
 // ---------------------------------------------------------------------------------------------
 
 TEST_CASE("io1 throughput rule: 256 KiB per IOPS up to 500 MiB/s, then 16 KiB per IOPS up to 1,000") {
-    CHECK(io1::throughput_mib_s(100) == near(25));      // 100 x 0.25
-    CHECK(io1::throughput_mib_s(1000) == near(250));    // 1,000 x 0.25
-    CHECK(io1::throughput_mib_s(2000) == near(500));    // peak reached at 2,000 IOPS
-    CHECK(io1::throughput_mib_s(20000) == near(500));   // min(500, 5,000)
+    CHECK(io1::throughput_mib_s(100) == near(25));     // 100 x 0.25
+    CHECK(io1::throughput_mib_s(1000) == near(250));   // 1,000 x 0.25
+    CHECK(io1::throughput_mib_s(2000) == near(500));   // peak reached at 2,000 IOPS
+    CHECK(io1::throughput_mib_s(20000) == near(500));  // min(500, 5,000)
     CHECK(io1::throughput_mib_s(32000) == near(500));
     CHECK(io1::throughput_mib_s(32064) == near(501));   // 32,064 / 64: continuous at 32,000
     CHECK(io1::throughput_mib_s(48000) == near(750));   // 48,000 / 64
@@ -383,7 +383,7 @@ TEST_CASE("st1 1 TiB: 40 MiB/s baseline, 250 MiB/s burst, 1 TiB of 1 MiB credits
     VolumeParams p = make_volume(st1_spec(1024));
     CHECK(p.type == VolumeType::st1);
     CHECK(p.io_unit_bytes == MiB);
-    CHECK(p.baseline_iops == near(40));    // counted 1 MiB ops per second = MiB/s of credits
+    CHECK(p.baseline_iops == near(40));  // counted 1 MiB ops per second = MiB/s of credits
     CHECK(p.burst_iops == near(250));
     CHECK(p.credit_capacity == tib_credits);
     CHECK(p.initial_credits == tib_credits);  // starts full
@@ -410,15 +410,15 @@ TEST_CASE("st1 and sc1 rates scale per TiB up to their caps") {
         // st1: 40 / TiB (cap 500), 250 / TiB (cap 500).
         {VolumeType::st1, 125, 40.0 * 125 / 1024, 250.0 * 125 / 1024},  // 4.8828125, 30.517578125
         {VolumeType::st1, 512, 20, 125},
-        {VolumeType::st1, 2048, 80, 500},          // burst cap reached at 2 TiB
+        {VolumeType::st1, 2048, 80, 500},  // burst cap reached at 2 TiB
         {VolumeType::st1, 4096, 160, 500},
-        {VolumeType::st1, 12800, 500, 500},        // baseline cap reached at 12.5 TiB
-        {VolumeType::st1, 16384, 500, 500},        // 640 -> 500
+        {VolumeType::st1, 12800, 500, 500},  // baseline cap reached at 12.5 TiB
+        {VolumeType::st1, 16384, 500, 500},  // 640 -> 500
         // sc1: 12 / TiB (cap 192), 80 / TiB (cap 250).
         {VolumeType::sc1, 125, 12.0 * 125 / 1024, 80.0 * 125 / 1024},  // 1.46484375, 9.765625
         {VolumeType::sc1, 1024, 12, 80},
-        {VolumeType::sc1, 3200, 37.5, 250},        // burst cap reached at 3.125 TiB
-        {VolumeType::sc1, 16384, 192, 250},        // 192 at 16 TiB; 1,280 -> 250
+        {VolumeType::sc1, 3200, 37.5, 250},  // burst cap reached at 3.125 TiB
+        {VolumeType::sc1, 16384, 192, 250},  // 192 at 16 TiB; 1,280 -> 250
     };
     for (const Row& row : rows) {
         CAPTURE(to_string(row.type));
@@ -735,9 +735,8 @@ TEST_CASE("standard configuration errors") {
 }
 
 TEST_CASE("every type in one simulation without an instance: each as alone") {
-    const std::vector<VolumeSpec> specs{gp2_spec(100), gp3_spec(100), io1_spec(100, 5000),
-                                        io2_spec(100, 20000), st1_spec(1024), sc1_spec(1024),
-                                        standard_spec(100)};
+    const std::vector<VolumeSpec> specs{gp2_spec(100),  gp3_spec(100),  io1_spec(100, 5000), io2_spec(100, 20000),
+                                        st1_spec(1024), sc1_spec(1024), standard_spec(100)};
     // 4 KiB random at a deep queue: 3,000 / 3,000 / 5,000 / 20,000 / 250 / 80 / 200 IOPS.
     const double expect[] = {3000, 3000, 5000, 20000, 250, 80, 200};
     Simulation sim(specs);

@@ -39,10 +39,10 @@ TEST_CASE("gp2 100 GiB: limits derived from the AWS rules") {
     CHECK(p.type == VolumeType::gp2);
     CHECK(p.size_gib == 100);
     CHECK(p.io_unit_bytes == 256 * KiB);
-    CHECK(p.baseline_iops == 300);           // 3 x 100
-    CHECK(p.burst_iops == 3000);             // below 1 TiB: bursts to 3,000
+    CHECK(p.baseline_iops == 300);  // 3 x 100
+    CHECK(p.burst_iops == 3000);    // below 1 TiB: bursts to 3,000
     CHECK(p.credit_capacity == 5.4e6);
-    CHECK(p.initial_credits == 5.4e6);       // starts full
+    CHECK(p.initial_credits == 5.4e6);  // starts full
     CHECK(p.has_bucket());
     // With credits: min(128, 3,000 x 0.25 = 750) = 128 MiB/s.
     CHECK(p.tput_burst_bytes_s == 128 * MiB);
@@ -86,8 +86,8 @@ TEST_CASE("gp2 throughput caps with and without credits, by size") {
 
 TEST_CASE("gp2 initial credits follow burst_balance_pct") {
     CHECK(make_volume(gp2_spec(100, 100)).initial_credits == 5.4e6);
-    CHECK(make_volume(gp2_spec(100, 50)).initial_credits == 2.7e6);     // 5.4e6 x 0.5
-    CHECK(make_volume(gp2_spec(100, 25)).initial_credits == 1.35e6);    // 5.4e6 x 0.25
+    CHECK(make_volume(gp2_spec(100, 50)).initial_credits == 2.7e6);   // 5.4e6 x 0.5
+    CHECK(make_volume(gp2_spec(100, 25)).initial_credits == 1.35e6);  // 5.4e6 x 0.25
     CHECK(make_volume(gp2_spec(100, 0)).initial_credits == 0);
     CHECK(make_volume(gp2_spec(100, 0.1)).initial_credits == near(5400));  // 5.4e6 x 0.001
 }
@@ -176,7 +176,7 @@ TEST_CASE("counted_ops_per_io: SSD I/Os count in 256 KiB units") {
         CHECK(counted_ops_per_io(256 * KiB, unit, Pattern::random) == 1);  // exactly the unit: not 2
         CHECK(counted_ops_per_io(257 * KiB, unit, Pattern::random) == 2);  // ceil(257/256) = 2
         CHECK(counted_ops_per_io(512 * KiB, unit, Pattern::random) == 2);
-        CHECK(counted_ops_per_io(MiB, unit, Pattern::random) == 4);        // 1,024 / 256
+        CHECK(counted_ops_per_io(MiB, unit, Pattern::random) == 4);  // 1,024 / 256
         CHECK(counted_ops_per_io(1, unit, Pattern::random) == 1);
     }
     SUBCASE("sequential I/Os of 32 KiB and more merge: size / 256 KiB") {
@@ -218,8 +218,8 @@ TEST_CASE("IoCounting: an open-loop step counts by its mean I/O size") {
     const VolumeParams p = make_volume(gp2_spec(100));
     const IoCounting seq(p, Pattern::sequential);
     const IoCounting rnd(p, Pattern::random);
-    CHECK(seq(10, 10 * 4 * KiB) == 10);       // mean 4 KiB: under the floor, one each
-    CHECK(seq(8, 8 * 32 * KiB) == 1);         // mean 32 KiB: merged
+    CHECK(seq(10, 10 * 4 * KiB) == 10);         // mean 4 KiB: under the floor, one each
+    CHECK(seq(8, 8 * 32 * KiB) == 1);           // mean 32 KiB: merged
     CHECK(seq(2, 4 * KiB + 60 * KiB) == 0.25);  // mean 32 KiB: merged, 64 KiB / 256 KiB
     CHECK(rnd(8, 8 * 32 * KiB) == 8);
     CHECK(rnd(100, 100 * 512 * KiB) == 200);  // split: ceil(512 / 256) each

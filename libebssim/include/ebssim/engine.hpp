@@ -37,8 +37,8 @@ struct Throttle {
     Bound bound = Bound::demand;
 };
 /// The volume's limit rule: f = min(1, cap_counted / want_counted, cap_bytes / want_bytes).
-[[nodiscard, gnu::always_inline]] inline Throttle throttle(double want_counted, double want_bytes,
-                                                           double cap_counted, double cap_bytes) noexcept {
+[[nodiscard, gnu::always_inline]] inline Throttle throttle(double want_counted, double want_bytes, double cap_counted,
+                                                           double cap_bytes) noexcept {
     // Most steps are within both limits: divide only when one binds.
     if (!(want_counted > cap_counted || want_bytes > cap_bytes)) return {};
     const double f_cnt = want_counted > cap_counted ? cap_counted / want_counted : 1.0;
@@ -65,16 +65,16 @@ struct StepSeries {
 
 /// Per-step outputs of the instance.
 struct InstanceSeries {
-    Series<double> iops;           ///< EBS-counted operations per second, all volumes
-    Series<double> throughput_mb_s;  ///< decimal MB/s, all volumes
-    Series<double> io_balance_pct;   ///< EBSIOBalance% at the end of the step
-    Series<double> byte_balance_pct; ///< EBSByteBalance% at the end of the step
-    Series<std::uint8_t> bound;    ///< Bound::demand, instance_iops or instance_throughput
+    Series<double> iops;              ///< EBS-counted operations per second, all volumes
+    Series<double> throughput_mb_s;   ///< decimal MB/s, all volumes
+    Series<double> io_balance_pct;    ///< EBSIOBalance% at the end of the step
+    Series<double> byte_balance_pct;  ///< EBSByteBalance% at the end of the step
+    Series<std::uint8_t> bound;       ///< Bound::demand, instance_iops or instance_throughput
 };
 
 /// Cheap per-run totals of one volume, always computed.
 struct VolumeTotals {
-    double demanded_ops = 0;    ///< I/Os that arrived (open loop) or were issued (closed loop)
+    double demanded_ops = 0;  ///< I/Os that arrived (open loop) or were issued (closed loop)
     double demanded_bytes = 0;
     double served_ops = 0;
     double served_bytes = 0;
@@ -100,13 +100,13 @@ struct InstanceTotals {
 
 /// Outputs of one run.
 struct RunResult {
-    double t0_s = 0;             ///< simulated time at the start of the run
+    double t0_s = 0;  ///< simulated time at the start of the run
     double dt_s = 1;
     std::int64_t n_steps = 0;
     std::vector<StepSeries> series;    ///< one per volume; empty when not recorded
     std::vector<VolumeTotals> totals;  ///< one per volume
     bool has_instance = false;
-    InstanceSeries instance_series;    ///< empty without an instance or when not recorded
+    InstanceSeries instance_series;  ///< empty without an instance or when not recorded
     InstanceTotals instance_totals;
 };
 

@@ -19,16 +19,16 @@ enum class SharePolicy : std::uint8_t {
 /// An instance type's EBS limits (DescribeInstanceTypes EbsOptimizedInfo) and the burst-bucket
 /// assumption. NaN fields take the defaults documented in docs/model.md.
 struct InstanceSpec {
-    std::string name;                 ///< e.g. "m5.large"; informative only
+    std::string name;  ///< e.g. "m5.large"; informative only
     double baseline_iops = unset;
     double max_iops = unset;
-    double baseline_mb_s = unset;     ///< BaselineThroughputInMBps (decimal MB/s)
-    double max_mb_s = unset;          ///< MaximumThroughputInMBps
-    bool nitro = true;                ///< Hypervisor nitro (or bare metal) vs xen
-    double burst_s = 1800;            ///< a full bucket holds the maximum this long
-    double refill_s = 84600;          ///< an empty bucket refills in this long at idle
-    double io_balance_pct = 100;      ///< initial EBSIOBalance%
-    double byte_balance_pct = 100;    ///< initial EBSByteBalance%
+    double baseline_mb_s = unset;   ///< BaselineThroughputInMBps (decimal MB/s)
+    double max_mb_s = unset;        ///< MaximumThroughputInMBps
+    bool nitro = true;              ///< Hypervisor nitro (or bare metal) vs xen
+    double burst_s = 1800;          ///< a full bucket holds the maximum this long
+    double refill_s = 84600;        ///< an empty bucket refills in this long at idle
+    double io_balance_pct = 100;    ///< initial EBSIOBalance%
+    double byte_balance_pct = 100;  ///< initial EBSByteBalance%
     SharePolicy share = SharePolicy::proportional;
 };
 
@@ -39,7 +39,7 @@ struct InstanceParams {
     SharePolicy share = SharePolicy::proportional;
     double baseline_iops = 0, max_iops = 0;
     double baseline_bytes_s = 0, max_bytes_s = 0;
-    double io_capacity = 0, bytes_capacity = 0;  ///< bucket sizes (0: no burst)
+    double io_capacity = 0, bytes_capacity = 0;    ///< bucket sizes (0: no burst)
     double io_earn_idle = 0, bytes_earn_idle = 0;  ///< per second, at idle
     double io_initial = 0, bytes_initial = 0;
 };

@@ -25,8 +25,8 @@ inline constexpr double max_service_shape = 1e6;
 /// Mean latency of a closed loop's I/Os (Little's law over each user's cycle of latency plus
 /// think time): outstanding / completions_per_s - think_time_s, never below the service time.
 /// `outstanding` is the I/Os in flight (plus any queued backlog). NaN when nothing completes.
-[[nodiscard]] inline double closed_loop_latency_s(double outstanding, double completions_per_s,
-                                                  double service_time_s, double think_time_s) noexcept {
+[[nodiscard]] inline double closed_loop_latency_s(double outstanding, double completions_per_s, double service_time_s,
+                                                  double think_time_s) noexcept {
     if (!(completions_per_s > 0)) return std::numeric_limits<double>::quiet_NaN();
     return std::max(service_time_s, outstanding / completions_per_s - think_time_s);
 }

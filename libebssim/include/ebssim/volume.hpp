@@ -25,31 +25,31 @@ inline constexpr double unset = std::numeric_limits<double>::quiet_NaN();
 /// What a user asks for, as in CreateVolume. NaN fields take AWS's defaults.
 struct VolumeSpec {
     VolumeType type = VolumeType::gp2;
-    double size_gib = unset;            ///< volume size, GiB
-    double iops = unset;                ///< provisioned IOPS (gp3, io1, io2); rejected for the others
-    double throughput_mib_s = unset;    ///< provisioned throughput, MiB/s (gp3 only)
-    double burst_balance_pct = unset;   ///< initial BurstBalance, percent (gp2, st1, sc1, standard); default 100
-    double latency_ms = unset;          ///< unloaded latency of a small I/O, ms
-    double transfer_mib_s = unset;      ///< per-I/O transfer rate for the size-dependent part of service time, MiB/s
+    double size_gib = unset;           ///< volume size, GiB
+    double iops = unset;               ///< provisioned IOPS (gp3, io1, io2); rejected for the others
+    double throughput_mib_s = unset;   ///< provisioned throughput, MiB/s (gp3 only)
+    double burst_balance_pct = unset;  ///< initial BurstBalance, percent (gp2, st1, sc1, standard); default 100
+    double latency_ms = unset;         ///< unloaded latency of a small I/O, ms
+    double transfer_mib_s = unset;     ///< per-I/O transfer rate for the size-dependent part of service time, MiB/s
 };
 
 /// Limit parameters derived from a validated VolumeSpec; what the step loop reads.
 struct VolumeParams {
     VolumeType type = VolumeType::gp2;
     double size_gib = 0;
-    bool nitro = true;               ///< limits as attached to a Nitro instance
-    double io_unit_bytes = 0;        ///< counting unit: I/Os up to this size count once
+    bool nitro = true;         ///< limits as attached to a Nitro instance
+    double io_unit_bytes = 0;  ///< counting unit: I/Os up to this size count once
     /// Merge floor: sequential I/Os of at least this size merge up to the unit; smaller ones
     /// count one operation each, sequential or not (AWS's rule, units::merge_min_bytes).
     double merge_min_bytes = units::merge_min_bytes;
-    double baseline_iops = 0;        ///< counted ops/s always available (gp2 baseline, gp3 provisioned)
-    double burst_iops = 0;           ///< counted ops/s while credits remain (== baseline when no burst)
-    double credit_capacity = 0;      ///< I/O credit bucket size; 0 = no bucket
+    double baseline_iops = 0;    ///< counted ops/s always available (gp2 baseline, gp3 provisioned)
+    double burst_iops = 0;       ///< counted ops/s while credits remain (== baseline when no burst)
+    double credit_capacity = 0;  ///< I/O credit bucket size; 0 = no bucket
     double initial_credits = 0;
-    double tput_burst_bytes_s = 0;   ///< throughput cap while credits remain
-    double tput_base_bytes_s = 0;    ///< throughput cap once credits are gone
-    double latency_s = 0;            ///< unloaded service time of a zero-byte I/O
-    double transfer_bytes_s = 0;     ///< service time grows by io_bytes / transfer_bytes_s
+    double tput_burst_bytes_s = 0;  ///< throughput cap while credits remain
+    double tput_base_bytes_s = 0;   ///< throughput cap once credits are gone
+    double latency_s = 0;           ///< unloaded service time of a zero-byte I/O
+    double transfer_bytes_s = 0;    ///< service time grows by io_bytes / transfer_bytes_s
 
     /// Unloaded service time of one I/O of the given size, seconds.
     [[nodiscard]] double service_time_s(double io_bytes) const noexcept {

@@ -36,8 +36,10 @@ struct IoCounting {
     IoCounting() = default;
     /// A floor above the unit is read as the unit (every I/O under the floor is then within one unit).
     IoCounting(double unit, Pattern pattern, double merge_min = units::merge_min_bytes) noexcept
-        : unit_bytes(unit), merge_min_bytes(merge_min < unit ? merge_min : unit),
-          sequential(pattern == Pattern::sequential), inv_unit(1.0 / unit) {}
+        : unit_bytes(unit),
+          merge_min_bytes(merge_min < unit ? merge_min : unit),
+          sequential(pattern == Pattern::sequential),
+          inv_unit(1.0 / unit) {}
     IoCounting(const VolumeParams& p, Pattern pattern) noexcept
         : IoCounting(p.io_unit_bytes, pattern, p.merge_min_bytes) {}
 
@@ -61,9 +63,9 @@ struct Idle {};
 
 /// N I/Os always in flight (numjobs x iodepth). Completes min(N / service_time, limits) I/Os per second.
 struct ClosedLoop {
-    double in_flight = 1;           ///< I/Os outstanding at all times (users of the closed loop)
-    double io_bytes = 4096;         ///< size of each I/O, bytes
-    double read_fraction = 1.0;     ///< share of I/Os that are reads, 0..1
+    double in_flight = 1;        ///< I/Os outstanding at all times (users of the closed loop)
+    double io_bytes = 4096;      ///< size of each I/O, bytes
+    double read_fraction = 1.0;  ///< share of I/Os that are reads, 0..1
     Pattern pattern = Pattern::random;
     double service_time_s = unset;  ///< unloaded service time; default from the volume's latency model
     /// Time each user waits between an I/O's completion and its next submission (fio's
