@@ -663,3 +663,15 @@ def test_cli_shows_each_warning_once_on_one_line(cli: Any, monkeypatch: pytest.M
         "ebssim: warning: x.log: 2 row(s) out of order sorted",
         "ebssim: warning: something else",
     ]
+
+
+# ---------------------------------------------------------------------------------------------
+# H. Inputs found by the fuzzer (tests/fuzz, `make fuzz`)
+# ---------------------------------------------------------------------------------------------
+
+
+def test_fuzz_log_number_beyond_int64_in_the_fast_path(tmp_path: Path) -> None:
+    # pandas warned "invalid value encountered in cast" (RuntimeWarning) and went on.
+    p = write_log(tmp_path / "f_lat.1.log", "01,6,777777777777777777777777777777777770 , \n")
+    with pytest.raises(ValueError, match=r"f_lat\.1\.log, line 1: field 3 is '7+0': expected an integer of at most"):
+        read_log(p)

@@ -998,20 +998,24 @@ def _read_int_table(
         converters = {i: _hex_int for i, h in enumerate(hex_cols) if h}
         dtypes = {i: np.int64 for i in range(n) if not hex_cols[i]}
         try:
-            df = pd.read_csv(
-                io.StringIO(body),
-                header=None,
-                names=list(range(n)),
-                sep=",",
-                skipinitialspace=True,
-                dtype=dtypes,
-                converters=converters,
-                engine="c",
-                quoting=csv.QUOTE_NONE,
-            )
+            with warnings.catch_warnings():
+                # pandas warns (and goes on) where a number does not fit int64: the slow path
+                # names the line instead.
+                warnings.simplefilter("error")
+                df = pd.read_csv(
+                    io.StringIO(body),
+                    header=None,
+                    names=list(range(n)),
+                    sep=",",
+                    skipinitialspace=True,
+                    dtype=dtypes,
+                    converters=converters,
+                    engine="c",
+                    quoting=csv.QUOTE_NONE,
+                )
             if len(df) == len(line_nos):
                 columns = [df[i].to_numpy(dtype=np.int64) for i in range(n)]
-        except (ValueError, TypeError, OverflowError, pd.errors.ParserError):
+        except (ValueError, TypeError, OverflowError, pd.errors.ParserError, Warning):
             columns = None
     if columns is None:
         lines = [(no, ln) for no, ln in enumerate(body.split("\n"), start=1) if ln.strip()]
