@@ -28,6 +28,7 @@ from ebssim import Volume
 from ebssim.cli import main
 from ebssim.fio import (
     FioJobError,
+    FioJobSet,
     FioLogOrderWarning,
     parse_command_line,
     parse_job_file,
@@ -190,6 +191,28 @@ def test_many_jobs_in_one_phase_cost_linear_time() -> None:
     p = predict([parse_job_file(text)], {"/dev/x": Volume("gp3", size_gib=100)}, log_dir=None)
     assert time.monotonic() - start < 15
     assert len(p.jobs) == 4000
+
+
+def test_many_jobs_ending_at_different_times_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each end is an event at which every running job does work: time quadratic in the number of
+    # jobs (800 jobs of 800 sizes: minutes). Small limits keep the test fast.
+    def jobs(n: int) -> FioJobSet:
+        return parse_job_file(
+            "[global]\nfilename=/dev/x\nrw=randread\n" + "".join(f"[j{i}]\nsize={i + 1}m\n" for i in range(n))
+        )
+
+    vols = {"/dev/x": Volume("gp3", size_gib=100)}
+    assert len(predict([jobs(100)], vols, log_dir=None).jobs) == 100
+    # Estimated before the run: 100 jobs of 1..100 MiB at psync's 7.75 MiB/s (4 KiB per 0.504 ms)
+    # end within 13 s: at steps 1..13 of 1 s (the ramp end is step 1 too), 13 end times, about
+    # 100 x 13 / 2 = 650 job-events.
+    monkeypatch.setattr(fio_simulate, "MAX_JOB_EVENTS", 600)
+    with pytest.raises(ValueError, match=r"650 job-events.* 100 jobs run in one phase and end at 13 different"):
+        predict([jobs(100)], vols, log_dir=None)
+    # Counted while it runs: sharing the volume, they end later and further apart.
+    monkeypatch.setattr(fio_simulate, "MAX_JOB_EVENTS", 1000)
+    with pytest.raises(ValueError, match=r"passed the limit of 1,000 job-events at t=\d+ s .* share their volume"):
+        predict([jobs(100)], vols, log_dir=None)
 
 
 @pytest.mark.parametrize("extra", ["--group_reporting", ""])

@@ -41,6 +41,7 @@ from .readers import parse_json
 
 __all__ = [
     "FIO_PERCENTILES",
+    "MAX_JOB_EVENTS",
     "MAX_JOB_STEPS",
     "MAX_LOG_ROWS",
     "MAX_VOLUME_STEPS",
@@ -366,8 +367,9 @@ def predict(
         A job that cannot be simulated (:class:`FioJobError`, naming file, line and option), a
         log path outside ``log_dir``, or a run too large to simulate: the work is estimated before
         the simulation starts, and a run needing more than :data:`MAX_JOB_STEPS` job-steps,
-        :data:`MAX_VOLUME_STEPS` volume-steps or :data:`MAX_LOG_ROWS` log rows is refused with
-        the figure and the way out (a coarser ``dt``, shorter jobs, fewer jobs).
+        :data:`MAX_VOLUME_STEPS` volume-steps, :data:`MAX_LOG_ROWS` log rows or
+        :data:`MAX_JOB_EVENTS` job-events is refused with the figure and the way out (a coarser
+        ``dt``, shorter jobs, fewer jobs).
     """
     jobsets: List[FioJobSet] = []
     labels: List[str] = []
@@ -872,6 +874,10 @@ MAX_JOB_STEPS = 10_000_000
 MAX_VOLUME_STEPS = 100_000_000
 #: Rows the jobs' ``write_*_log`` files may hold together (about 25 bytes each).
 MAX_LOG_ROWS = 10_000_000
+#: Job-events one :func:`predict` may handle: a job's ramp end or end is an event, and every job
+#: of the phase still running does some Python work at each (about 70 us), so jobs that end at
+#: many different times cost time quadratic in their number.
+MAX_JOB_EVENTS = 250_000
 
 
 def _steps(seconds: float, dt: float) -> float:
@@ -900,6 +906,7 @@ class _Work:
         self.volumes = list(volumes)
         self.job_steps = 0.0
         self.volume_steps = 0.0
+        self.events = 0.0
 
     def min_duration(self, c: _Clone) -> float:
         """The shortest time the job can take: its runtime, or its bytes at the fastest rate it
@@ -919,15 +926,20 @@ class _Work:
         keeps counting during the run.
         """
         dt = self.dt
-        job_steps = volume_steps = rows = 0.0
+        job_steps = volume_steps = rows = events = 0.0
         longest: Optional[Tuple[float, _Clone]] = None
+        busiest: Tuple[float, int, int] = (0.0, 0, 0)  # job-events, jobs, end times
         for clones, logs in zip(clones_by_run, logs_by_run):
             phases: Dict[int, float] = {}
+            ends: Dict[int, Set[float]] = {}
+            jobs: Dict[int, int] = {}
             logged: Set[int] = set()
             for c in clones:
                 d = self.min_duration(c)
                 job_steps += _steps(d, dt)
                 phases[c.job.phase] = max(phases.get(c.job.phase, 0.0), d)
+                ends.setdefault(c.job.phase, set()).update((_steps(c.ramp_s, dt), _steps(d, dt)))
+                jobs[c.job.phase] = jobs.get(c.job.phase, 0) + 1
                 if longest is None or d > longest[0]:
                     longest = (d, c)
                 paths = logs.get(c.job.thread_number)
@@ -940,6 +952,13 @@ class _Work:
                     windows = math.floor(max(0.0, d - c.ramp_s) / dt / per + 1e-9) if math.isfinite(d) else math.inf
                     rows += windows * kinds * dirs * c.count
             volume_steps += sum(_steps(d, dt) for d in phases.values()) * len(self.volumes)
+            for phase, n_jobs in jobs.items():
+                # Every ramp or job end is an event, and every job still running does work at each:
+                # about half the jobs, when the ends are spread.
+                cost = n_jobs * len(ends[phase]) / 2
+                events += cost
+                if cost > busiest[0]:
+                    busiest = (cost, n_jobs, len(ends[phase]))
         if job_steps > MAX_JOB_STEPS and longest is not None:
             d, c = longest
             need = dt * job_steps / MAX_JOB_STEPS
@@ -957,11 +976,26 @@ class _Work:
             )
         if rows > MAX_LOG_ROWS:
             raise ValueError(_too_many_rows(rows))
+        if events > MAX_JOB_EVENTS:
+            raise ValueError(
+                f"this prediction needs about {events:,.0f} job-events, more than the limit of {MAX_JOB_EVENTS:,} "
+                f"(ebssim.fio.simulate.MAX_JOB_EVENTS, about 20 s of work): {busiest[1]:,} jobs run in one phase "
+                f"and end at {busiest[2]:,} different times, and each end makes every running job do work; give "
+                f"the jobs of a phase the same size or runtime, split them into phases (stonewall), or run fewer"
+            )
 
     def spend(self, n_steps: int, n_active: int, now_s: float) -> None:
         """Count a stretch of the run; refuse it when the run turns out larger than estimated."""
         self.job_steps += n_steps * n_active
         self.volume_steps += n_steps * len(self.volumes)
+        self.events += n_active
+        if self.events > MAX_JOB_EVENTS:
+            raise ValueError(
+                f"the simulation passed the limit of {MAX_JOB_EVENTS:,} job-events at t={now_s:g} s "
+                f"(ebssim.fio.simulate.MAX_JOB_EVENTS): too many jobs of one phase end at different times (they "
+                f"share their volume, so they end later and further apart than estimated); give them the same "
+                f"size or runtime, split them into phases (stonewall), or run fewer"
+            )
         if self.job_steps > MAX_JOB_STEPS or self.volume_steps > MAX_VOLUME_STEPS:
             raise ValueError(
                 f"the simulation passed the limit of {MAX_JOB_STEPS:,} job-steps or {MAX_VOLUME_STEPS:,} "
