@@ -637,6 +637,11 @@ def test_log_dir_option_and_subdirectories(cli: Any, tmp_path: Path) -> None:
     assert rc == 0, err
 
 
+def test_missing_log_subdirectory_is_refused_before_the_run(tmp_path: Path) -> None:
+    with pytest.raises(FioJobError, match=r"log file '.*nodir/x_iops\.1\.log': directory '.*nodir' does not exist"):
+        predict([f"{LOGGED} --write_iops_log=nodir/x"], {"/dev/x": Volume("gp3", size_gib=100)}, log_dir=tmp_path)
+
+
 def test_existing_non_file_log_target_is_refused(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "f_iops.1.log")
     with deadline(10), pytest.raises(FioJobError, match="exists and is not a regular file"):

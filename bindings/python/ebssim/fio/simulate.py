@@ -151,7 +151,12 @@ class _Clone:
 
 @dataclass
 class JobPrediction:
-    """What fio would report for one job clone (or one reporting group)."""
+    """What fio would report for one job clone (or one reporting group).
+
+    ``series`` holds per-step arrays: ``t`` (s from the end of the ramp), ``ops`` (I/Os done in
+    the step by all the clones the entry covers) and ``lat`` (mean latency, s); a reporting group
+    concatenates its jobs' series.
+    """
 
     name: str
     run: str
@@ -757,6 +762,13 @@ def _log_paths(job: FioJob, log_dir: Union[str, "os.PathLike[str]"], allow_outsi
                         line=job.line,
                         key=option,
                     )
+            folder = os.path.dirname(path) or "."
+            if not os.path.isdir(folder):
+                raise FioJobError(
+                    f"job {job.name!r}: log file {path!r}: directory {folder!r} does not exist",
+                    source=job.source or None,
+                    line=job.line,
+                )
             if os.path.exists(path) and not os.path.isfile(path):
                 raise FioJobError(
                     f"job {job.name!r}: log file {path!r} exists and is not a regular file",
