@@ -97,6 +97,7 @@ def fuzz_hist(data: bytes) -> None:
 # predict: a small work limit keeps each input fast; what it refuses is a ValueError too.
 fio_simulate.MAX_JOB_STEPS = 20_000
 fio_simulate.MAX_VOLUME_STEPS = 200_000
+fio_simulate.MAX_JOB_EVENTS = 5_000
 VOLUMES = {"/": ebssim.gp3(100), "/dev/nvme1n1": ebssim.gp2(100)}
 
 
