@@ -93,6 +93,20 @@ test-asan: apt venv
 test-python: install
 	$(VPY) -m pytest
 
+# Fuzzing (atheris, the `fuzz` extra, installed on demand): each target in tests/fuzz/fuzz_fio.py
+# runs FUZZ_SECONDS, its corpus seeded from tests/data and kept in build/fuzz. Not part of `test`.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= jobfile cmdline json log hist predict
+
+$(VENV)/.fuzz-stamp: $(VENV)/.deps-stamp pyproject.toml scripts/requirements.py
+	@echo "ebssim: installing the fuzz extra into $(VENV)"
+	@$(VPY) scripts/requirements.py fuzz > $(VENV)/requirements-fuzz.txt
+	@$(VPIP) install -r $(VENV)/requirements-fuzz.txt 2>&1 | $(QUIET_PIP)
+	@touch $@
+
+fuzz: install $(VENV)/.fuzz-stamp
+	$(VPY) tests/fuzz/run.py --seconds $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 bench: bench-cpp bench-python
 
 bench-cpp: apt venv

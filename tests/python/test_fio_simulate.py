@@ -23,7 +23,7 @@ from typing import Dict, Sequence
 import numpy as np
 import pytest
 from ebssim import Volume
-from ebssim.fio import read_json, read_log
+from ebssim.fio import FioLogOrderWarning, read_json, read_log
 from ebssim.fio.simulate import FIO_PERCENTILES, FioPrediction, JobPrediction, parse_volume_spec, predict
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "fio_jobs"
@@ -673,7 +673,11 @@ def test_shared_log_keeps_every_clone(tmp_path: Path) -> None:
     )
     run([cmd], {"/dev/x": Volume("gp3", size_gib=100)}, log_dir=tmp_path)
     assert [p.name for p in tmp_path.iterdir()] == ["pj_iops.log"]
-    log = read_log(tmp_path / "pj_iops.log")
+    # The clones append one after the other, as fio's do: the second clone's rows start again at
+    # 1000 ms, and read_log sorts them into time order.
+    with pytest.warns(FioLogOrderWarning, match="1 row"):
+        log = read_log(tmp_path / "pj_iops.log")
     # Two clones share 3,000 IOPS: 1,500 each, five 1 s windows each.
     assert len(log) == 10
+    assert list(log["time_ms"]) == [1000, 1000, 2000, 2000, 3000, 3000, 4000, 4000, 5000, 5000]
     assert (log["iops"] == 1500).all()

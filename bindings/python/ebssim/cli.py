@@ -1,7 +1,12 @@
 """The ``ebssim`` command line.
 
 ebssim fio [--volume TARGET=SPEC]... [--instance TYPE] [--output-format normal|json]
-           [--output FILE] [--dt SECONDS] RUN [RUN ...]
+           [--output FILE] [--dt SECONDS] [--log-dir DIR | --no-logs]
+           [--allow-outside-log-paths] RUN [RUN ...]
+
+Every problem ends the command with one ``ebssim: error: ...`` line on standard error and exit
+status 2 (130 when interrupted); Python warnings raised during a run appear as one
+``ebssim: warning: ...`` line each. ``EBSSIM_DEBUG=1`` adds the traceback of an internal error.
 """
 
 from __future__ import annotations
@@ -9,8 +14,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
-from typing import Any, List, Optional
+import traceback
+import warnings
+from typing import Any, List, NoReturn, Optional, Set, TextIO, Tuple, Type, Union
+
+_ISSUES = "please report it with the command line and the job files (set EBSSIM_DEBUG=1 for the traceback)"
 
 
 def _clean(x: Any) -> Any:
@@ -24,6 +34,10 @@ def _clean(x: Any) -> Any:
     return x
 
 
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
 def _fio(args: argparse.Namespace) -> int:
     from .fio.simulate import parse_volume_spec, predict
 
@@ -33,7 +47,19 @@ def _fio(args: argparse.Namespace) -> int:
         if target in volumes:
             raise ValueError(f"--volume {v!r}: TARGET {target!r} is given twice")
         volumes[target] = vol
-    pred = predict(args.runs, volumes, instance=args.instance, dt=args.dt)
+    if args.dt is not None and not (math.isfinite(args.dt) and args.dt > 0):
+        raise ValueError(f"--dt {args.dt!r}: expected a positive, finite number of seconds")
+    log_dir = None if args.no_logs else args.log_dir
+    if log_dir is not None and not os.path.isdir(log_dir):
+        raise ValueError(f"--log-dir {log_dir!r}: not a directory")
+    pred = predict(
+        args.runs,
+        volumes,
+        instance=args.instance,
+        dt=args.dt,
+        log_dir=log_dir,
+        allow_outside_log_paths=args.allow_outside_log_paths,
+    )
     if args.output_format == "json":
         text = json.dumps(_clean(pred.to_json()), indent=2) + "\n"
     else:
@@ -46,9 +72,16 @@ def _fio(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="ebssim", description="Simulate Amazon EBS volume performance.")
-    sub = ap.add_subparsers(dest="command", required=True)
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors on one line, like every other ebssim error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"ebssim: error: {_one_line(message)} (see '{self.prog} --help')\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = _Parser(prog="ebssim", description="Simulate Amazon EBS volume performance.")
+    sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
     fio = sub.add_parser(
         "fio",
         help="predict fio's report for job files and fio command lines on simulated volumes",
@@ -67,12 +100,67 @@ def main(argv: Optional[List[str]] = None) -> int:
     fio.add_argument("--output-format", choices=["normal", "json"], default="normal")
     fio.add_argument("--output", metavar="FILE", help="write the report here instead of standard output")
     fio.add_argument("--dt", type=float, help="simulation step in seconds (default: from the shortest job)")
+    logs = fio.add_mutually_exclusive_group()
+    logs.add_argument(
+        "--log-dir",
+        default=".",
+        metavar="DIR",
+        help="write the jobs' write_iops_log/write_bw_log/write_lat_log files under DIR (default: the "
+        "working directory); a log name that is absolute or leaves DIR ('..') is refused",
+    )
+    logs.add_argument("--no-logs", action="store_true", help="write none of the jobs' logs")
+    fio.add_argument(
+        "--allow-outside-log-paths",
+        action="store_true",
+        help="write logs whose names are absolute or leave --log-dir where they point, as fio would "
+        "(only for job files you trust)",
+    )
     fio.add_argument("runs", nargs="+", metavar="RUN", help="a fio job file, or 'fio ...' command line")
-    args = ap.parse_args(argv)
+    return ap
+
+
+class _Warnings:
+    """Shows each distinct warning of a run once, as one ``ebssim: warning: ...`` line."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.seen: Set[Tuple[Type[Warning], str]] = set()
+
+    def show(
+        self,
+        message: Union[Warning, str],
+        category: Type[Warning],
+        filename: str,
+        lineno: int,
+        file: Optional[TextIO] = None,
+        line: Optional[str] = None,
+    ) -> None:
+        text = _one_line(str(message))
+        if (category, text) not in self.seen:
+            self.seen.add((category, text))
+            print(f"ebssim: warning: {text}", file=self.stream)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = _parser().parse_args(argv)
+    shown = _Warnings(sys.stderr)
     try:
-        return _fio(args)
+        with warnings.catch_warnings():
+            # Every warning is shown (once, by _Warnings), whatever filters the caller had set.
+            warnings.simplefilter("always")
+            warnings.showwarning = shown.show
+            return _fio(args)
+    except KeyboardInterrupt:
+        print("ebssim: interrupted", file=sys.stderr)
+        return 130
     except (ValueError, OSError) as e:
-        print(f"ebssim: error: {e}", file=sys.stderr)
+        print(f"ebssim: error: {_one_line(str(e)) or type(e).__name__}", file=sys.stderr)
+        return 2
+    except Exception as e:  # a bug: still one line, unless asked for the traceback
+        if os.environ.get("EBSSIM_DEBUG", "") not in ("", "0"):
+            traceback.print_exc(file=sys.stderr)
+        what = _one_line(f"{type(e).__name__}: {e}")
+        print(f"ebssim: error: internal error ({what}); this is a bug in ebssim, {_ISSUES}", file=sys.stderr)
         return 2
 
 

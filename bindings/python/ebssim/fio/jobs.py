@@ -44,11 +44,17 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
+from ._files import read_bounded
+
 __all__ = [
     "ALIASES",
     "ASYNC_ENGINES",
     "FIO_VERSION",
     "IGNORED_OPTIONS",
+    "MAX_BS",
+    "MAX_IODEPTH",
+    "MAX_JOBS",
+    "MAX_JOB_FILE_BYTES",
     "OUTPUT_OPTIONS",
     "RW_KINDS",
     "SYNC_ENGINES",
@@ -64,6 +70,18 @@ __all__ = [
 
 #: The fio version whose parsing rules this module follows.
 FIO_VERSION = "3.33"
+
+#: Bytes of job text one RUN may read, its includes counted: job files are a few KiB, and a
+#: device such as /dev/zero or a huge download must not be read without end.
+MAX_JOB_FILE_BYTES = 1 << 20
+#: I/Os in flight per job (``iodepth``): Linux's default ``aio-max-nr``; fio 3.33's libaio fails
+#: to set up above it (``iodepth=100000``: "io_queue_init ... Resource temporarily unavailable").
+MAX_IODEPTH = 65536
+#: Job clones (``numjobs`` summed over the jobs) in one RUN: fio's default ``--max-jobs`` (fio
+#: 3.33 stops with "maximum number of jobs reached" at that many).
+MAX_JOBS = 4096
+#: Bytes per I/O (``bs``): the simulator's limit on one I/O.
+MAX_BS = 1 << 30
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -401,6 +419,9 @@ def _all_known_names() -> List[str]:
 # --------------------------------------------------------------------------------------------
 
 _NUM_RE = re.compile(r"^([0-9]+)([A-Za-z]*)$")
+# fio keeps numbers in 64 bits: 20 decimal or 16 hex digits at most (leading zeros aside).
+_MAX_DIGITS = {10: 20, 16: 16}
+_U64_MAX = (1 << 64) - 1
 _HEX_RE = re.compile(r"^0[xX][0-9a-fA-F]+$")
 _DEC_RE = re.compile(r"^[0-9]*\.[0-9]+[A-Za-z%]*$")
 _PCT_RE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)%$")
@@ -441,6 +462,28 @@ def _size_multiplier(suffix: str, kb_base: int) -> Optional[int]:
     return None
 
 
+def _int(digits: str, text: str, base: int = 10) -> int:
+    """``int(digits, base)`` once the digits are known to fit fio's 64 bits (a 300-digit number is
+    refused here, before Python's own limit on digit strings produces a message about itself)."""
+    significant = len(digits.lstrip("0"))
+    if significant > _MAX_DIGITS[base]:
+        raise _Bad(
+            f"{text[:24]!r}{'...' if len(text) > 24 else ''} has {significant} digits: fio reads 64-bit numbers "
+            f"(at most {_MAX_DIGITS[base]} {'hex ' if base == 16 else ''}digits)"
+        )
+    value = int(digits, base)
+    if value > _U64_MAX:
+        raise _Bad(f"{text!r} is beyond fio's 64-bit range (at most {_U64_MAX})")
+    return value
+
+
+def _scaled(number: int, mult: int, text: str, unit: str) -> int:
+    value = number * mult
+    if value > _U64_MAX:
+        raise _Bad(f"{text!r} is {value:,} {unit}, beyond fio's 64-bit range (at most {_U64_MAX:,})")
+    return value
+
+
 def _check_plain(text: str) -> None:
     if text != text.strip():
         raise _Bad(
@@ -457,7 +500,7 @@ def _parse_count(text: str, kb_base: int, what: str) -> int:
     """A non-negative integer; fio's integer options also take size suffixes (``1k`` = 1024)."""
     _check_plain(text)
     if _HEX_RE.match(text):
-        return int(text, 16)
+        return _int(text[2:], text, 16)
     m = _NUM_RE.match(text)
     if m is None:
         if _DEC_RE.match(text):
@@ -466,14 +509,14 @@ def _parse_count(text: str, kb_base: int, what: str) -> int:
     mult = _size_multiplier(m.group(2), kb_base)
     if mult is None:
         raise _Bad(f"{text!r} has an unknown suffix {m.group(2)!r}: expected {what}")
-    return int(m.group(1)) * mult
+    return _scaled(_int(m.group(1), text), mult, text, "")
 
 
 def _parse_size(text: str, kb_base: int) -> int:
     """Bytes from a fio size such as ``4k``, ``1m``, ``16KiB`` or ``4096``."""
     _check_plain(text)
     if _HEX_RE.match(text):
-        return int(text, 16)
+        return _int(text[2:], text, 16)
     m = _NUM_RE.match(text)
     if m is None:
         if _DEC_RE.match(text):
@@ -488,7 +531,7 @@ def _parse_size(text: str, kb_base: int) -> int:
         # letter leaves plain bytes (fio 3.33, run: bs=4q issued 4-byte I/Os).
         silently = "" if m.group(2)[0].lower() in "kmgtp" else f" (fio would silently read {m.group(1)} bytes)"
         raise _Bad(f"{text!r} has an unknown size suffix {m.group(2)!r}{silently}: expected {_SIZE_SUFFIX_HELP}")
-    return int(m.group(1)) * mult
+    return _scaled(_int(m.group(1), text), mult, text, "bytes")
 
 
 def _parse_time(text: str, default_unit_us: int) -> float:
@@ -517,17 +560,17 @@ def _parse_time(text: str, default_unit_us: int) -> float:
             f"{text!r} has an unknown time suffix {m.group(2)!r} (fio 3.33 would silently read it as "
             f"microseconds: 'runtime=2sec' runs for 2 us): use us, ms, s, m, h or d"
         )
-    return int(m.group(1)) * mult / 1e6
+    return _scaled(_int(m.group(1), text), mult, text, "microseconds") / 1e6
 
 
 def _parse_switch(text: str) -> bool:
     """fio's ``check_int``: an unsigned integer, non-zero meaning on."""
     _check_plain(text)
     if _HEX_RE.match(text):
-        return int(text, 16) != 0
-    if not text.isdigit():
+        return _int(text[2:], text, 16) != 0
+    if not re.fullmatch(r"[0-9]+", text):
         raise _Bad(f"{text!r} is not 0 or 1")
-    return int(text) != 0
+    return _int(text, text) != 0
 
 
 # --------------------------------------------------------------------------------------------
@@ -560,6 +603,7 @@ def _split_sections(
     *,
     depth: int = 0,
     into: Optional[_Section] = None,
+    budget: Optional[List[int]] = None,
 ) -> List[_Section]:
     """fio's ``__parse_jobs_ini``: sections, ``key=value`` lines, comments, ``include``.
 
@@ -567,7 +611,10 @@ def _split_sections(
     ``#`` end the line (fio's ``strip_blank_end``). Leading and trailing blanks of a line are
     dropped, blanks before ``=`` too, but not blanks after it (fio keeps them: see ``_check_plain``).
     Any section whose name starts with ``global`` is a global section, as in fio.
+    ``budget`` (a one-element list) holds the bytes that includes may still read.
     """
+    if budget is None:
+        budget = [MAX_JOB_FILE_BYTES - len(text)]
     sections: List[_Section] = []
     current = into
     for lineno, raw in enumerate(text.splitlines(), start=1):
@@ -600,12 +647,13 @@ def _split_sections(
             if not os.path.exists(path) and not os.path.isabs(target):
                 path = os.path.join(base_dir, target)
             try:
-                with open(path, encoding="utf-8") as fh:
-                    inc_text = fh.read()
-            except (OSError, ValueError) as exc:  # ValueError: NUL in the name, or not UTF-8
+                inc_text = _read_job_text(path, budget)
+            except UnicodeDecodeError:
+                raise loc.error(f"included job file {target!r} is not UTF-8 text") from None
+            except (OSError, ValueError) as exc:  # ValueError: not a regular file, too large, NUL in the name
                 why = exc.strerror if isinstance(exc, OSError) else str(exc)
                 raise loc.error(f"cannot read included job file {target!r}: {why}") from None
-            _split_sections(inc_text, path, os.path.dirname(path) or ".", depth=depth + 1, into=current)
+            _split_sections(inc_text, path, os.path.dirname(path) or ".", depth=depth + 1, into=current, budget=budget)
             continue
         if current is None:
             raise loc.error(f"option <{line}> outside of a [section]: job files start with [global] or [jobname]")
@@ -836,6 +884,13 @@ def _apply_value(state: _State, canon: str, key: str, value: Optional[str], *, i
         n = _parse_count(value, kb, "a whole number, 1 or more")
         if n < 1:
             raise _Bad("must be 1 or more")
+        if canon == "iodepth" and n > MAX_IODEPTH:
+            raise _Bad(
+                f"{n:,} I/Os in flight per job is more than {MAX_IODEPTH:,}, Linux's default aio-max-nr "
+                f"(fio's libaio cannot set up such a queue)"
+            )
+        if canon == "numjobs" and n > MAX_JOBS:
+            raise _Bad(f"{n:,} clones is more than {MAX_JOBS:,}, the most jobs fio runs (its --max-jobs default)")
         setattr(state, canon, n)
     elif canon in ("thinktime_blocks", "log_avg_msec", "log_hist_msec"):
         setattr(state, canon, _parse_count(value, kb, "a whole number"))
@@ -864,6 +919,8 @@ def _apply_value(state: _State, canon: str, key: str, value: Optional[str], *, i
         r, w = _pair(value, (state.bs_read, state.bs_write), _ParseOne("size", kb, "a size"))
         if r < 1 or w < 1:
             raise _Bad("a block size must be at least 1 byte")
+        if max(r, w) > MAX_BS:
+            raise _Bad(f"a block size of {max(r, w):,} bytes is more than the simulator's limit of 1 GiB per I/O")
         state.bs_read, state.bs_write = r, w
     elif canon == "rate_iops":
         prev = (state.rate_iops_read, state.rate_iops_write)
@@ -1321,6 +1378,14 @@ class _Builder:
 
     def add(self, state: _State, source: str, line: Optional[int]) -> None:
         job = self._finish(state, source, line)
+        clones = self._thread - 1 + job.numjobs
+        if clones > MAX_JOBS:
+            loc = state.locs.get("numjobs", _Loc(source, line))
+            raise loc.error(
+                f"job {state.name!r}: {clones:,} job clones in this run (numjobs summed over its jobs) is more "
+                f"than {MAX_JOBS:,}, the most jobs fio runs (its --max-jobs default)",
+                "numjobs",
+            )
         if job.stonewall and self.jobs:
             self._phase += 1
         if (job.stonewall or job.new_group) and self._jobs_in_group:
@@ -1412,15 +1477,24 @@ def _run_sections(
     return globals_
 
 
-def _read_text(path: str, loc: Optional[_Loc]) -> str:
+def _read_job_text(path: str, budget: Optional[List[int]]) -> str:
+    """Raises OSError, ValueError (not a regular file, too large) or UnicodeDecodeError."""
+    left = MAX_JOB_FILE_BYTES if budget is None else max(0, budget[0])
+    data = read_bounded(path, left, "fio job files (with their includes)", "ebssim.fio.jobs.MAX_JOB_FILE_BYTES")
+    if budget is not None:
+        budget[0] -= len(data)
+    return data.decode("utf-8")
+
+
+def _read_text(path: str, loc: Optional[_Loc], budget: Optional[List[int]] = None) -> str:
+    """A job file's text; ``budget`` holds the bytes that the RUN may still read (includes too)."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
+        return _read_job_text(path, budget)
     except OSError as exc:
         reason = f"cannot read job file {path!r}: {exc.strerror}"
     except UnicodeDecodeError:
         reason = f"job file {path!r} is not UTF-8 text"
-    except ValueError as exc:  # a NUL byte in the name
+    except ValueError as exc:  # not a regular file, too large, or a NUL byte in the name
         reason = f"cannot read job file {path!r}: {exc}"
     if loc is not None:
         raise loc.error(reason)
@@ -1468,18 +1542,20 @@ def parse_job_file(path_or_text: PathLike, *, source: Optional[str] = None) -> F
     defaults for the jobs after them, and a later ``[global]`` changes them for later jobs only;
     ``key=value`` lines, bare flags (``time_based``), ``;`` and ``#`` comments, ``include FILE``.
     """
+    budget = [MAX_JOB_FILE_BYTES]
     if isinstance(path_or_text, str) and _looks_like_text(path_or_text):
         text = path_or_text
+        budget[0] -= len(text)
         name = source or "<job file>"
         base_dir = "."
         files: Tuple[str, ...] = ()
     else:
         path = os.fspath(path_or_text)
         name = source or path
-        text = _read_text(path, None)
+        text = _read_text(path, None, budget)
         base_dir = os.path.dirname(path) or "."
         files = (path,)
-    sections = _split_sections(text, name, base_dir)
+    sections = _split_sections(text, name, base_dir, budget=budget)
     builder = _Builder(readonly=False)
     _run_sections(sections, _State(), builder, stonewall_first=False)
     if not builder.jobs:
@@ -1645,10 +1721,11 @@ def parse_command_line(cmd: Union[str, Sequence[str]], *, cwd: Optional[PathLike
     for state in builder_jobs:
         builder.add(state, _CMDLINE, None)
     job_files: List[str] = []
+    budget = [MAX_JOB_FILE_BYTES]
     for n, (path, floc) in enumerate(files):
         full = path if base is None or os.path.isabs(path) else os.path.join(base, path)
-        file_text = _read_text(full, floc)
-        sections = _split_sections(file_text, path, os.path.dirname(full) or ".")
+        file_text = _read_text(full, floc, budget)
+        sections = _split_sections(file_text, path, os.path.dirname(full) or ".", budget=budget)
         # fio resets the globals before every job file after the first (parse_options ->
         # fill_def_thread), and --section only filters the first file (fio 3.33, run).
         start = globals_ if n == 0 else _State()

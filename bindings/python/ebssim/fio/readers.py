@@ -36,6 +36,7 @@ Format notes (checked against fio's source and fio 3.33 output; see ``docs`` of 
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import glob as _glob
 import io
@@ -43,12 +44,15 @@ import json
 import math
 import os
 import re
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 import numpy as np
 import pandas as pd
+
+from ._files import read_bounded
 
 __all__ = [
     "DEFAULT_PERCENTILES",
@@ -57,6 +61,11 @@ __all__ = [
     "FIO_IO_U_PLAT_NR",
     "FIO_IO_U_PLAT_VAL",
     "LOG_KINDS",
+    "MAX_HIST_LOG_BYTES",
+    "MAX_JSON_BYTES",
+    "MAX_JSON_DEPTH",
+    "MAX_LOG_BYTES",
+    "FioLogOrderWarning",
     "FioResult",
     "hist_buckets",
     "hist_percentiles",
@@ -80,6 +89,24 @@ LOG_KINDS: Tuple[str, ...] = ("iops", "bw", "lat", "clat", "slat")
 DEFAULT_PERCENTILES: Tuple[float, ...] = (
     1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
 )  # fmt: skip
+
+#: Largest fio JSON file :func:`read_json` reads (fio's JSON+ for hundreds of jobs stays far below).
+MAX_JSON_BYTES = 256 << 20
+#: Deepest nesting of objects and arrays :func:`read_json` accepts (fio's own output nests about 6 deep).
+MAX_JSON_DEPTH = 64
+#: Largest iops/bw/lat log :func:`read_log` reads (tens of millions of per-I/O rows).
+MAX_LOG_BYTES = 1 << 30
+#: Largest clat histogram log :func:`read_hist_log` reads (each row holds 1,856 counts).
+MAX_HIST_LOG_BYTES = 256 << 20
+
+
+class FioLogOrderWarning(UserWarning):
+    """A fio log whose timestamps go backwards; :func:`read_log` sorted its rows by time.
+
+    fio takes a sample's timestamp when it records the sample, from more than one thread, so real
+    logs can hold a few rows out of order.
+    """
+
 
 #: ``stat.h``: bits of a latency value kept exactly inside each bucket group.
 FIO_IO_U_PLAT_BITS = 6
@@ -143,10 +170,10 @@ def _pct_label(key: str) -> str:
     return "p" + text.replace(".", "_")
 
 
-def _read_text(path: str, what: str) -> str:
+def _read_text(path: str, what: str, limit: int, limit_name: str) -> str:
+    data = read_bounded(path, limit, what, f"ebssim.fio.readers.{limit_name}")
     try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         raise ValueError(f"{path}: not a text file (expected {what})") from None
 
@@ -415,7 +442,57 @@ def _source_text(source: Union[PathLike, bytes]) -> Tuple[str, str]:
     if not isinstance(source, (str, os.PathLike)):
         raise ValueError(f"read_json: expected a path, JSON text or bytes, got {type(source).__name__}")
     path = os.fspath(source)
-    return _read_text(path, "fio JSON output"), path
+    return _read_text(path, "fio JSON output", MAX_JSON_BYTES, "MAX_JSON_BYTES"), path
+
+
+class _LongNumber(ValueError):
+    """An integer in the JSON text with more digits than any 64-bit number."""
+
+
+def _json_int(digits: str) -> int:
+    # Bounded before int(): Python refuses 4,300+ digits with a message about its own limit.
+    # Shorter numbers beyond 64 bits are refused later, with their key named (_checked).
+    if len(digits.lstrip("-")) > 4000:
+        raise _LongNumber(
+            f"a number with {len(digits.lstrip('-'))} digits ({digits[:20]}...): fio writes 64-bit numbers"
+        )
+    return int(digits)
+
+
+def _raw_decode(decoder: json.JSONDecoder, text: str, start: int, label: str) -> Any:
+    try:
+        return decoder.raw_decode(text, start)[0]
+    except _LongNumber as exc:
+        raise ValueError(f"{label}: {exc}") from None
+    except RecursionError:
+        raise ValueError(
+            f"{label}: JSON nested too deep for the decoder (fio's output nests about 6 levels; "
+            f"the limit is {MAX_JSON_DEPTH})"
+        ) from None
+
+
+def _check_depth(obj: Any, label: str) -> None:
+    """Refuse documents nested deeper than MAX_JSON_DEPTH, naming the deepest key path found.
+
+    Iterative, so the check itself cannot exhaust the stack; each container is visited once.
+    """
+    stack: List[Tuple[Any, str, int]] = [(obj, "", 0)]
+    seen: Set[int] = set()
+    while stack:
+        node, path, depth = stack.pop()
+        if not isinstance(node, (dict, list)) or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if depth >= MAX_JSON_DEPTH:
+            raise ValueError(
+                f"{label}: key {path or '(top)'} is nested {depth} levels deep: more than the limit of "
+                f"{MAX_JSON_DEPTH} (fio's output nests about 6 levels)"
+            )
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for k, v in items:
+            if isinstance(v, (dict, list)):
+                key = f"{path}[{k}]" if isinstance(node, list) else (f"{path}.{k}" if path else str(k))
+                stack.append((v, key[:200], depth + 1))
 
 
 def _decode_json(text: str, label: str) -> Tuple[Dict[str, Any], List[str]]:
@@ -426,14 +503,14 @@ def _decode_json(text: str, label: str) -> Tuple[Dict[str, Any], List[str]]:
             f"{label}: no line starting with '{{': expected fio JSON output (--output-format=json or json+)"
         )
     preamble = [ln for ln in text[: m.start()].splitlines() if ln.strip()]
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(parse_int=_json_int)
     try:
-        obj, _ = decoder.raw_decode(text, m.start())
+        obj = _raw_decode(decoder, text, m.start(), label)
     except json.JSONDecodeError as exc:
         # Some fio versions print non-finite floats as bare nan/inf, which is not JSON.
         fixed = _BARE_NAN_RE.sub(lambda mm: mm.group(1) + _NON_FINITE[mm.group(2).lower()], text)
         try:
-            obj, _ = decoder.raw_decode(fixed, m.start())
+            obj = _raw_decode(decoder, fixed, m.start(), label)
         except json.JSONDecodeError:
             if exc.pos >= len(text.rstrip()):
                 start_line = text.count("\n", 0, m.start()) + 1
@@ -481,15 +558,48 @@ class _Where:
         self.label = label
         self.path = path
 
-    def num(self, obj: Mapping[str, Any], key: str, *, required: bool = False) -> float:
+    def num(self, obj: Mapping[str, Any], key: str, *, required: bool = False, kind: str = "stat") -> float:
+        """``obj[key]`` checked for its kind (NaN when absent and not required).
+
+        Kinds: ``count`` (a whole number >= 0: bytes, I/Os, ms), ``rate`` (a finite number >= 0),
+        ``latency`` (a number >= 0, or NaN: some fio versions print nan for empty statistics),
+        ``stat`` (any number, NaN and infinity included: window statistics).
+        """
         if key not in obj:
             if required:
                 raise ValueError(f"{self.label}: missing key {self.path}.{key} (expected in fio JSON output)")
             return math.nan
-        value = obj[key]
-        if not _is_number(value):
-            raise ValueError(f"{self.label}: key {self.path}.{key} is {value!r}: expected a number as fio writes it")
-        return float(value) if isinstance(value, float) else int(value)
+        return _checked(obj[key], kind, f"{self.label}: key {self.path}.{key}")
+
+
+_KIND_RULES = {
+    "count": "a whole number >= 0 (a count as fio writes it)",
+    "rate": "a finite number >= 0",
+    "latency": "a number >= 0 in ns (or NaN)",
+    "stat": "a number",
+}
+
+
+def _checked(value: Any, kind: str, where: str) -> float:
+    """A JSON number checked against ``kind`` (see :meth:`_Where.num`); ints stay ints."""
+    ok = _is_number(value)
+    if ok and isinstance(value, int):
+        # Beyond int64, pandas would keep Python objects and numpy would overflow.
+        ok = abs(value) < 2**63 and (kind == "stat" or value >= 0)
+    elif ok:
+        v = float(value)
+        if kind == "count":
+            ok = math.isfinite(v) and v >= 0 and v.is_integer() and v < 2**63
+        elif kind == "rate":
+            ok = math.isfinite(v) and v >= 0
+        elif kind == "latency":
+            ok = math.isnan(v) or (math.isfinite(v) and v >= 0)
+    if not ok:
+        shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:30]}... ({len(repr(value))} characters)"
+        raise ValueError(f"{where} is {shown}: expected {_KIND_RULES[kind]}")
+    if isinstance(value, float) and kind == "count":
+        return int(value)
+    return float(value) if isinstance(value, float) else int(value)
 
 
 def _latency_fields(
@@ -508,35 +618,37 @@ def _latency_fields(
         if not isinstance(lat, dict):
             raise ValueError(f"{where.label}: key {where.path}.{key} is {lat!r}: expected a latency object")
         w = _Where(where.label, f"{where.path}.{key}")
-        n = w.num(lat, "N")
+        n = w.num(lat, "N", kind="count")
         empty = not math.isnan(n) and n == 0
         for stat in ("min", "max", "mean", "stddev"):
-            v = w.num(lat, stat)
+            v = w.num(lat, stat, kind="latency")
             row[f"{metric}_{stat}_ns"] = math.nan if empty or math.isnan(v) else v * scale
         row[f"{metric}_n"] = n
         pct = lat.get("percentile")
         if isinstance(pct, dict):
             for pkey, pval in pct.items():
                 try:
-                    label = _pct_label(pkey)
+                    p = float(pkey) if len(pkey) <= 32 else math.nan
                 except ValueError:
+                    p = math.nan
+                if not 0.0 <= p <= 100.0:  # NaN fails too
                     raise ValueError(
-                        f"{where.label}: key {w.path}.percentile.{pkey!r}: expected a percentile like '99.000000'"
-                    ) from None
-                if not _is_number(pval):
-                    raise ValueError(f"{where.label}: key {w.path}.percentile.{pkey} is {pval!r}: expected a number")
-                row[f"{metric}_{label}_ns"] = pval * scale
+                        f"{where.label}: key {w.path}.percentile.{pkey[:40]!r}: expected a percentile between 0 and "
+                        f"100 written like '99.000000'"
+                    )
+                v = _checked(pval, "rate", f"{where.label}: key {w.path}.percentile.{pkey}")
+                row[f"{metric}_{_pct_label(pkey)}_ns"] = v * scale
         found.append((metric, lat, scale))
     return found
 
 
 def _io_bytes(obj: Mapping[str, Any], w: _Where) -> float:
     """Bytes moved; fio before io_kbytes existed wrote KiB under the name io_bytes."""
-    io_bytes = w.num(obj, "io_bytes", required=True)
+    io_bytes = w.num(obj, "io_bytes", required=True, kind="count")
     if "io_kbytes" in obj:
         return io_bytes
-    bw = w.num(obj, "bw")
-    runtime = w.num(obj, "runtime")
+    bw = w.num(obj, "bw", kind="count")
+    runtime = w.num(obj, "runtime", kind="count")
     if not (bw > 0 and runtime > 0):
         return io_bytes * 1024
     expected = bw * 1024 * runtime / 1000.0
@@ -596,6 +708,7 @@ def parse_json(data: Mapping[str, Any], *, source: str = "<dict>", all_direction
     """
     if not isinstance(data, Mapping):
         raise ValueError(f"{source}: not fio JSON output: expected an object, got {type(data).__name__}")
+    _check_depth(data, source)
     raw = dict(data)
     jobs = _jobs_list(raw, source)
     fio_version = raw.get("fio version")
@@ -620,27 +733,27 @@ def parse_json(data: Mapping[str, Any], *, source: str = "<dict>", all_direction
         wj = _Where(source, where)
         job_cols: Dict[str, Any] = {}
         for key, col in _JOB_KEYS:
-            job_cols[col] = wj.num(job, key)
+            job_cols[col] = wj.num(job, key, kind="stat" if col.endswith("_cpu_pct") else "count")
         for ddir in directions:
             obj = job[ddir]
             w = _Where(source, f"{where}.{ddir}")
             if not isinstance(obj, dict):
                 raise ValueError(f"{source}: key {w.path} is {obj!r}: expected a direction object")
-            total_ios = w.num(obj, "total_ios")
+            total_ios = w.num(obj, "total_ios", kind="count")
             io_bytes = _io_bytes(obj, w)
             has_io = (total_ios > 0) if not math.isnan(total_ios) else io_bytes > 0
             if not (has_io or all_directions):
                 continue
-            runtime = w.num(obj, "runtime", required=True)
-            bw_bytes = w.num(obj, "bw_bytes")
+            runtime = w.num(obj, "runtime", required=True, kind="count")
+            bw_bytes = w.num(obj, "bw_bytes", kind="count")
             if math.isnan(bw_bytes):  # before fio 3.2: same formula as fio's
                 bw_bytes = (1000 * int(io_bytes)) // int(runtime) if runtime > 0 else 0
             row: Dict[str, Any] = {
                 "job": i,
                 "jobname": str(job["jobname"]),
-                "groupid": wj.num(job, "groupid"),
+                "groupid": wj.num(job, "groupid", kind="count"),
                 "direction": ddir,
-                "error": wj.num(job, "error"),
+                "error": wj.num(job, "error", kind="count"),
             }
             if "hostname" in job:
                 row["hostname"] = str(job["hostname"])
@@ -648,12 +761,12 @@ def parse_json(data: Mapping[str, Any], *, source: str = "<dict>", all_direction
                 {
                     "io_bytes": io_bytes,
                     "bw_bytes_s": bw_bytes,
-                    "bw_kib_s": w.num(obj, "bw", required=True),
-                    "iops": float(w.num(obj, "iops", required=True)),
+                    "bw_kib_s": w.num(obj, "bw", required=True, kind="count"),
+                    "iops": float(w.num(obj, "iops", required=True, kind="rate")),
                     "runtime_ms": runtime,
                     "total_ios": total_ios,
-                    "short_ios": w.num(obj, "short_ios"),
-                    "drop_ios": w.num(obj, "drop_ios"),
+                    "short_ios": w.num(obj, "short_ios", kind="count"),
+                    "drop_ios": w.num(obj, "drop_ios", kind="count"),
                 }
             )
             lats = _latency_fields(obj, w, row)
@@ -666,14 +779,14 @@ def parse_json(data: Mapping[str, Any], *, source: str = "<dict>", all_direction
                 if not isinstance(b, dict) or scale != 1:
                     continue
                 for k, count in b.items():
-                    try:
-                        latency = int(k)
-                    except ValueError:
+                    if not re.fullmatch(r"[0-9]{1,18}", k):
                         raise ValueError(
-                            f"{source}: key {w.path}.{metric}_ns.bins.{k!r}: expected a latency in ns"
-                        ) from None
-                    if not _is_number(count):
-                        raise ValueError(f"{source}: key {w.path}.{metric}_ns.bins.{k} is {count!r}: expected a count")
+                            f"{source}: key {w.path}.{metric}_ns.bins.{k[:40]!r}: expected a latency in ns "
+                            f"(a whole number >= 0 below 10**18)"
+                        )
+                    latency = int(k)
+                    where_bin = f"{source}: key {w.path}.{metric}_ns.bins.{k}"
+                    count = _checked(count, "count", where_bin)
                     bins.append(
                         {
                             "job": i,
@@ -785,39 +898,71 @@ def _layout_desc(layout: Tuple[bool, bool, bool, bool]) -> str:
     return ", ".join(_layout_fields(layout))
 
 
+_INT_FIELD_RE = re.compile(r"[+-]?[0-9]{1,19}")
+_HEX_FIELD_RE = re.compile(r"0[xX][0-9a-fA-F]{1,16}")
+_INT64_MAX = 2**63 - 1
+
+
 def _parse_int_field(text: str, allow_hex: bool) -> int:
-    s = text.strip()
-    if allow_hex and s[:2].lower() == "0x":
-        return int(s, 16)
-    return int(s)
+    """One field, strictly: decimal digits (64-bit), or ``0x...`` where the column is hex."""
+    s = text.strip(" \t")
+    if allow_hex and _HEX_FIELD_RE.fullmatch(s):
+        value = int(s, 16)
+    elif _INT_FIELD_RE.fullmatch(s):
+        value = int(s)
+    else:
+        raise ValueError(s)
+    if abs(value) > _INT64_MAX:
+        raise ValueError(s)
+    return value
 
 
-def _diagnose_table(path: str, text: str, allowed: Sequence[int], what: str) -> ValueError:
-    """The precise error for a table the fast parser rejected (slow, line by line)."""
-    numbered = [(no, ln) for no, ln in enumerate(text.splitlines(), start=1) if ln.strip()]
-    counts = [ln.count(",") + 1 for _, ln in numbered]
+def _slow_table(
+    path: str, lines: List[Tuple[int, str]], allowed: Sequence[int], what: str
+) -> Tuple[List[np.ndarray], np.ndarray, List[bool]]:
+    """Parse the table line by line: either the columns or an error naming the line and its text.
+
+    Used when pandas' fast parser refused the text, so that every refusal names file:line.
+    """
+    counts = [ln.count(",") + 1 for _, ln in lines]
     n = Counter(counts).most_common(1)[0][0]
     if n not in allowed:
-        no, ln = numbered[0]
-        return ValueError(f"{path}, line {no}: {n} comma-separated fields per line, expected {what}: {ln[:120]!r}")
-    for (no, ln), k in zip(numbered, counts):
+        no, ln = lines[0]
+        raise ValueError(f"{path}, line {no}: {n} comma-separated fields per line, expected {what}: {ln[:120]!r}")
+    for (no, ln), k in zip(lines, counts):
         if k != n:
-            return ValueError(
+            raise ValueError(
                 f"{path}, line {no}: expected {n} comma-separated fields like the other lines ({what}), "
                 f"got {k}: {ln[:120]!r}"
             )
-    hex_cols = [f.strip()[:2].lower() == "0x" for f in numbered[0][1].split(",")]
-    for no, ln in numbered:
+    hex_cols = [f.strip()[:2].lower() == "0x" for f in lines[0][1].split(",")]
+    rows: List[List[int]] = []
+    for no, ln in lines:
+        row = []
         for j, f in enumerate(ln.split(",")):
             try:
-                _parse_int_field(f, hex_cols[j])
+                row.append(_parse_int_field(f, hex_cols[j]))
             except ValueError:
-                return ValueError(f"{path}, line {no}: field {j + 1} is {f.strip()!r}: expected an integer ({what})")
-    return ValueError(f"{path}: could not parse the file as {what}")  # pragma: no cover
+                raise ValueError(
+                    f"{path}, line {no}: field {j + 1} is {f.strip()[:40]!r}: expected an integer of at most "
+                    f"64 bits ({what}): {ln[:120]!r}"
+                ) from None
+        rows.append(row)
+    table = np.array(rows, dtype=np.int64).reshape(len(rows), n)
+    line_nos = np.array([no for no, _ in lines], dtype=np.int64)
+    return [table[:, j].copy() for j in range(n)], line_nos, hex_cols
+
+
+# Anything but digits, hex, signs, commas and blanks (a lone CR, a NUL, a non-ASCII digit).
+_BAD_CHAR_RE = re.compile(r"[^0-9a-fA-FxX,+\- \t\n]")
+
+
+def _line_text(body: str, no: int) -> str:
+    return body.split("\n", no)[no - 1]
 
 
 def _hex_int(s: str) -> int:
-    return int(s.strip(), 16)
+    return _parse_int_field(s, True)
 
 
 def _read_int_table(
@@ -826,41 +971,63 @@ def _read_int_table(
     """Parse fio's ``", "``-separated integer lines (fast path: pandas' C parser).
 
     Returns (one int64 array per field, 1-based line number of each row, hex flag per field).
-    Any irregularity is reported by :func:`_diagnose_table` with the offending line.
+    Anything the fast path refuses is parsed again line by line, which either reads it or names
+    the offending line; every field must be >= 0 (fio logs no negative time, value or count).
     """
-    body = text.rstrip()
+    body = text.rstrip().replace("\r\n", "\n")
     if not body:
         return [], np.zeros(0, dtype=np.int64), []
-    if body[:1].isspace() or any(t in body for t in ("\n\n", "\n\r", "\n ", "\n\t")):
+    bad = _BAD_CHAR_RE.search(body)
+    if bad is not None:
+        no = body.count("\n", 0, bad.start()) + 1
+        col = bad.start() - (body.rfind("\n", 0, bad.start()) + 1) + 1
+        raise ValueError(
+            f"{path}, line {no}: character {bad.group()!r} at column {col}: expected {what}: "
+            f"{_line_text(body, no)[:120]!r}"
+        )
+    if body[:1].isspace() or any(t in body for t in ("\n\n", "\n ", "\n\t")):
         # possibly blank lines inside (fio writes none): number the non-blank rows the slow way
-        line_nos = np.array([no for no, ln in enumerate(body.splitlines(), start=1) if ln.strip()], dtype=np.int64)
+        line_nos = np.array([no for no, ln in enumerate(body.split("\n"), start=1) if ln.strip()], dtype=np.int64)
     else:
         line_nos = np.arange(1, body.count("\n") + 2, dtype=np.int64)
     first = body.lstrip().split("\n", 1)[0]
     n = first.count(",") + 1
-    if n not in allowed:
-        raise _diagnose_table(path, body, allowed, what)
-    hex_cols = [f.strip()[:2].lower() == "0x" for f in first.split(",")]
-    converters = {i: _hex_int for i, h in enumerate(hex_cols) if h}
-    dtypes = {i: np.int64 for i in range(n) if not hex_cols[i]}
     columns: Optional[List[np.ndarray]] = None
-    try:
-        df = pd.read_csv(
-            io.StringIO(body),
-            header=None,
-            names=list(range(n)),
-            sep=",",
-            skipinitialspace=True,
-            dtype=dtypes,
-            converters=converters,
-            engine="c",
-        )
-        if len(df) == len(line_nos):
-            columns = [df[i].to_numpy(dtype=np.int64) for i in range(n)]
-    except (ValueError, TypeError, OverflowError, pd.errors.ParserError):
-        columns = None
+    hex_cols = [f.strip()[:2].lower() == "0x" for f in first.split(",")]
+    if n in allowed:
+        converters = {i: _hex_int for i, h in enumerate(hex_cols) if h}
+        dtypes = {i: np.int64 for i in range(n) if not hex_cols[i]}
+        try:
+            with warnings.catch_warnings():
+                # pandas warns (and goes on) where a number does not fit int64: the slow path
+                # names the line instead.
+                warnings.simplefilter("error")
+                df = pd.read_csv(
+                    io.StringIO(body),
+                    header=None,
+                    names=list(range(n)),
+                    sep=",",
+                    skipinitialspace=True,
+                    dtype=dtypes,
+                    converters=converters,
+                    engine="c",
+                    quoting=csv.QUOTE_NONE,
+                )
+            if len(df) == len(line_nos):
+                columns = [df[i].to_numpy(dtype=np.int64) for i in range(n)]
+        except (ValueError, TypeError, OverflowError, pd.errors.ParserError, Warning):
+            columns = None
     if columns is None:
-        raise _diagnose_table(path, body, allowed, what)
+        lines = [(no, ln) for no, ln in enumerate(body.split("\n"), start=1) if ln.strip()]
+        columns, line_nos, hex_cols = _slow_table(path, lines, allowed, what)
+    for j, values in enumerate(columns):
+        if values.size and int(values.min()) < 0:
+            r = int(np.argmax(values < 0))
+            ln = _line_text(body, int(line_nos[r]))
+            raise ValueError(
+                f"{path}, line {line_nos[r]}: field {j + 1} is {values[r]}: expected a whole number >= 0 ({what}): "
+                f"{ln[:120]!r}"
+            )
     return columns, line_nos, hex_cols
 
 
@@ -1053,19 +1220,51 @@ def read_log(
         ``clat_max_ns``). An empty file (sync engines leave 0-byte slat logs) gives an empty frame with
         these columns. ``DataFrame.attrs`` holds ``source``, ``kind``, ``per_io`` and ``layout``.
 
+        Rows are in time order: fio can write a few rows out of order (it stamps a sample when it
+        records it, from more than one thread); those are sorted by ``time_ms`` (stably, so rows
+        with equal times keep the file's order) and one :class:`FioLogOrderWarning` says how many.
+
     Raises
     ------
     ValueError
-        Unknown or uninferable kind, a compressed ``.fz`` log, a line with a different number of fields
-        or a non-integer field (the message names the file and line), or fields that fit no fio layout.
+        Unknown or uninferable kind, a compressed ``.fz`` log, a line with a different number of fields,
+        a field that is not a 64-bit integer or is negative (the message names the file, the line and its
+        text), fields that fit no fio layout, or a path that is not a regular file or holds more than
+        :data:`MAX_LOG_BYTES`.
     """
+    return _read_log(
+        path,
+        kind,
+        log_offset=log_offset,
+        window_value_both=window_value_both,
+        issue_time=issue_time,
+        per_io=per_io,
+        fio_version=fio_version,
+        options=options,
+        stacklevel=3,
+    )
+
+
+def _read_log(
+    path: PathLike,
+    kind: Optional[str],
+    *,
+    log_offset: Optional[bool],
+    window_value_both: Optional[bool],
+    issue_time: Optional[bool],
+    per_io: Optional[bool],
+    fio_version: VersionLike,
+    options: Optional[Mapping[str, str]],
+    stacklevel: int,
+) -> pd.DataFrame:
+    """:func:`read_log`; ``stacklevel`` makes its warning point at the public caller's line."""
     spath = os.fspath(path)
     kind = _check_kind(kind, spath)
     version = _parse_version(fio_version)
     log_offset, window_value_both, issue_time, per_io = _hints_from_options(
         options, log_offset, window_value_both, issue_time, per_io
     )
-    text = _read_text(spath, f"a fio {kind} log")
+    text = _read_text(spath, f"a fio {kind} log", MAX_LOG_BYTES, "MAX_LOG_BYTES")
     allowed = sorted({len(_layout_fields(lay)) for lay in _LAYOUTS})
     what = "fio log fields time_ms, value[, value1], ddir, bs[, offset][, prio][, issue_time_ns]"
     columns, line_nos, hex_cols = _read_int_table(spath, text, allowed, what)
@@ -1101,6 +1300,19 @@ def read_log(
         version=version,
     )
     fields = _layout_fields(lay)
+    times = columns[0]
+    back = np.flatnonzero(times[1:] < times[:-1])
+    if back.size:
+        order = np.argsort(times, kind="stable")
+        columns = [c[order] for c in columns]
+        warnings.warn(
+            FioLogOrderWarning(
+                f"{spath}: {back.size} row(s) have a time_ms before the row above them (first at line "
+                f"{line_nos[back[0] + 1]}); the rows were sorted by time_ms, keeping the file's order "
+                f"among equal times"
+            ),
+            stacklevel=stacklevel,
+        )
     col = dict(zip(fields, columns))
     is_per_io = bool(np.any(col["bs"] != 0)) if per_io is None else per_io
     vname, v1name = _value_names(kind, is_per_io)
@@ -1197,7 +1409,7 @@ def read_logs(
     frames: List[pd.DataFrame] = []
     empty: Optional[pd.DataFrame] = None
     for pre, job, k, p, host in found:
-        df = read_log(
+        df = _read_log(
             p,
             k,
             log_offset=log_offset,
@@ -1206,6 +1418,7 @@ def read_logs(
             per_io=per_io,
             fio_version=fio_version,
             options=options,
+            stacklevel=3,
         )
         df.insert(0, "job", np.full(len(df), job, dtype=np.int64))
         df.insert(0, "prefix", pd.Series([pre] * len(df), dtype=str))
@@ -1278,7 +1491,7 @@ def read_hist_log(path: PathLike, *, include_zero: bool = False) -> pd.DataFrame
         3 + (total >> c) for total in (FIO_IO_U_PLAT_NR, _FIO2_PLAT_NR) for c in range(FIO_IO_U_PLAT_BITS + 1)
     )
     what = "clat histogram log fields time_ms, ddir, bs and 1856/2**coarseness bucket counts"
-    text = _read_text(spath, "a fio clat histogram log")
+    text = _read_text(spath, "a fio clat histogram log", MAX_HIST_LOG_BYTES, "MAX_HIST_LOG_BYTES")
     columns, line_nos, _ = _read_int_table(spath, text, allowed, what)
     names = ["time_ms", "direction", "bs", "bucket", "lower_ns", "upper_ns", "latency_ns", "count"]
     if not len(line_nos):

@@ -20,6 +20,7 @@ The mapping from fio to the model (docs/fio.md has the details and the assumptio
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import time as _time
@@ -36,8 +37,19 @@ from ..simulation import BOUND_NAMES, Simulation
 from ..volumes import VOLUME_TYPES, Volume
 from ..workloads import ClosedLoop, Idle, Workload
 from .jobs import FioJob, FioJobError, FioJobSet, parse_run
+from .readers import parse_json
 
-__all__ = ["FioPrediction", "JobPrediction", "parse_volume_spec", "predict", "FIO_PERCENTILES"]
+__all__ = [
+    "FIO_PERCENTILES",
+    "MAX_JOB_EVENTS",
+    "MAX_JOB_STEPS",
+    "MAX_LOG_ROWS",
+    "MAX_VOLUME_STEPS",
+    "FioPrediction",
+    "JobPrediction",
+    "parse_volume_spec",
+    "predict",
+]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -83,10 +95,15 @@ def parse_volume_spec(arg: str) -> Tuple[str, Volume]:
             raise ValueError(f"--volume {arg!r}: {item!r} is not key=value")
         if key not in _SPEC_KEYS:
             raise ValueError(f"--volume {arg!r}: unknown key {key!r}; expected one of {', '.join(_SPEC_KEYS)}")
+        if _SPEC_KEYS[key] in kwargs:
+            raise ValueError(f"--volume {arg!r}: key {key!r} is given twice; give each key once")
         try:
-            kwargs[_SPEC_KEYS[key]] = float(value)
+            number = float(value) if len(value) <= 64 else math.nan
         except ValueError:
-            raise ValueError(f"--volume {arg!r}: {key}={value!r} is not a number") from None
+            number = math.nan
+        if not math.isfinite(number):
+            raise ValueError(f"--volume {arg!r}: {key}={value[:64]!r} is not a number: expected a finite number")
+        kwargs[_SPEC_KEYS[key]] = number
     kwargs.setdefault("size_gib", _DEFAULT_SIZE_GIB[vtype])
     if vtype in ("io1", "io2"):
         kwargs.setdefault("iops", _DEFAULT_PIOPS)
@@ -96,9 +113,14 @@ def parse_volume_spec(arg: str) -> Tuple[str, Volume]:
         raise ValueError(f"--volume {arg!r}: {e}") from None
 
 
-@dataclass
+@dataclass(eq=False)
 class _Clone:
-    """One fio job clone being simulated."""
+    """``count`` identical fio job clones being simulated (a job's ``numjobs``, on one of its volumes).
+
+    Clones of one job start together, offer the same load and are served the same fraction of it,
+    so one stands for all: the cost of a job does not grow with ``numjobs``. Per-step series are
+    one clone's; the volume's load is ``count`` times that.
+    """
 
     job: FioJob
     run: int
@@ -112,6 +134,7 @@ class _Clone:
     ramp_s: float
     runtime_s: Optional[float]
     byte_target: Optional[float]
+    count: int = 1
     start_s: float = 0.0
     end_s: Optional[float] = None
     bytes_after_ramp: float = 0.0
@@ -127,7 +150,12 @@ class _Clone:
 
 @dataclass
 class JobPrediction:
-    """What fio would report for one job clone (or one reporting group)."""
+    """What fio would report for one job clone (or one reporting group).
+
+    ``series`` holds per-step arrays: ``t`` (s from the end of the ramp), ``ops`` (I/Os done in
+    the step by all the clones the entry covers) and ``lat`` (mean latency, s); a reporting group
+    concatenates its jobs' series.
+    """
 
     name: str
     run: str
@@ -183,32 +211,15 @@ class FioPrediction:
         }
 
     def to_pandas(self) -> Any:
-        """One row per job and direction, with the columns of :func:`ebssim.fio.read_json`'s jobs."""
-        import pandas as pd
+        """The report as :func:`ebssim.fio.read_json` reads fio's: the same rows and columns as
+        ``read_json(...).jobs`` (one row per job and direction that did I/O, latency in ns), so
+        predictions and measurements line up column by column.
 
-        rows = []
-        for j in self.jobs:
-            for d, share in (("read", j.read_fraction), ("write", 1.0 - j.read_fraction)):
-                if share <= 0:
-                    continue
-                rows.append(
-                    {
-                        "run": j.run,
-                        "jobname": j.name,
-                        "groupid": j.groupid,
-                        "direction": d,
-                        "io_bytes": j.io_bytes * share,
-                        "bw_bytes_s": j.bw_bytes_s * share,
-                        "iops": j.iops * share,
-                        "runtime_ms": j.runtime_s * 1e3,
-                        "lat_mean_ns": j.latency_mean_s * 1e9,
-                        "clat_p50_ns": j.percentiles_s.get(50.0, math.nan) * 1e9,
-                        "clat_p99_ns": j.percentiles_s.get(99.0, math.nan) * 1e9,
-                        "cliff_time_s": j.cliff_time_s,
-                        "bound": j.bound,
-                    }
-                )
-        return pd.DataFrame(rows)
+        Statistics fio measures and the model does not (window statistics, CPU) are NaN; what
+        fio cannot know (run, cliff time, binding limit) is in :attr:`jobs` and in
+        :meth:`to_json`'s ``ebssim`` objects.
+        """
+        return parse_json(self.to_json(), source="<prediction>").jobs
 
     def to_normal(self) -> str:
         """A report that reads like fio's normal output."""
@@ -338,6 +349,7 @@ def predict(
     instance: Union[Instance, str, None] = None,
     dt: Optional[float] = None,
     log_dir: Union[str, "os.PathLike[str]", None] = ".",
+    allow_outside_log_paths: bool = False,
 ) -> FioPrediction:
     """Simulate fio runs back to back on the given volumes and predict fio's report.
 
@@ -352,6 +364,20 @@ def predict(
     log_dir : path or None
         Where the jobs' ``write_*_log`` files go (fio writes them in the working directory);
         None writes none.
+    allow_outside_log_paths : bool, default False
+        Write logs whose names are absolute or climb out of ``log_dir`` (``write_iops_log=/x``,
+        ``=../x``) where they point, as fio does. By default such a job is refused: job files
+        come from anywhere, and a prediction should not write outside ``log_dir``.
+
+    Raises
+    ------
+    ValueError
+        A job that cannot be simulated (:class:`FioJobError`, naming file, line and option), a
+        log path outside ``log_dir``, or a run too large to simulate: the work is estimated before
+        the simulation starts, and a run needing more than :data:`MAX_JOB_STEPS` job-steps,
+        :data:`MAX_VOLUME_STEPS` volume-steps, :data:`MAX_LOG_ROWS` log rows or
+        :data:`MAX_JOB_EVENTS` job-events is refused with the figure and the way out (a coarser
+        ``dt``, shorter jobs, fewer jobs).
     """
     jobsets: List[FioJobSet] = []
     labels: List[str] = []
@@ -377,38 +403,54 @@ def predict(
     clones_by_run: List[List[_Clone]] = []
     for ri, (js, label) in enumerate(zip(jobsets, labels)):
         clones: List[_Clone] = []
-        for job in js.expand():
+        for job in js.jobs:  # numjobs clones as one _Clone each (see _Clone)
             hits = _match_volumes(job, targets, label)
             for vi in hits:  # a job on several files: an equal share on each
-                clones.append(_clone(job, ri, label, vi, vols[vi], 1.0 / len(hits)))
+                c = _clone(job, ri, label, vi, vols[vi], 1.0 / len(hits))
+                c.count = job.numjobs
+                clones.append(c)
         clones_by_run.append(clones)
+
+    # Log paths are checked before anything is simulated, so that a refused path costs nothing.
+    logs_by_run: List[Dict[int, Dict[str, List[str]]]] = [
+        {j.thread_number: _log_paths(j, log_dir, allow_outside_log_paths) for j in js.jobs}
+        if log_dir is not None
+        else {}
+        for js in jobsets
+    ]
+    work = _Work(step, vols)
+    work.estimate(clones_by_run, logs_by_run)
 
     for clones in clones_by_run:
         by_phase: Dict[int, List[_Clone]] = {}
         for c in clones:
             by_phase.setdefault(c.job.phase, []).append(c)
         for phase in sorted(by_phase):
-            _run_phase(sim, by_phase[phase], len(vols))
+            _run_phase(sim, by_phase[phase], len(vols), work)
+
+    if log_dir is not None:
+        _write_logs(clones_by_run, logs_by_run, step)
 
     out: List[JobPrediction] = []
     for clones, label in zip(clones_by_run, labels):
-        if log_dir is not None:
-            _write_logs(clones, step, log_dir)
         groups: Dict[int, List[_Clone]] = {}
         for c in clones:
             groups.setdefault(c.job.groupid, []).append(c)
         for members in groups.values():
             if any(m.job.group_reporting for m in members):
-                out.append(_summarise(members, step, label))
+                out.append(_summarise(members, step, label, weighted=True))
             else:
                 by_thread: Dict[int, List[_Clone]] = {}
                 for m in members:
                     by_thread.setdefault(m.job.thread_number, []).append(m)
-                out.extend(_summarise(ms, step, label) for ms in by_thread.values())
+                for ms in by_thread.values():
+                    # The job's clones report the same figures: one summary, one entry per clone.
+                    one = _summarise(ms, step, label, weighted=False)
+                    out.extend([one] + [dataclasses.replace(one) for _ in range(ms[0].count - 1)])
     return FioPrediction(out, labels)
 
 
-def _run_phase(sim: Simulation, clones: List[_Clone], n_volumes: int) -> None:
+def _run_phase(sim: Simulation, clones: List[_Clone], n_volumes: int, work: _Work) -> None:
     dt = sim.dt
     t0 = sim.time_s
     for c in clones:
@@ -435,25 +477,30 @@ def _run_phase(sim: Simulation, clones: List[_Clone], n_volumes: int) -> None:
                     horizon = min(horizon, (c.byte_target - c.bytes_after_ramp) / r)
         n = 1 if math.isinf(horizon) else max(1, int(math.floor(horizon / dt + 1e-9)))
         n = min(n, 1_000_000)
-        # One aggregated closed loop per volume, described by its means.
+        # One aggregated closed loop per volume, described by its means; a _Clone offers
+        # `count` clones' load.
         workloads: List[Workload] = []
         offered = [0.0] * n_volumes
+        by_volume: Dict[int, List[_Clone]] = {}
+        for c in active:
+            by_volume.setdefault(c.volume, []).append(c)
         for vi in range(n_volumes):
-            mine = [c for c in active if c.volume == vi]
+            mine = by_volume.get(vi, [])
             if not mine:
                 workloads.append(Idle())
                 continue
-            r = sum(c.rate for c in mine)
-            inflight = sum(c.rate * c.service_s for c in mine)
-            bytes_per = sum(c.rate * c.io_bytes for c in mine) / r
-            counted = sum(c.rate * c.counted for c in mine) / r
-            rf = sum(c.rate * c.job.read_fraction for c in mine) / r
+            r = sum(c.rate * c.count for c in mine)
+            inflight = sum(c.rate * c.count * c.service_s for c in mine)
+            bytes_per = sum(c.rate * c.count * c.io_bytes for c in mine) / r
+            counted = sum(c.rate * c.count * c.counted for c in mine) / r
+            rf = sum(c.rate * c.count * c.job.read_fraction for c in mine) / r
             offered[vi] = r
             workloads.append(
                 ClosedLoop(
                     inflight, bytes_per, read_fraction=rf, service_time_ms=inflight / r * 1e3, counted_per_io=counted
                 )
             )
+        work.spend(n, len(active), now)
         res = sim.run(workloads, n * dt)
         ended: List[_Clone] = []
         for c in active:
@@ -516,7 +563,8 @@ def _run_phase(sim: Simulation, clones: List[_Clone], n_volumes: int) -> None:
                 else:
                     c.end_s = vr.time_s[end_k - 1] + dt
                 ended.append(c)
-        active = [c for c in active if c not in ended]
+        gone = {id(c) for c in ended}
+        active = [c for c in active if id(c) not in gone]
 
 
 def _done(c: _Clone, now: float) -> bool:
@@ -531,15 +579,18 @@ def _done(c: _Clone, now: float) -> bool:
 # --------------------------------------------------------------------------------------------
 
 
-def _summarise(members: List[_Clone], dt: float, label: str) -> JobPrediction:
+def _summarise(members: List[_Clone], dt: float, label: str, *, weighted: bool) -> JobPrediction:
+    """One report entry: all ``members`` with each _Clone's ``count`` clones (``weighted``, a
+    reporting group), or one clone of each (a job's clones, reported one by one)."""
     first = members[0]
+    weight = [float(m.count) if weighted else 1.0 for m in members]
     t = np.concatenate([np.concatenate(m.t) if m.t else np.empty(0) for m in members])
-    ops = np.concatenate([np.concatenate(m.ops) if m.ops else np.empty(0) for m in members])
+    ops = np.concatenate([np.concatenate(m.ops) * w if m.ops else np.empty(0) for m, w in zip(members, weight)])
     lat = np.concatenate([np.concatenate(m.lat) if m.lat else np.empty(0) for m in members])
     bound = np.concatenate([np.concatenate(m.bound) if m.bound else np.empty(0, np.uint8) for m in members])
-    svc = float(np.average([m.service_s for m in members]))
+    svc = float(np.average([m.service_s for m in members], weights=weight))
     total = float(ops.sum())
-    io_bytes = float(sum((np.concatenate(m.ops) * m.io_bytes).sum() for m in members if m.ops))
+    io_bytes = float(sum((np.concatenate(m.ops) * m.io_bytes * w).sum() for m, w in zip(members, weight) if m.ops))
     runtime = max((m.end_s or m.start_s) - m.start_s - m.ramp_s for m in members)
     runtime = max(runtime, 0.0)
     if total > 0:
@@ -559,7 +610,7 @@ def _summarise(members: List[_Clone], dt: float, label: str) -> JobPrediction:
         name=first.job.name,
         run=label,
         groupid=first.job.groupid,
-        clones=len({m.job.thread_number for m in members}),
+        clones=int(sum({m.job.thread_number: w for m, w in zip(members, weight)}.values())),
         read_fraction=first.job.read_fraction,
         io_bytes=io_bytes,
         total_ios=total,
@@ -671,56 +722,285 @@ def _normal_report(p: FioPrediction) -> str:
     return "\n".join(lines)
 
 
-def _write_logs(clones: List[_Clone], dt: float, log_dir: Union[str, "os.PathLike[str]"]) -> None:
+def _log_paths(job: FioJob, log_dir: Union[str, "os.PathLike[str]"], allow_outside: bool) -> Dict[str, List[str]]:
+    """Where each of the job's logs goes, by kind (one path per clone, or one shared path).
+
+    A name that is absolute or leaves ``log_dir`` (``..``, or a symbolic link out of it) is
+    refused unless ``allow_outside``: fio would write there, but job files are downloaded and
+    run by people who did not read them.
+    """
+    base = os.fspath(log_dir)
+    real_base = os.path.realpath(base)
+    out: Dict[str, List[str]] = {}
+    for kind, names in job.log_file_names().items():
+        paths: List[str] = []
+        for name in names:
+            path = os.path.join(base, name)
+            if not allow_outside:
+                real = os.path.realpath(path)
+                inside = not os.path.isabs(name) and os.path.commonpath([real_base, real]) == real_base
+                if not inside:
+                    option = {"clat_hist": "write_hist_log"}.get(kind, f"write_{kind}_log")
+                    if kind in ("clat", "slat"):
+                        option = "write_lat_log"
+                    raise FioJobError(
+                        f"job {job.name!r}: {option}={getattr(job, option)} writes {name!r}, outside the log "
+                        f"directory {base!r}: ebssim writes logs only under it (--log-dir); use a relative name, "
+                        f"or --allow-outside-log-paths (allow_outside_log_paths=True) to write there as fio would",
+                        source=job.source or None,
+                        line=job.line,
+                        key=option,
+                    )
+            folder = os.path.dirname(path) or "."
+            if not os.path.isdir(folder):
+                raise FioJobError(
+                    f"job {job.name!r}: log file {path!r}: directory {folder!r} does not exist",
+                    source=job.source or None,
+                    line=job.line,
+                )
+            if os.path.exists(path) and not os.path.isfile(path):
+                raise FioJobError(
+                    f"job {job.name!r}: log file {path!r} exists and is not a regular file",
+                    source=job.source or None,
+                    line=job.line,
+                )
+            paths.append(path)
+        out[kind] = paths
+    return out
+
+
+@dataclass
+class _Log:
+    """One job's log windows, ready to write."""
+
+    paths: Dict[str, List[str]]
+    end_ms: FloatArray
+    ops: FloatArray
+    lat: FloatArray
+    secs: float
+    dirs: List[Tuple[int, float, int]]
+    copies: int
+
+    @property
+    def rows(self) -> int:
+        kinds = sum(1 for k in self.paths if k not in ("slat", "clat_hist"))
+        return self.end_ms.size * len(self.dirs) * kinds * self.copies
+
+
+def _log_windows(parts: List[_Clone], dt: float, paths: Dict[str, List[str]]) -> Optional[_Log]:
+    """The windows of one job's logs (``parts``: the job's _Clone on each of its volumes)."""
+    job = parts[0].job
+    if not paths or not parts[0].t:
+        return None
+    t = np.concatenate(parts[0].t)
+    ops = np.zeros_like(t)
+    lat_ops = np.zeros_like(t)
+    for c in parts:
+        o = np.concatenate(c.ops)[: t.size]
+        ops[: o.size] += o
+        lat_ops[: o.size] += o * np.concatenate(c.lat)[: o.size]
+    keep = t >= -1e-9  # fio logs nothing during the ramp
+    t, ops, lat_ops = t[keep], ops[keep], lat_ops[keep]
+    window_ms = job.log_avg_msec or int(round(dt * 1000)) or 1
+    per = max(1, int(round(window_ms / (dt * 1000))))
+    n = (t.size // per) * per
+    w_ops = ops[:n].reshape(-1, per).sum(axis=1)
+    w_lat = np.divide(lat_ops[:n].reshape(-1, per).sum(axis=1), w_ops, out=np.zeros_like(w_ops), where=w_ops > 0)
+    w_end_ms = (t[:n].reshape(-1, per)[:, -1] + dt) * 1000
+    dirs = [
+        (d, share, bs)
+        for d, share, bs in ((0, job.read_fraction, job.bs_read), (1, 1 - job.read_fraction, job.bs_write))
+        if share > 0
+    ]
+    return _Log(paths, w_end_ms, w_ops, w_lat, per * dt, dirs, job.numjobs)
+
+
+def _write_logs(
+    clones_by_run: List[List[_Clone]], logs_by_run: List[Dict[int, Dict[str, List[str]]]], dt: float
+) -> None:
     """fio-format iops/bw/lat logs: ``time_ms, value, ddir, bs, prio``, one row per window and direction.
 
     Times count from the end of the job's ramp, as fio's do; a job on several volumes logs the sum
-    of its shares; with ``per_job_logs=0`` the clones append to one file.
+    of its shares; every clone of a job logs the same rows, and with ``per_job_logs=0`` the clones
+    append to one file. Each run starts its files anew, as a new fio run would. Nothing is written
+    when the logs would exceed :data:`MAX_LOG_ROWS`.
     """
-    by_job: Dict[Tuple[int, int], List[_Clone]] = {}
-    for c in clones:
-        by_job.setdefault((c.run, c.job.thread_number), []).append(c)
-    written: Set[str] = set()
-    for parts in by_job.values():
-        job = parts[0].job
-        names = job.log_file_names()
-        if not names or not parts[0].t:
-            continue
-        t = np.concatenate(parts[0].t)
-        ops = np.zeros_like(t)
-        lat_ops = np.zeros_like(t)
-        for c in parts:
-            o = np.concatenate(c.ops)[: t.size]
-            ops[: o.size] += o
-            lat_ops[: o.size] += o * np.concatenate(c.lat)[: o.size]
-        keep = t >= -1e-9  # fio logs nothing during the ramp
-        t, ops, lat_ops = t[keep], ops[keep], lat_ops[keep]
-        window_ms = job.log_avg_msec or int(round(dt * 1000)) or 1
-        per = max(1, int(round(window_ms / (dt * 1000))))
-        n = (t.size // per) * per
-        if n == 0:
-            continue
-        w_ops = ops[:n].reshape(-1, per).sum(axis=1)
-        w_lat = np.divide(lat_ops[:n].reshape(-1, per).sum(axis=1), w_ops, out=np.zeros_like(w_ops), where=w_ops > 0)
-        w_end_ms = (t[:n].reshape(-1, per)[:, -1] + dt) * 1000
-        secs = per * dt
-        dirs = [(0, job.read_fraction, job.bs_read), (1, 1 - job.read_fraction, job.bs_write)]
-        for kind, files in names.items():
-            name = files[0] if len(files) == 1 else files[job.clone_index]
-            path = os.path.join(os.fspath(log_dir), name)
-            mode = "a" if path in written else "w"
-            written.add(path)
-            with open(path, mode) as f:
-                if kind in ("slat", "clat_hist"):
-                    continue  # no submission latency or histogram is modelled: an empty file
-                for k in range(w_ops.size):
-                    for ddir, share, bs in dirs:
-                        if share <= 0:
-                            continue
-                        if kind == "iops":
-                            v = w_ops[k] * share / secs
-                        elif kind == "bw":
-                            v = w_ops[k] * share * bs / secs / 1024
-                        else:
-                            v = w_lat[k] * 1e9
-                        f.write(f"{int(round(w_end_ms[k]))}, {int(round(v))}, {ddir}, 0, 0\n")
+    runs: List[List[_Log]] = []
+    for clones, paths in zip(clones_by_run, logs_by_run):
+        by_job: Dict[int, List[_Clone]] = {}
+        for c in clones:
+            by_job.setdefault(c.job.thread_number, []).append(c)
+        found = [_log_windows(parts, dt, paths.get(thread, {})) for thread, parts in by_job.items()]
+        runs.append([lg for lg in found if lg is not None])
+    rows = sum(lg.rows for run_logs in runs for lg in run_logs)
+    if rows > MAX_LOG_ROWS:
+        raise ValueError(_too_many_rows(rows))
+    for run_logs in runs:
+        written: Set[str] = set()
+        for lg in run_logs:
+            for kind, files in lg.paths.items():
+                text = "" if kind in ("slat", "clat_hist") else _log_text(lg, kind)
+                # One file per clone, or one shared file that every clone appends to.
+                for path in files if len(files) > 1 else files * lg.copies:
+                    mode = "a" if path in written else "w"
+                    written.add(path)
+                    with open(path, mode) as f:
+                        f.write(text)
+
+
+def _log_text(lg: _Log, kind: str) -> str:
+    """The rows of one log kind (no submission latency or histogram is modelled: slat and
+    clat_hist logs are empty, as fio's sync engines leave their slat logs)."""
+    lines: List[str] = []
+    for k in range(lg.ops.size):
+        for ddir, share, bs in lg.dirs:
+            if kind == "iops":
+                v = lg.ops[k] * share / lg.secs
+            elif kind == "bw":
+                v = lg.ops[k] * share * bs / lg.secs / 1024
+            else:
+                v = lg.lat[k] * 1e9
+            lines.append(f"{int(round(lg.end_ms[k]))}, {int(round(v))}, {ddir}, 0, 0\n")
+    return "".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
+# Cost: work and memory estimated before a run
+# --------------------------------------------------------------------------------------------
+
+#: Job-steps one :func:`predict` may simulate: each job's steps, summed over jobs (a job's
+#: ``numjobs`` clones count once). About 100 bytes of memory each, so the limit is about 1 GB.
+MAX_JOB_STEPS = 10_000_000
+#: Volume-steps one :func:`predict` may simulate: steps of every phase times the volumes given.
+MAX_VOLUME_STEPS = 100_000_000
+#: Rows the jobs' ``write_*_log`` files may hold together (about 25 bytes each).
+MAX_LOG_ROWS = 10_000_000
+#: Job-events one :func:`predict` may handle: a job's ramp end or end is an event, and every job
+#: of the phase still running does some Python work at each (about 70 us), so jobs that end at
+#: many different times cost time quadratic in their number.
+MAX_JOB_EVENTS = 250_000
+
+
+def _steps(seconds: float, dt: float) -> float:
+    return math.inf if not math.isfinite(seconds) else max(1.0, math.ceil(seconds / dt - 1e-9))
+
+
+def _where(c: _Clone) -> str:
+    job = c.job
+    at = f"{job.source}:{job.line}" if job.line is not None else (job.source or c.run_label)
+    return f"job {job.name!r} ({at})"
+
+
+def _too_many_rows(rows: float) -> str:
+    return (
+        f"the jobs' logs would hold {'at least ' if math.isinf(rows) else ''}{rows:,.0f} rows, more than the "
+        f"limit of {MAX_LOG_ROWS:,} (ebssim.fio.simulate.MAX_LOG_ROWS): average them over longer windows "
+        f"(log_avg_msec=1000), use a coarser --dt, or write no logs (--no-logs; log_dir=None)"
+    )
+
+
+class _Work:
+    """What a prediction costs: estimated before the run, and counted while it runs."""
+
+    def __init__(self, dt: float, volumes: Sequence[Volume]) -> None:
+        self.dt = dt
+        self.volumes = list(volumes)
+        self.job_steps = 0.0
+        self.volume_steps = 0.0
+        self.events = 0.0
+
+    def min_duration(self, c: _Clone) -> float:
+        """The shortest time the job can take: its runtime, or its bytes at the fastest rate it
+        could get (its own offer, and its volume's highest limits)."""
+        if c.byte_target is None:
+            return c.ramp_s + (c.runtime_s or 0.0)
+        vol = self.volumes[c.volume]
+        rate = c.rate * c.io_bytes
+        rate = min(rate, vol.max_throughput_mib_s * 2**20, vol.max_iops / c.counted * c.io_bytes)
+        d = c.ramp_s + (c.byte_target / rate if rate > 0 else math.inf)
+        return d if c.runtime_s is None else min(d, c.ramp_s + c.runtime_s)
+
+    def estimate(self, clones_by_run: List[List[_Clone]], logs_by_run: List[Dict[int, Dict[str, List[str]]]]) -> None:
+        """Refuse a prediction whose work or memory is too large, before anything is simulated.
+
+        The figures are lower bounds (a throttled size-limited job takes longer): :meth:`spend`
+        keeps counting during the run.
+        """
+        dt = self.dt
+        job_steps = volume_steps = rows = events = 0.0
+        longest: Optional[Tuple[float, _Clone]] = None
+        busiest: Tuple[float, int, int] = (0.0, 0, 0)  # job-events, jobs, end times
+        for clones, logs in zip(clones_by_run, logs_by_run):
+            phases: Dict[int, float] = {}
+            ends: Dict[int, Set[float]] = {}
+            jobs: Dict[int, int] = {}
+            logged: Set[int] = set()
+            for c in clones:
+                d = self.min_duration(c)
+                job_steps += _steps(d, dt)
+                phases[c.job.phase] = max(phases.get(c.job.phase, 0.0), d)
+                ends.setdefault(c.job.phase, set()).update((_steps(c.ramp_s, dt), _steps(d, dt)))
+                jobs[c.job.phase] = jobs.get(c.job.phase, 0) + 1
+                if longest is None or d > longest[0]:
+                    longest = (d, c)
+                paths = logs.get(c.job.thread_number)
+                if paths and c.job.thread_number not in logged:  # once per job, not per volume
+                    logged.add(c.job.thread_number)
+                    job = c.job
+                    per = max(1, round((job.log_avg_msec or round(dt * 1000) or 1) / (dt * 1000)))
+                    kinds = sum(1 for k in paths if k not in ("slat", "clat_hist"))
+                    dirs = int(job.read_fraction > 0) + int(job.read_fraction < 1)
+                    windows = math.floor(max(0.0, d - c.ramp_s) / dt / per + 1e-9) if math.isfinite(d) else math.inf
+                    rows += windows * kinds * dirs * c.count
+            volume_steps += sum(_steps(d, dt) for d in phases.values()) * len(self.volumes)
+            for phase, n_jobs in jobs.items():
+                # Every ramp or job end is an event, and every job still running does work at each:
+                # about half the jobs, when the ends are spread.
+                cost = n_jobs * len(ends[phase]) / 2
+                events += cost
+                if cost > busiest[0]:
+                    busiest = (cost, n_jobs, len(ends[phase]))
+        if job_steps > MAX_JOB_STEPS and longest is not None:
+            d, c = longest
+            need = dt * job_steps / MAX_JOB_STEPS
+            raise ValueError(
+                f"this prediction needs at least {job_steps:,.0f} job-steps of dt={dt:g} s, more than the limit "
+                f"of {MAX_JOB_STEPS:,} (ebssim.fio.simulate.MAX_JOB_STEPS, about 1 GB of memory); the longest, "
+                f"{_where(c)}, runs at least {d:,.6g} s: use a coarser --dt ({need:.3g} s or more), "
+                f"a shorter runtime or smaller size, or fewer jobs"
+            )
+        if volume_steps > MAX_VOLUME_STEPS:
+            raise ValueError(
+                f"this prediction needs at least {volume_steps:,.0f} volume-steps ({len(self.volumes)} volume(s) "
+                f"stepped at dt={dt:g} s), more than the limit of {MAX_VOLUME_STEPS:,} "
+                f"(ebssim.fio.simulate.MAX_VOLUME_STEPS): use a coarser --dt, shorter jobs, or fewer --volume"
+            )
+        if rows > MAX_LOG_ROWS:
+            raise ValueError(_too_many_rows(rows))
+        if events > MAX_JOB_EVENTS:
+            raise ValueError(
+                f"this prediction needs about {events:,.0f} job-events, more than the limit of {MAX_JOB_EVENTS:,} "
+                f"(ebssim.fio.simulate.MAX_JOB_EVENTS, about 20 s of work): {busiest[1]:,} jobs run in one phase "
+                f"and end at {busiest[2]:,} different times, and each end makes every running job do work; give "
+                f"the jobs of a phase the same size or runtime, split them into phases (stonewall), or run fewer"
+            )
+
+    def spend(self, n_steps: int, n_active: int, now_s: float) -> None:
+        """Count a stretch of the run; refuse it when the run turns out larger than estimated."""
+        self.job_steps += n_steps * n_active
+        self.volume_steps += n_steps * len(self.volumes)
+        self.events += n_active
+        if self.events > MAX_JOB_EVENTS:
+            raise ValueError(
+                f"the simulation passed the limit of {MAX_JOB_EVENTS:,} job-events at t={now_s:g} s "
+                f"(ebssim.fio.simulate.MAX_JOB_EVENTS): too many jobs of one phase end at different times (they "
+                f"share their volume, so they end later and further apart than estimated); give them the same "
+                f"size or runtime, split them into phases (stonewall), or run fewer"
+            )
+        if self.job_steps > MAX_JOB_STEPS or self.volume_steps > MAX_VOLUME_STEPS:
+            raise ValueError(
+                f"the simulation passed the limit of {MAX_JOB_STEPS:,} job-steps or {MAX_VOLUME_STEPS:,} "
+                f"volume-steps at t={now_s:g} s (ebssim.fio.simulate.MAX_JOB_STEPS, MAX_VOLUME_STEPS): a job "
+                f"that ends when it has moved its size was throttled and runs longer than its fastest time; "
+                f"use a coarser --dt (now {self.dt:g} s), a smaller size or io_size, or a runtime limit"
+            )

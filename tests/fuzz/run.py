@@ -1,0 +1,110 @@
+"""Run the fio fuzz targets for a bounded time each, with corpora seeded from tests/data.
+
+Usage: python tests/fuzz/run.py [--seconds N] [--workdir DIR] [TARGET ...]
+
+Each target runs in its own process (``tests/fuzz/fuzz_fio.py TARGET``) for N seconds
+(``FUZZ_SECONDS`` in the Makefile). Its corpus lives in ``DIR/TARGET/corpus`` (default
+``build/fuzz``), seeded from the repository's real fio files on every run and kept between runs;
+a crash, timeout or out-of-memory input is written to ``DIR/TARGET/`` and makes this script exit 1.
+Every input found that way becomes a regular test in tests/python.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, Iterable, List
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data"
+HARNESS = Path(__file__).resolve().with_name("fuzz_fio.py")
+LOG_KINDS = ("iops", "bw", "lat", "clat", "slat")
+
+COMMAND_LINES = [
+    "--name=rr --filename=/dev/nvme1n1 --rw=randread --bs=4k --ioengine=libaio --iodepth=32 --runtime=60 --time_based",
+    "--rw=randrw --rwmixread=70 --bs=4k,64k --numjobs=4 --group_reporting --name=a --filename=/dev/x:/dev/y",
+    "--name=s --size=1g --loops=2 --ramp_time=5s --thinktime=500 --thinktime_blocks=8 --rate_iops=300,100",
+    "--name=l --write_iops_log=l --write_lat_log --log_avg_msec=1000 --per_job_logs=0 --kb_base=1000",
+    "--output-format=json --section=b --readonly jobs.fio --name=global --stonewall --new_group",
+]
+VOLUME_SPECS = ["/dev/x=gp3:size=100,iops=3000,throughput=125", "/mnt=gp2:size=8,burst_balance=50", "/d=io2"]
+
+
+def seeds(target: str) -> Iterable[Path]:
+    fio = DATA / "fio"
+    if target in ("jobfile", "predict"):
+        yield from sorted((DATA / "fio_jobs").glob("*.fio"))
+        yield from sorted(fio.glob("*/*.fio"))
+        yield from sorted((ROOT / "examples").glob("*.fio"))
+    elif target == "json":
+        yield from sorted(fio.glob("*/*.json"))
+        yield from sorted(fio.glob("*/stdout.txt"))
+    elif target == "log":
+        for p in sorted(fio.glob("*/*.log")):
+            if any(p.name.split(".")[0].endswith("_" + k) for k in LOG_KINDS) and p.stat().st_size:
+                yield p
+    elif target == "hist":
+        yield from sorted(fio.glob("*/*_clat_hist.*.log"))
+
+
+def write_seeds(target: str, corpus: Path) -> int:
+    corpus.mkdir(parents=True, exist_ok=True)
+    n = 0
+    for p in seeds(target):
+        shutil.copyfile(p, corpus / f"seed-{p.parent.name}-{p.name}")
+        n += 1
+    if target == "cmdline":
+        # fuzz_cmdline's first byte picks the form: 0 a string, 2 a --volume spec.
+        for i, line in enumerate(COMMAND_LINES):
+            (corpus / f"seed-cmd-{i}").write_bytes(b"\x00" + line.encode())
+        for i, spec in enumerate(VOLUME_SPECS):
+            (corpus / f"seed-vol-{i}").write_bytes(b"\x02" + spec.encode())
+        n += len(COMMAND_LINES) + len(VOLUME_SPECS)
+    return n
+
+
+def main(argv: List[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=int, default=60, help="fuzzing time per target (default 60)")
+    ap.add_argument("--workdir", type=Path, default=ROOT / "build" / "fuzz")
+    ap.add_argument("targets", nargs="*", default=["jobfile", "cmdline", "json", "log", "hist", "predict"])
+    args = ap.parse_args(argv)
+    failed: Dict[str, int] = {}
+    for target in args.targets:
+        out = args.workdir / target
+        corpus = out / "corpus"
+        n = write_seeds(target, corpus)
+        print(f"fuzz {target}: {args.seconds} s, corpus {corpus} ({n} seeds)", flush=True)
+        cmd = [
+            sys.executable,
+            str(HARNESS),
+            target,
+            f"-max_total_time={args.seconds}",
+            "-timeout=20",
+            "-rss_limit_mb=3072",
+            "-max_len=65536",
+            "-print_final_stats=1",
+            f"-artifact_prefix={out}/",
+            str(corpus),
+        ]
+        log = out / "fuzz.log"
+        with open(log, "w") as fh:
+            rc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=out).returncode
+        tail = log.read_text(errors="replace").splitlines()
+        stats = [ln for ln in tail if ln.startswith(("stat::number_of_executed_units", "stat::new_units_added"))]
+        print(f"  exit {rc}; {'; '.join(s.split('::')[1] for s in stats)}; log {log}", flush=True)
+        if rc != 0:
+            failed[target] = rc
+            print("\n".join("  | " + ln for ln in tail[-30:]), flush=True)
+    if failed:
+        print(f"fuzz: findings in {', '.join(failed)}: see the artifacts in {args.workdir}", file=sys.stderr)
+        return 1
+    print("fuzz: no findings")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
