@@ -39,11 +39,13 @@ demo: install
 test: install lint test-cpp test-asan test-python
 
 # Python style and types: ruff (lint and format) over all Python, mypy --strict on the package
-# (its compiled part via _core.pyi).
-lint: venv
+# (its compiled part via _core.pyi), and stubtest: _core.pyi against the installed module
+# (exceptions, each with its reason, in tests/stubtest-allowlist.txt).
+lint: install
 	$(VENV)/bin/ruff check --quiet bindings/python scripts examples bench tests
 	$(VENV)/bin/ruff format --check --quiet .
 	$(VENV)/bin/mypy --no-error-summary
+	$(VPY) -m mypy.stubtest ebssim._core --allowlist tests/stubtest-allowlist.txt
 
 deps: apt venv
 
