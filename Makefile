@@ -20,9 +20,11 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export CMAKE_BUILD_PARALLEL_LEVEL := $(JOBS)
 export CTEST_PARALLEL_LEVEL := $(JOBS)
 
-APT_PACKAGES := g++ make libeigen3-dev libboost-math-dev libfmt-dev doctest-dev libbenchmark-dev
+APT_PACKAGES := g++ make libeigen3-dev libboost-math-dev libfmt-dev doctest-dev libbenchmark-dev clang-format clang-tidy
 # Requirement groups of pyproject.toml (scripts/requirements.py prints them): versions live there only.
 REQ_GROUPS := build runtime dev test lint
+# C++ sources checked by clang-format (.clang-format).
+CXX_SOURCES := $(shell find libebssim bindings/src tests/cpp tests/cmake bench -name '*.cpp' -o -name '*.hpp' 2>/dev/null)
 # Sources that the compiled module depends on: reinstall when any of them changes.
 CORE_SOURCES := $(shell find libebssim bindings -type f -not -name '*.pyc' 2>/dev/null) CMakeLists.txt pyproject.toml
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -38,12 +40,18 @@ demo: install
 
 test: install lint test-cpp test-asan test-python
 
-# Python style and types: ruff (lint and format) over all Python, mypy --strict on the package
-# (its compiled part via _core.pyi).
-lint: venv
+# Style and static checks: ruff (lint and format) over all Python; mypy --strict on the package
+# (its compiled part via _core.pyi); stubtest: _core.pyi against the installed module (exceptions,
+# each with its reason, in tests/stubtest-allowlist.txt); clang-format over the C++ sources; and
+# clang-tidy over the library and the Python module through the `tidy` preset (.clang-tidy).
+lint: install
 	$(VENV)/bin/ruff check --quiet bindings/python scripts examples bench tests
 	$(VENV)/bin/ruff format --check --quiet .
 	$(VENV)/bin/mypy --no-error-summary
+	$(VPY) -m mypy.stubtest ebssim._core --allowlist tests/stubtest-allowlist.txt
+	clang-format --dry-run --Werror $(CXX_SOURCES)
+	@cmake --preset tidy -DPython_EXECUTABLE=$(CURDIR)/$(VPY) -Dpybind11_DIR="$$($(VPY) -m pybind11 --cmakedir)" >/dev/null
+	@cmake --build --preset tidy 2>&1 | $(QUIET_NINJA)
 
 deps: apt venv
 

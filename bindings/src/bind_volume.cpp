@@ -1,15 +1,61 @@
+// Volume types, what a user configures (VolumeSpec) and the limits the engine steps with
+// (VolumeParams); AWS's rules live in libebssim/src/volume.cpp.
+
+#include <cmath>
 #include <string>
 
-#include "ebssim/burst.hpp"
-#include "ebssim/engine.hpp"
-#include "ebssim/latency.hpp"
 #include "ebssim/volume.hpp"
-#include "ebssim/workload.hpp"
 #include "pybind.hpp"
 
 using namespace ebssim;
 
+namespace {
+
+// The table's "not provisioned" NaN reads as None in Python.
+py::object optional(double x) { return std::isnan(x) ? py::object(py::none()) : py::object(py::float_(x)); }
+
+}  // namespace
+
 void bind_volume(py::module_& m) {
+    py::class_<VolumeTypeInfo> info(m, "VolumeTypeInfo",
+                                    "One EBS volume type: what is known about it before any volume exists.");
+    info.def_property_readonly(
+            "name", [](const VolumeTypeInfo& t) { return std::string(t.name); }, "The type as AWS spells it: 'gp2'.")
+        .def_property_readonly(
+            "description", [](const VolumeTypeInfo& t) { return std::string(t.description); },
+            "AWS's name for the family: 'General Purpose SSD'.")
+        .def_property_readonly(
+            "media", [](const VolumeTypeInfo& t) { return std::string(to_string(t.media)); },
+            "'ssd' or 'hdd' (standard, magnetic, is an HDD).")
+        .def_readonly("io_unit_bytes", &VolumeTypeInfo::io_unit_bytes,
+                      "EBS counts an I/O of up to this size as one operation (256 KiB SSD, 1 MiB HDD).")
+        .def_property_readonly(
+            "bucket", [](const VolumeTypeInfo& t) { return std::string(to_string(t.bucket)); },
+            "What the burst bucket holds: 'io_credits' (gp2, standard), 'throughput_credits' (MiB; st1, "
+            "sc1) or 'none' (performance is provisioned).")
+        .def_property_readonly("has_bucket", &VolumeTypeInfo::has_bucket,
+                               "True for the types with a burst bucket (BurstBalance).")
+        .def_readonly("min_size_gib", &VolumeTypeInfo::min_size_gib, "Smallest size AWS accepts, GiB.")
+        .def_readonly("max_size_gib", &VolumeTypeInfo::max_size_gib, "Largest size AWS accepts, GiB.")
+        .def_readonly("default_size_gib", &VolumeTypeInfo::default_size_gib,
+                      "The EC2 console's size for a new volume, GiB.")
+        .def_property_readonly(
+            "default_iops", [](const VolumeTypeInfo& t) { return optional(t.default_iops); },
+            "The EC2 console's IOPS for a new volume (gp3, io1, io2); None where IOPS follow the size.")
+        .def_property_readonly(
+            "default_throughput_mib_s", [](const VolumeTypeInfo& t) { return optional(t.default_throughput_mib_s); },
+            "The EC2 console's throughput for a new volume, MiB/s (gp3); None where it is not provisioned.");
+    def_fields_repr(info);
+    m.def(
+        "volume_types",
+        [] {
+            py::tuple out(volume_types().size());
+            std::size_t i = 0;
+            for (const VolumeTypeInfo& t : volume_types()) out[i++] = py::cast(t, py::return_value_policy::copy);
+            return out;
+        },
+        "Every EBS volume type, in the order AWS lists them.");
+
     py::class_<VolumeParams>(m, "VolumeParams")
         .def_property_readonly("type", [](const VolumeParams& p) { return std::string(to_string(p.type)); })
         .def_readonly("size_gib", &VolumeParams::size_gib)
@@ -33,8 +79,7 @@ void bind_volume(py::module_& m) {
                                    burst_balance_pct,       latency_ms, transfer_mib_s};
              }),
              py::arg("type"), py::arg("size_gib"), py::arg("iops") = unset, py::arg("throughput_mib_s") = unset,
-             py::arg("burst_balance_pct") = unset, py::arg("latency_ms") = unset,
-             py::arg("transfer_mib_s") = unset)
+             py::arg("burst_balance_pct") = unset, py::arg("latency_ms") = unset, py::arg("transfer_mib_s") = unset)
         .def_property_readonly("type", [](const VolumeSpec& s) { return std::string(to_string(s.type)); })
         .def_readonly("size_gib", &VolumeSpec::size_gib)
         .def_readonly("iops", &VolumeSpec::iops)
@@ -45,73 +90,4 @@ void bind_volume(py::module_& m) {
 
     m.def("make_volume", &make_volume, py::arg("spec"), py::arg("nitro") = true,
           "Validate a volume against AWS's rules and return its limit parameters.");
-
-    using InArray = py::array_t<double, py::array::c_style | py::array::forcecast>;
-    auto span = [](const InArray& a) { return std::span<const double>(a.data(), static_cast<std::size_t>(a.size())); };
-    m.attr("default_service_shape") = default_service_shape;
-    m.def(
-        "latency_quantiles",
-        [span](const InArray& mean_latency_s, const InArray& completions, double service_time_s,
-               const InArray& quantiles, double shape) {
-            std::vector<double> out;
-            {
-                py::gil_scoped_release release;  // pure C++ over buffers the caller keeps alive
-                out = latency_quantiles(span(mean_latency_s), span(completions), service_time_s, span(quantiles),
-                                        shape);
-            }
-            return py::array_t<double>(static_cast<py::ssize_t>(out.size()), out.data());
-        },
-        py::arg("mean_latency_s"), py::arg("completions"), py::arg("service_time_s"), py::arg("quantiles"),
-        py::arg("shape") = default_service_shape);
-    m.def(
-        "latency_moments",
-        [span](const InArray& mean_latency_s, const InArray& completions, double service_time_s, double shape) {
-            LatencyMoments r{};
-            {
-                py::gil_scoped_release release;
-                r = latency_moments(span(mean_latency_s), span(completions), service_time_s, shape);
-            }
-            return py::make_tuple(r.mean_s, r.stddev_s);
-        },
-        py::arg("mean_latency_s"), py::arg("completions"), py::arg("service_time_s"),
-        py::arg("shape") = default_service_shape);
-
-    m.def("burst_duration_s", &burst_duration_s, py::arg("params"), py::arg("counted_iops"),
-          py::arg("credits") = unset);
-    m.def("refill_time_s", &refill_time_s, py::arg("params"), py::arg("counted_iops") = 0.0,
-          py::arg("credits") = unset);
-    m.def(
-        "counted_ops_per_io",
-        [](const VolumeParams& p, double io_bytes, bool sequential) {
-            return counted_ops_per_io(p, io_bytes, sequential ? Pattern::sequential : Pattern::random);
-        },
-        py::arg("params"), py::arg("io_bytes"), py::arg("sequential"));
-
-    // Closed-loop rules (workload.hpp, burst.hpp, latency.hpp); ClosedLoop is bound in bind_engine.cpp.
-    py::class_<ClosedLoopRate>(m, "ClosedLoopRate")
-        .def_readonly("offered_iops", &ClosedLoopRate::offered_iops)
-        .def_readonly("iops", &ClosedLoopRate::iops)
-        .def_readonly("counted_iops", &ClosedLoopRate::counted_iops)
-        .def_readonly("throughput_bytes_s", &ClosedLoopRate::throughput_bytes_s)
-        .def_readonly("latency_s", &ClosedLoopRate::latency_s)
-        .def_property_readonly("bound", [](const ClosedLoopRate& r) { return static_cast<int>(r.bound); });
-    m.def("closed_loop_rate", &closed_loop_rate, py::arg("params"), py::arg("workload"),
-          py::arg("with_credits") = true);
-    m.def("cliff_time_s", py::overload_cast<const VolumeParams&, const ClosedLoop&, double>(&cliff_time_s),
-          py::arg("params"), py::arg("workload"), py::arg("credits") = unset);
-    m.def("closed_loop_service_time_s", py::overload_cast<const VolumeParams&, const ClosedLoop&>(&service_time_s),
-          py::arg("params"), py::arg("workload"));
-    m.def(
-        "closed_loop_latency_s",
-        [](const VolumeParams& p, const ClosedLoop& w, const InArray& iops) {
-            const double st = service_time_s(p, w);
-            py::array_t<double> out(iops.size());
-            const double* in = iops.data();
-            double* o = out.mutable_data();
-            for (py::ssize_t i = 0; i < iops.size(); ++i) {
-                o[i] = closed_loop_latency_s(w.in_flight, in[i], st, w.think_time_s);
-            }
-            return out;
-        },
-        py::arg("params"), py::arg("workload"), py::arg("iops"));
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -11,26 +13,68 @@
 
 namespace ebssim {
 
-std::string_view to_string(VolumeType type) {
-    switch (type) {
-        case VolumeType::gp2: return "gp2";
-        case VolumeType::gp3: return "gp3";
-        case VolumeType::io1: return "io1";
-        case VolumeType::io2: return "io2";
-        case VolumeType::st1: return "st1";
-        case VolumeType::sc1: return "sc1";
-        case VolumeType::standard: return "standard";
+namespace {
+
+using units::hdd_io_unit_bytes;
+using units::ssd_io_unit_bytes;
+constexpr auto io = BucketKind::io_credits;
+constexpr auto mib = BucketKind::throughput_credits;
+constexpr auto no_bucket = BucketKind::none;
+
+// Indexed by VolumeType. The numbers are the rule constants of volume.hpp, so the table is an
+// index of them, not a second copy.
+constexpr VolumeTypeInfo type_table[] = {
+    {VolumeType::gp2, "gp2", "General Purpose SSD", Media::ssd, ssd_io_unit_bytes, io, gp2::min_size_gib,
+     gp2::max_size_gib, console::default_size_gib, unset, unset},
+    {VolumeType::gp3, "gp3", "General Purpose SSD", Media::ssd, ssd_io_unit_bytes, no_bucket, gp3::min_size_gib,
+     gp3::max_size_gib, console::default_size_gib, gp3::included_iops, gp3::included_throughput_mib_s},
+    {VolumeType::io1, "io1", "Provisioned IOPS SSD", Media::ssd, ssd_io_unit_bytes, no_bucket, io1::min_size_gib,
+     io1::max_size_gib, console::default_piops_size_gib, console::default_piops, unset},
+    {VolumeType::io2, "io2", "Provisioned IOPS SSD (Block Express)", Media::ssd, ssd_io_unit_bytes, no_bucket,
+     io2::min_size_gib, io2::max_size_gib, console::default_piops_size_gib, console::default_piops, unset},
+    {VolumeType::st1, "st1", "Throughput Optimized HDD", Media::hdd, hdd_io_unit_bytes, mib, hdd_min_size_gib,
+     hdd_max_size_gib, hdd_min_size_gib, unset, unset},
+    {VolumeType::sc1, "sc1", "Cold HDD", Media::hdd, hdd_io_unit_bytes, mib, hdd_min_size_gib, hdd_max_size_gib,
+     hdd_min_size_gib, unset, unset},
+    {VolumeType::standard, "standard", "Magnetic (previous generation)", Media::hdd, hdd_io_unit_bytes, io,
+     standard::min_size_gib, standard::max_size_gib, console::default_size_gib, unset, unset},
+};
+
+constexpr bool table_in_enum_order() {
+    for (std::size_t i = 0; i < std::size(type_table); ++i) {
+        if (static_cast<std::size_t>(type_table[i].type) != i) return false;
+    }
+    return std::size(type_table) == static_cast<std::size_t>(VolumeType::standard) + 1;
+}
+static_assert(table_in_enum_order(), "type_table has one row per VolumeType, in enum order");
+
+}  // namespace
+
+std::span<const VolumeTypeInfo> volume_types() noexcept { return type_table; }
+
+const VolumeTypeInfo& volume_type_info(VolumeType type) noexcept { return type_table[static_cast<std::size_t>(type)]; }
+
+std::string_view to_string(VolumeType type) { return volume_type_info(type).name; }
+
+std::string_view to_string(Media media) { return media == Media::ssd ? "ssd" : "hdd"; }
+
+std::string_view to_string(BucketKind bucket) {
+    switch (bucket) {
+        case BucketKind::none: return "none";
+        case BucketKind::io_credits: return "io_credits";
+        case BucketKind::throughput_credits: return "throughput_credits";
     }
     return "?";
 }
 
 VolumeType parse_volume_type(std::string_view name) {
-    for (auto t : {VolumeType::gp2, VolumeType::gp3, VolumeType::io1, VolumeType::io2, VolumeType::st1, VolumeType::sc1,
-                   VolumeType::standard}) {
-        if (name == to_string(t)) return t;
+    std::string known;
+    for (const VolumeTypeInfo& t : type_table) {
+        if (name == t.name) return t.type;
+        known += known.empty() ? "" : ", ";
+        known += t.name;
     }
-    throw ConfigError(fmt::format(
-        "volume type '{}' is not an EBS volume type; known types: gp2, gp3, io1, io2, st1, sc1, standard", name));
+    throw ConfigError(fmt::format("volume type '{}' is not an EBS volume type; known types: {}", name, known));
 }
 
 namespace gp2 {

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "ebssim/ebssim.hpp"
 #include "helpers.hpp"
 
@@ -166,6 +168,76 @@ TEST_CASE("volume type names") {
     CHECK(msg.find("io9") != std::string::npos);
     CHECK(msg.find("gp2") != std::string::npos);
     CHECK(msg.find("gp3") != std::string::npos);
+}
+
+TEST_CASE("volume type table: every type once, in AWS's order, names that parse back") {
+    const auto types = volume_types();
+    REQUIRE(types.size() == 7);
+    const char* names[] = {"gp2", "gp3", "io1", "io2", "st1", "sc1", "standard"};
+    for (std::size_t i = 0; i < types.size(); ++i) {
+        CAPTURE(names[i]);
+        CHECK(types[i].name == names[i]);
+        CHECK(static_cast<std::size_t>(types[i].type) == i);
+        CHECK(&volume_type_info(types[i].type) == &types[i]);
+        CHECK(to_string(types[i].type) == names[i]);
+        CHECK(parse_volume_type(names[i]) == types[i].type);
+        CHECK(!types[i].description.empty());
+    }
+    // The error lists the table's names, in its order.
+    CHECK(config_error_message([] { parse_volume_type("gp4"); }) ==
+          "volume type 'gp4' is not an EBS volume type; known types: gp2, gp3, io1, io2, st1, sc1, standard");
+}
+
+TEST_CASE("volume type table: the EC2 console's defaults for a new volume") {
+    // 8 GiB gp2, gp3 and standard; 100 GiB and 3,000 IOPS io1 and io2; the 125 GiB minimum st1 and sc1.
+    CHECK(volume_type_info(VolumeType::gp2).default_size_gib == 8);
+    CHECK(volume_type_info(VolumeType::gp3).default_size_gib == 8);
+    CHECK(volume_type_info(VolumeType::standard).default_size_gib == 8);
+    CHECK(volume_type_info(VolumeType::io1).default_size_gib == 100);
+    CHECK(volume_type_info(VolumeType::io2).default_size_gib == 100);
+    CHECK(volume_type_info(VolumeType::io1).default_iops == 3000);
+    CHECK(volume_type_info(VolumeType::io2).default_iops == 3000);
+    CHECK(volume_type_info(VolumeType::st1).default_size_gib == 125);
+    CHECK(volume_type_info(VolumeType::sc1).default_size_gib == 125);
+    // gp3's included 3,000 IOPS and 125 MiB/s; the other types provision no throughput.
+    CHECK(volume_type_info(VolumeType::gp3).default_iops == 3000);
+    CHECK(volume_type_info(VolumeType::gp3).default_throughput_mib_s == 125);
+    for (auto t : {VolumeType::gp2, VolumeType::st1, VolumeType::sc1, VolumeType::standard}) {
+        CAPTURE(to_string(t));
+        CHECK(std::isnan(volume_type_info(t).default_iops));
+        CHECK(std::isnan(volume_type_info(t).default_throughput_mib_s));
+    }
+}
+
+TEST_CASE("volume type table agrees with make_volume") {
+    for (const VolumeTypeInfo& t : volume_types()) {
+        CAPTURE(t.name);
+        // The console's defaults make a volume AWS accepts ...
+        VolumeSpec s{t.type, t.default_size_gib, t.default_iops, t.default_throughput_mib_s};
+        const VolumeParams p = make_volume(s);
+        // ... which counts in the table's unit and has a bucket exactly when the table says so.
+        CHECK(p.io_unit_bytes == t.io_unit_bytes);
+        CHECK(p.has_bucket() == t.has_bucket());
+        CHECK(t.io_unit_bytes == (t.media == Media::ssd ? 256 * KiB : MiB));
+        // The size range is AWS's: its ends are accepted, one GiB beyond them is not.
+        // io1/io2 require IOPS: their 100 minimum fits the smallest size (4 GiB x 50 per GiB).
+        const bool piops = t.type == VolumeType::io1 || t.type == VolumeType::io2;
+        const double iops = piops ? 100 : unset;
+        s = VolumeSpec{t.type, t.min_size_gib, iops};
+        CHECK_NOTHROW(make_volume(s));
+        s.size_gib = t.max_size_gib;
+        CHECK_NOTHROW(make_volume(s));
+        s.size_gib = t.max_size_gib + 1;
+        CHECK_THROWS_AS(make_volume(s), ConfigError);
+        s.size_gib = t.min_size_gib - 1;
+        CHECK_THROWS_AS(make_volume(s), ConfigError);
+    }
+    CHECK(volume_type_info(VolumeType::gp2).bucket == BucketKind::io_credits);
+    CHECK(volume_type_info(VolumeType::standard).bucket == BucketKind::io_credits);
+    CHECK(volume_type_info(VolumeType::st1).bucket == BucketKind::throughput_credits);
+    CHECK(volume_type_info(VolumeType::sc1).bucket == BucketKind::throughput_credits);
+    CHECK(to_string(Media::hdd) == "hdd");
+    CHECK(to_string(BucketKind::throughput_credits) == "throughput_credits");
 }
 
 TEST_CASE("counted_ops_per_io: SSD I/Os count in 256 KiB units") {

@@ -13,8 +13,21 @@ from .burst import ClosedLoopRate, burst_duration_s, cliff_time_s, closed_loop_r
 from .instances import SHARE_POLICIES, Catalog, Instance, NoEbsLimitsWarning, instance, load_catalog
 from .latency import SERVICE_TIME_SHAPE, closed_loop_latency_s, latency_moments, latency_quantiles
 from .plot import plot
-from .simulation import BOUND_NAMES, InstanceResult, RunResult, Simulation, VolumeResult, simulate
-from .volumes import VOLUME_TYPES, Volume, gp2, gp3, io1, io2, sc1, st1, standard
+from .simulation import (
+    BOUND_NAMES,
+    InstanceResult,
+    InstanceSeries,
+    InstanceTotals,
+    RunResult,
+    Simulation,
+    VolumeResult,
+    VolumeSeries,
+    VolumeSummary,
+    VolumeTotals,
+    WindowStats,
+    simulate,
+)
+from .volumes import VOLUME_TYPES, Volume, VolumeTypeInfo, gp2, gp3, io1, io2, sc1, st1, standard, volume_types
 from .workloads import ClosedLoop, Idle, OpenLoop, Workload
 
 __version__ = "0.1.0"
@@ -27,6 +40,8 @@ __all__ = [
     "Catalog",
     "Instance",
     "InstanceResult",
+    "InstanceSeries",
+    "InstanceTotals",
     "ClosedLoop",
     "ClosedLoopRate",
     "Idle",
@@ -38,6 +53,11 @@ __all__ = [
     "Simulation",
     "Volume",
     "VolumeResult",
+    "VolumeSeries",
+    "VolumeSummary",
+    "VolumeTotals",
+    "VolumeTypeInfo",
+    "WindowStats",
     "Workload",
     "burst_duration_s",
     "cliff_time_s",
@@ -59,4 +79,5 @@ __all__ = [
     "plot",
     "refill_time_s",
     "simulate",
+    "volume_types",
 ]

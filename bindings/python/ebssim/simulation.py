@@ -6,12 +6,26 @@ import math
 import numbers
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Union, overload
+from typing import (
+    TYPE_CHECKING,
+    ClassVar,
+    Dict,
+    Generic,
+    Iterator,
+    List,
+    Optional,
+    Sequence,
+    TypeVar,
+    Union,
+    cast,
+    overload,
+)
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _core, _limits
+from ._core import InstanceSeries, InstanceTotals, VolumeSeries, VolumeTotals
 from ._units import flag, integer, real
 from .instances import Instance, _resolve_instance
 from .latency import SERVICE_TIME_SHAPE, latency_quantiles
@@ -21,7 +35,20 @@ from .workloads import ClosedLoop, Idle, OpenLoop, Workload, _dt, _steps
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["simulate", "Simulation", "VolumeResult", "RunResult", "InstanceResult", "BOUND_NAMES"]
+__all__ = [
+    "simulate",
+    "Simulation",
+    "VolumeResult",
+    "RunResult",
+    "InstanceResult",
+    "BOUND_NAMES",
+    "VolumeTotals",
+    "InstanceTotals",
+    "VolumeSeries",
+    "InstanceSeries",
+    "WindowStats",
+    "VolumeSummary",
+]
 
 #: Names of the codes in :attr:`VolumeResult.bound`, by code.
 BOUND_NAMES = ("demand", "volume_iops", "volume_throughput", "instance_iops", "instance_throughput")
@@ -33,9 +60,65 @@ def _time_axis(t0_s: float, dt_s: float, n: int) -> FloatArray:
     return t0_s + dt_s * np.arange(n, dtype=np.float64)
 
 
+_V = TypeVar("_V", covariant=True)
+
+
+class _Record(Generic[_V]):
+    """Base of the frozen dataclasses that results return: ``record["field"]`` reads
+    ``record.field``, as these results were dicts before. They are records, not mappings:
+    ``dataclasses.asdict(record)`` makes a dict, and pandas reads a list of them as rows
+    (``pd.DataFrame([w1, w2])``)."""
+
+    __slots__ = ()
+    __dataclass_fields__: ClassVar[Dict[str, object]]  # set by @dataclass on each subclass
+    # Not iterable: __getitem__ alone would let Python iterate a record by index (record[0]).
+    __iter__ = None
+
+    def __getitem__(self, key: str) -> _V:
+        if key not in self.__dataclass_fields__:
+            fields = ", ".join(self.__dataclass_fields__)
+            raise KeyError(f"{key!r} is not a field of {type(self).__name__}; fields: {fields}")
+        return cast(_V, getattr(self, key))
+
+
+@dataclass(frozen=True, eq=True)
+class WindowStats(_Record[float]):
+    """A stretch of one volume's run: what :meth:`VolumeResult.window` returns."""
+
+    iops: float
+    """Mean application IOPS over the steps in the window (NaN: no step starts in it)."""
+    throughput_mib_s: float
+    """Mean throughput, MiB/s (NaN: no step starts in it)."""
+    latency_ms: float
+    """Mean latency of the I/Os completed in the window, weighted by I/O (NaN: none completed)."""
+
+
+@dataclass(frozen=True, eq=True)
+class VolumeSummary(_Record[object]):
+    """One volume's run in a few numbers: what :meth:`VolumeResult.summary` returns."""
+
+    volume: str
+    """The volume, as ``str(Volume)`` prints it."""
+    workload: str
+    """The workload, as ``str(workload)`` prints it."""
+    mean_iops: float
+    """Application I/Os completed per second over the run."""
+    mean_latency_ms: float
+    """Mean latency over the run, weighted by the I/Os that completed (NaN: none did)."""
+    cliff_time_s: Optional[float]
+    """When the bucket first ran dry, simulated seconds (None: it never did)."""
+    burst_balance_end_pct: Optional[float]
+    """BurstBalance at the end (None for types without a bucket)."""
+    throttled_fraction: Dict[str, float]
+    """Share of the steps spent in each bound, keyed by :data:`BOUND_NAMES`."""
+    backlog_ops_end: float
+    """I/Os still queued at the end of the run (open loop)."""
+
+
 @dataclass(frozen=True)
 class VolumeResult:
-    """Per-step outputs of one volume over one run (numpy arrays, one entry per step).
+    """The outputs of one volume over one run: per-step numpy arrays (one entry per step, read
+    from :attr:`series` without a copy) and the run's :attr:`totals`.
 
     ``time_s[k]`` is the start of step ``k``; rates are averages over the step.
     """
@@ -43,21 +126,46 @@ class VolumeResult:
     volume: Volume
     workload: Workload
     t0_s: float
+    """Simulated time at the start of the run, seconds."""
     dt_s: float
+    """The step, seconds."""
     n_steps: int
     """Steps in the run (the arrays are empty when the run was not recorded)."""
-    iops: FloatArray
-    """Application I/Os completed per second."""
-    ebs_iops: FloatArray
-    """EBS-counted operations per second (256 KiB units on SSD)."""
-    throughput_mib_s: FloatArray
-    credits: FloatArray
-    """I/O credits at the end of each step."""
-    latency_s: FloatArray
-    """Mean latency of the I/Os completed in the step (NaN where none completed)."""
-    bound: npt.NDArray[np.uint8]
-    """Which limit held the volume back: index into :data:`BOUND_NAMES`."""
-    totals: Dict[str, Any]
+    series: VolumeSeries
+    """The per-step arrays, also read below as :attr:`iops`, :attr:`credits`, ... (empty when
+    the run was not recorded)."""
+    totals: VolumeTotals
+    """Totals over the run (always computed): served ops and bytes, backlog, credits at the end, ..."""
+
+    @property
+    def iops(self) -> FloatArray:
+        """Application I/Os completed per second."""
+        return self.series.iops
+
+    @property
+    def ebs_iops(self) -> FloatArray:
+        """EBS-counted operations per second (256 KiB units on SSD, 1 MiB on HDD)."""
+        return self.series.ebs_iops
+
+    @property
+    def throughput_mib_s(self) -> FloatArray:
+        """MiB/s completed."""
+        return self.series.throughput_mib_s
+
+    @property
+    def credits(self) -> FloatArray:
+        """Burst credits at the end of each step (I/O credits; MiB on st1 and sc1)."""
+        return self.series.credits
+
+    @property
+    def latency_s(self) -> FloatArray:
+        """Mean latency of the I/Os completed in the step (NaN where none completed)."""
+        return self.series.latency_s
+
+    @property
+    def bound(self) -> npt.NDArray[np.uint8]:
+        """Which limit held the volume back: index into :data:`BOUND_NAMES`."""
+        return self.series.bound
 
     @property
     def time_s(self) -> FloatArray:
@@ -109,24 +217,24 @@ class VolumeResult:
         """When the credit bucket first ran dry in this run (None: it never did), in simulated
         seconds since the Simulation started, like :attr:`time_s`. A bucket that starts empty
         under demand above baseline has its cliff at the start of the run."""
-        t = float(self.totals["cliff_time_s"])
+        t = self.totals.cliff_time_s
         return None if math.isnan(t) else t
 
     @property
     def burst_balance_end_pct(self) -> Optional[float]:
         """BurstBalance at the end of the run (None for types without a bucket)."""
         cap = self.volume.credit_capacity
-        return float(self.totals["credits_end"]) * 100.0 / cap if cap > 0 else None
+        return self.totals.credits_end * 100.0 / cap if cap > 0 else None
 
     @property
     def mean_iops(self) -> float:
-        return float(self.totals["served_ops"]) / (self.n_steps * self.dt_s) if self.n_steps else math.nan
+        return self.totals.served_ops / (self.n_steps * self.dt_s) if self.n_steps else math.nan
 
     @property
     def mean_latency_ms(self) -> float:
         """Mean latency over the run, weighted by the I/Os that completed."""
-        ops = float(self.totals["served_ops"])
-        return float(self.totals["latency_ops_s"]) / ops * 1e3 if ops > 0 else math.nan
+        ops = self.totals.served_ops
+        return self.totals.latency_ops_s / ops * 1e3 if ops > 0 else math.nan
 
     @property
     def service_time_s(self) -> float:
@@ -166,7 +274,7 @@ class VolumeResult:
         )
         return {p: float(v) * 1e3 for p, v in zip(ps, q)}
 
-    def window(self, start_s: float, end_s: float) -> Dict[str, float]:
+    def window(self, start_s: float, end_s: float) -> WindowStats:
         """Mean IOPS, throughput and I/O-weighted mean latency for steps starting in [start_s, end_s).
 
         ``start_s`` and ``end_s`` are finite, in order, in simulated seconds like :attr:`time_s`.
@@ -187,26 +295,26 @@ class VolumeResult:
         done = ops > 0
         served = float(ops.sum())
         lat = float((self.latency_s[sel][done] * ops[done]).sum() / served) if served > 0 else math.nan
-        return {
-            "iops": float(self.iops[sel].mean()) if sel.any() else math.nan,
-            "throughput_mib_s": float(self.throughput_mib_s[sel].mean()) if sel.any() else math.nan,
-            "latency_ms": lat * 1e3,
-        }
+        return WindowStats(
+            iops=float(self.iops[sel].mean()) if sel.any() else math.nan,
+            throughput_mib_s=float(self.throughput_mib_s[sel].mean()) if sel.any() else math.nan,
+            latency_ms=lat * 1e3,
+        )
 
-    def summary(self) -> Dict[str, Any]:
+    def summary(self) -> VolumeSummary:
         """The run in a few numbers."""
-        steps = self.totals["steps_bound"]
+        steps = self.totals.steps_bound
         n = max(1, self.n_steps)
-        return {
-            "volume": str(self.volume),
-            "workload": str(self.workload),
-            "mean_iops": self.mean_iops,
-            "mean_latency_ms": self.mean_latency_ms,
-            "cliff_time_s": self.cliff_time_s,
-            "burst_balance_end_pct": self.burst_balance_end_pct,
-            "throttled_fraction": {name: steps[i] / n for i, name in enumerate(BOUND_NAMES)},
-            "backlog_ops_end": float(self.totals["backlog_ops"]),
-        }
+        return VolumeSummary(
+            volume=str(self.volume),
+            workload=str(self.workload),
+            mean_iops=self.mean_iops,
+            mean_latency_ms=self.mean_latency_ms,
+            cliff_time_s=self.cliff_time_s,
+            burst_balance_end_pct=self.burst_balance_end_pct,
+            throttled_fraction={name: steps[i] / n for i, name in enumerate(BOUND_NAMES)},
+            backlog_ops_end=self.totals.backlog_ops,
+        )
 
     def to_pandas(self) -> "pd.DataFrame":
         """A DataFrame indexed by ``time_s`` with one column per output."""
@@ -242,22 +350,42 @@ class VolumeResult:
 
 @dataclass(frozen=True)
 class InstanceResult:
-    """Per-step outputs of the instance the volumes share (numpy arrays, one entry per step)."""
+    """The outputs of the instance the volumes share over one run: per-step numpy arrays (one
+    entry per step, read from :attr:`series` without a copy) and the run's :attr:`totals`."""
 
     instance: Instance
     t0_s: float
     dt_s: float
     n_steps: int
-    iops: FloatArray
-    """EBS-counted operations per second over all attached volumes."""
-    throughput_mb_s: FloatArray
-    """Decimal MB/s over all attached volumes."""
-    io_balance_pct: FloatArray
-    """CloudWatch's EBSIOBalance% at the end of each step."""
-    byte_balance_pct: FloatArray
-    """CloudWatch's EBSByteBalance% at the end of each step."""
-    bound: npt.NDArray[np.uint8]
-    totals: Dict[str, Any]
+    series: InstanceSeries
+    """The per-step arrays, also read below as :attr:`iops`, ... (empty when the run was not recorded)."""
+    totals: InstanceTotals
+    """Totals over the run (always computed): served operations and bytes, buckets at the end, ..."""
+
+    @property
+    def iops(self) -> FloatArray:
+        """EBS-counted operations per second over all attached volumes."""
+        return self.series.iops
+
+    @property
+    def throughput_mb_s(self) -> FloatArray:
+        """Decimal MB/s over all attached volumes."""
+        return self.series.throughput_mb_s
+
+    @property
+    def io_balance_pct(self) -> FloatArray:
+        """CloudWatch's EBSIOBalance% at the end of each step."""
+        return self.series.io_balance_pct
+
+    @property
+    def byte_balance_pct(self) -> FloatArray:
+        """CloudWatch's EBSByteBalance% at the end of each step."""
+        return self.series.byte_balance_pct
+
+    @property
+    def bound(self) -> npt.NDArray[np.uint8]:
+        """demand, instance_iops or instance_throughput: index into :data:`BOUND_NAMES`."""
+        return self.series.bound
 
     @property
     def time_s(self) -> FloatArray:
@@ -267,19 +395,19 @@ class InstanceResult:
     @property
     def cliff_time_s(self) -> Optional[float]:
         """First time either instance bucket (I/O or bytes) ran dry in this run (None: never)."""
-        ts = [float(self.totals["io_cliff_time_s"]), float(self.totals["bytes_cliff_time_s"])]
+        ts = [self.totals.io_cliff_time_s, self.totals.bytes_cliff_time_s]
         ts = [t for t in ts if not math.isnan(t)]
         return min(ts) if ts else None
 
     @property
     def io_balance_end_pct(self) -> float:
         cap = float(self.instance._params.io_capacity)
-        return float(self.totals["io_credits_end"]) / cap * 100.0 if cap > 0 else 100.0
+        return self.totals.io_credits_end / cap * 100.0 if cap > 0 else 100.0
 
     @property
     def byte_balance_end_pct(self) -> float:
         cap = float(self.instance._params.bytes_capacity)
-        return float(self.totals["bytes_credits_end"]) / cap * 100.0 if cap > 0 else 100.0
+        return self.totals.bytes_credits_end / cap * 100.0 if cap > 0 else 100.0
 
     def to_pandas(self) -> "pd.DataFrame":
         import pandas as pd
@@ -438,35 +566,28 @@ class Simulation:
             raise _limits.LimitError(
                 f"{what}: {err} (keywords max_volume_steps= and max_memory_bytes=, or ebssim.limits)"
             ) from None
-        out = []
-        for i, (v, w) in enumerate(zip(self.volumes, ws)):
-            s = raw["series"][i] if record else _empty_series()
-            out.append(
-                VolumeResult(
-                    volume=v,
-                    workload=w,
-                    t0_s=float(raw["t0_s"]),
-                    dt_s=float(raw["dt_s"]),
-                    n_steps=int(raw["n_steps"]),
-                    totals=raw["totals"][i],
-                    **s,
-                )
+        out = [
+            VolumeResult(
+                volume=v,
+                workload=w,
+                t0_s=raw.t0_s,
+                dt_s=raw.dt_s,
+                n_steps=raw.n_steps,
+                series=series,
+                totals=totals,
             )
+            for v, w, series, totals in zip(self.volumes, ws, raw.series, raw.totals)
+        ]
         inst = None
         if self.instance is not None:
-            d = raw["instance"]
-            e = np.empty(0)
+            assert raw.instance_series is not None and raw.instance_totals is not None  # the core ran it attached
             inst = InstanceResult(
                 instance=self.instance,
-                t0_s=float(raw["t0_s"]),
-                dt_s=float(raw["dt_s"]),
-                n_steps=int(raw["n_steps"]),
-                iops=d.get("iops", e),
-                throughput_mb_s=d.get("throughput_mb_s", e),
-                io_balance_pct=d.get("io_balance_pct", e),
-                byte_balance_pct=d.get("byte_balance_pct", e),
-                bound=d.get("bound", np.empty(0, dtype=np.uint8)),
-                totals={k: v for k, v in d.items() if not isinstance(v, np.ndarray)},
+                t0_s=raw.t0_s,
+                dt_s=raw.dt_s,
+                n_steps=raw.n_steps,
+                series=raw.instance_series,
+                totals=raw.instance_totals,
             )
         return RunResult(out, inst)
 
@@ -507,18 +628,6 @@ class Simulation:
         vols = ", ".join(str(v) for v in self.volumes)
         on = f" on {self.instance}" if self.instance is not None else ""
         return f"<Simulation t={self.time_s:g} s, dt={self.dt:g} s: {vols}{on}>"
-
-
-def _empty_series() -> Dict[str, Any]:
-    e = np.empty(0)
-    return {
-        "iops": e,
-        "ebs_iops": e,
-        "throughput_mib_s": e,
-        "credits": e,
-        "latency_s": e,
-        "bound": np.empty(0, dtype=np.uint8),
-    }
 
 
 def simulate(

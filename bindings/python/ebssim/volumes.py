@@ -4,14 +4,54 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Optional
+from types import MappingProxyType
+from typing import Mapping, Optional, Tuple
 
 from . import _core
+from ._core import VolumeTypeInfo
 from ._units import SizeLike, parse_size, real
 
-__all__ = ["Volume", "gp2", "gp3", "io1", "io2", "st1", "sc1", "standard", "VOLUME_TYPES"]
+__all__ = [
+    "Volume",
+    "gp2",
+    "gp3",
+    "io1",
+    "io2",
+    "st1",
+    "sc1",
+    "standard",
+    "VOLUME_TYPES",
+    "VolumeTypeInfo",
+    "volume_types",
+]
 
-VOLUME_TYPES = ("gp2", "gp3", "io1", "io2", "st1", "sc1", "standard")
+# The C++ core's table of types is the one list of them; everything here reads it.
+_TYPES: Mapping[str, VolumeTypeInfo] = MappingProxyType({t.name: t for t in _core.volume_types()})
+
+#: The EBS volume types, in the order AWS lists them.
+VOLUME_TYPES: Tuple[str, ...] = tuple(_TYPES)
+
+
+def volume_types() -> Mapping[str, VolumeTypeInfo]:
+    """Every EBS volume type by name, in the order AWS lists them, with what is known about it
+    before a volume exists: media, counting unit, burst bucket, size range and the EC2 console's
+    defaults for a new volume.
+
+    Returns
+    -------
+    Mapping[str, VolumeTypeInfo]
+        Read-only, keyed by the type's name (``"gp2"``).
+
+    Examples
+    --------
+    >>> import ebssim
+    >>> t = ebssim.volume_types()["io2"]
+    >>> t.default_size_gib, t.default_iops, t.has_bucket
+    (100.0, 3000.0, False)
+    >>> [name for name, t in ebssim.volume_types().items() if t.bucket == "throughput_credits"]
+    ['st1', 'sc1']
+    """
+    return _TYPES
 
 
 def _opt(x: Optional[float], field: str) -> float:
@@ -60,8 +100,8 @@ class Volume:
     _params: _core.VolumeParams = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if self.type not in VOLUME_TYPES:
-            raise ValueError(f"type={self.type!r} is not a supported volume type; known: {', '.join(VOLUME_TYPES)}")
+        if self.type not in _TYPES:
+            raise ValueError(f"type={self.type!r} is not a supported volume type; known: {', '.join(_TYPES)}")
         object.__setattr__(self, "_params", _core.make_volume(self._spec()))
 
     def _spec(self) -> _core.VolumeSpec:
@@ -137,19 +177,17 @@ class Volume:
         return self.credit_capacity > 0
 
     def __str__(self) -> str:
-        if self.type == "gp2":
-            return (
-                f"gp2 {self.size_gib:g} GiB ({self.baseline_iops:g} IOPS baseline, "
-                f"burst {self.max_iops:g}, {self.max_throughput_mib_s:g} MiB/s)"
+        # What limits a type is shown by follows what its bucket holds (the core's type table).
+        bucket = _TYPES[self.type].bucket
+        if bucket == "throughput_credits":
+            limits = f"{self.baseline_throughput_mib_s:g} MiB/s baseline, burst {self.max_throughput_mib_s:g} MiB/s"
+        elif bucket == "io_credits":
+            limits = (
+                f"{self.baseline_iops:g} IOPS baseline, burst {self.max_iops:g}, {self.max_throughput_mib_s:g} MiB/s"
             )
-        if self.type in ("st1", "sc1"):
-            return (
-                f"{self.type} {self.size_gib:g} GiB ({self.baseline_throughput_mib_s:g} MiB/s baseline, "
-                f"burst {self.max_throughput_mib_s:g} MiB/s)"
-            )
-        if self.type == "standard":
-            return f"standard {self.size_gib:g} GiB ({self.baseline_iops:g} IOPS baseline, burst {self.max_iops:g})"
-        return f"{self.type} {self.size_gib:g} GiB ({self.max_iops:g} IOPS, {self.max_throughput_mib_s:g} MiB/s)"
+        else:
+            limits = f"{self.max_iops:g} IOPS, {self.max_throughput_mib_s:g} MiB/s"
+        return f"{self.type} {self.size_gib:g} GiB ({limits})"
 
     def _repr_html_(self) -> str:
         return f"<code>{self!s}</code>"

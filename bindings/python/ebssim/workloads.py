@@ -94,7 +94,7 @@ class ClosedLoop:
     service_time_ms: Optional[float] = None
     think_time_ms: float = 0.0
     counted_per_io: Optional[float] = None
-    _native: Any = field(init=False, repr=False, compare=False)
+    _native: _core.ClosedLoop = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         sequential = _check_pattern(self.pattern)
@@ -145,7 +145,7 @@ class OpenLoop:
     read_fraction: float = 1.0
     pattern: str = "random"
     service_time_ms: Optional[float] = None
-    _native: Any = field(init=False, repr=False, compare=False)
+    _native: _core.OpenLoop = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         sequential = _check_pattern(self.pattern)
@@ -236,7 +236,7 @@ def _as_series(x: Any, name: str) -> npt.NDArray[np.float64]:
 class Idle:
     """The volume rests: no new I/O; gp2 earns credits; a queued backlog still drains."""
 
-    _native: Any = field(init=False, repr=False, compare=False)
+    _native: _core.Idle = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_native", _core.Idle())

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -15,12 +16,49 @@ namespace ebssim {
 /// The EBS volume types.
 enum class VolumeType : std::uint8_t { gp2, gp3, io1, io2, st1, sc1, standard };
 
+inline constexpr double unset = std::numeric_limits<double>::quiet_NaN();
+
+/// The kind of device behind a volume type.
+enum class Media : std::uint8_t { ssd, hdd };
+
+/// What a volume type's burst bucket holds.
+enum class BucketKind : std::uint8_t {
+    none,                ///< no bucket: performance is provisioned (gp3, io1, io2)
+    io_credits,          ///< I/O credits, one per counted operation (gp2, standard)
+    throughput_credits,  ///< MiB of throughput, one per counted 1 MiB operation (st1, sc1)
+};
+
+/// One row of the volume-type table: what a front end needs to know about a type before any
+/// volume exists. The one list of the types; bindings and command lines read it, never repeat it.
+struct VolumeTypeInfo {
+    VolumeType type;
+    std::string_view name;            ///< as AWS spells it: "gp2"
+    std::string_view description;     ///< AWS's name for the family: "General Purpose SSD"
+    Media media;                      ///< standard (magnetic, previous generation) is an HDD
+    double io_unit_bytes;             ///< EBS counts an I/O of up to this size as one operation
+    BucketKind bucket;                ///< what the burst bucket holds
+    double min_size_gib;              ///< smallest size AWS accepts
+    double max_size_gib;              ///< largest size AWS accepts
+    double default_size_gib;          ///< the EC2 console's size for a new volume
+    double default_iops;              ///< the console's IOPS for a new volume; unset where IOPS follow the size
+    double default_throughput_mib_s;  ///< the console's throughput for a new volume; unset where not provisioned
+
+    [[nodiscard]] constexpr bool has_bucket() const noexcept { return bucket != BucketKind::none; }
+};
+
+/// Every volume type, in the order AWS lists them (gp2 gp3 io1 io2 st1 sc1 standard).
+[[nodiscard]] std::span<const VolumeTypeInfo> volume_types() noexcept;
+/// The table row of one type.
+[[nodiscard]] const VolumeTypeInfo& volume_type_info(VolumeType type) noexcept;
+
 /// Name of a volume type as AWS spells it ("gp2").
 std::string_view to_string(VolumeType type);
+/// "ssd" or "hdd".
+std::string_view to_string(Media media);
+/// "none", "io_credits" or "throughput_credits".
+std::string_view to_string(BucketKind bucket);
 /// Parse an AWS volume type name; throws ConfigError listing the known types.
 VolumeType parse_volume_type(std::string_view name);
-
-inline constexpr double unset = std::numeric_limits<double>::quiet_NaN();
 
 /// What a user asks for, as in CreateVolume. NaN fields take AWS's defaults.
 struct VolumeSpec {
@@ -64,7 +102,8 @@ struct VolumeParams {
 /// provisioned above 64,000 IOPS cannot be attached at all.
 VolumeParams make_volume(const VolumeSpec& spec, bool nitro = true);
 
-/// True for st1 and sc1 (HDD types counted in 1 MiB units).
+/// True for st1 and sc1, the current-generation HDD types (throughput-credit buckets). standard,
+/// magnetic, is an HDD too (its table row says so) but is not one of these.
 [[nodiscard]] constexpr bool is_hdd(VolumeType t) noexcept { return t == VolumeType::st1 || t == VolumeType::sc1; }
 
 namespace gp2 {
@@ -147,5 +186,13 @@ inline constexpr double default_ssd_transfer_mib_s = 1024.0;
 inline constexpr double default_io2_latency_ms = 0.25;  ///< Block Express: "under 500 us" at 16 KiB
 inline constexpr double default_hdd_latency_ms = 5.0;   ///< a seek and half a rotation
 inline constexpr double default_hdd_transfer_mib_s = 250.0;
+
+/// The EC2 console's defaults for a new volume: 8 GiB (gp2, gp3, standard), 100 GiB with 3,000
+/// IOPS (io1, io2), and the 125 GiB minimum (st1, sc1). CreateVolume itself has no default size.
+namespace console {
+inline constexpr double default_size_gib = 8.0;
+inline constexpr double default_piops_size_gib = 100.0;
+inline constexpr double default_piops = 3000.0;
+}  // namespace console
 
 }  // namespace ebssim

@@ -1,0 +1,86 @@
+// What a volume is asked to do (Idle, ClosedLoop, OpenLoop) and AWS's rule for counting its I/O.
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <string>
+
+#include "ebssim/error.hpp"
+#include "ebssim/volume.hpp"
+#include "ebssim/workload.hpp"
+#include "pybind.hpp"
+
+using namespace ebssim;
+
+namespace {
+
+// An open-loop workload that owns the numpy buffers its spans point into.
+struct PyOpenLoop {
+    InArray ops;
+    InArray bytes;
+    OpenLoop w;
+};
+
+InArray as_1d(const py::handle& obj, const char* field) {
+    InArray a = InArray::ensure(obj);
+    if (!a) throw ConfigError(fmt::format("{} must be a 1-D array of numbers", field));
+    if (a.ndim() != 1) throw ConfigError(fmt::format("{} must be 1-D, got {} dimensions", field, a.ndim()));
+    return a;
+}
+
+Pattern pattern_of(bool sequential) { return sequential ? Pattern::sequential : Pattern::random; }
+
+}  // namespace
+
+Workload to_workload(const py::handle& h) {
+    if (py::isinstance<ClosedLoop>(h)) return h.cast<ClosedLoop>();
+    if (py::isinstance<Idle>(h)) return Idle{};
+    if (py::isinstance<PyOpenLoop>(h)) return h.cast<const PyOpenLoop&>().w;
+    throw ConfigError(fmt::format("workload must be ClosedLoop, OpenLoop or Idle, got {}",
+                                  std::string(py::str(py::type::of(h).attr("__name__")))));
+}
+
+void bind_workload(py::module_& m) {
+    py::class_<Idle>(m, "Idle").def(py::init<>());
+
+    py::class_<ClosedLoop>(m, "ClosedLoop")
+        .def(py::init([](double in_flight, double io_bytes, double read_fraction, bool sequential,
+                         double service_time_s, double think_time_s, double counted_per_io) {
+                 return ClosedLoop{in_flight,      io_bytes,     read_fraction, pattern_of(sequential),
+                                   service_time_s, think_time_s, counted_per_io};
+             }),
+             py::arg("in_flight"), py::arg("io_bytes"), py::arg("read_fraction") = 1.0, py::arg("sequential") = false,
+             py::arg("service_time_s") = unset, py::arg("think_time_s") = 0.0, py::arg("counted_per_io") = unset)
+        .def_readonly("in_flight", &ClosedLoop::in_flight)
+        .def_readonly("io_bytes", &ClosedLoop::io_bytes)
+        .def_readonly("read_fraction", &ClosedLoop::read_fraction)
+        .def_property_readonly("sequential", [](const ClosedLoop& c) { return c.pattern == Pattern::sequential; })
+        .def_readonly("service_time_s", &ClosedLoop::service_time_s)
+        .def_readonly("think_time_s", &ClosedLoop::think_time_s)
+        .def_readonly("counted_per_io", &ClosedLoop::counted_per_io);
+
+    py::class_<PyOpenLoop>(m, "OpenLoop")
+        .def(py::init([](const py::object& ops, const py::object& bytes, double read_fraction, bool sequential,
+                         double service_time_s) {
+                 auto o = std::make_unique<PyOpenLoop>();
+                 o->ops = as_1d(ops, "ops");
+                 o->bytes = as_1d(bytes, "bytes");
+                 o->w = OpenLoop{as_span(o->ops), as_span(o->bytes), read_fraction, pattern_of(sequential),
+                                 service_time_s};
+                 return o;
+             }),
+             py::arg("ops"), py::arg("bytes"), py::arg("read_fraction") = 1.0, py::arg("sequential") = false,
+             py::arg("service_time_s") = unset)
+        .def_readonly("ops", &PyOpenLoop::ops)
+        .def_readonly("bytes", &PyOpenLoop::bytes)
+        .def_property_readonly("read_fraction", [](const PyOpenLoop& o) { return o.w.read_fraction; })
+        .def_property_readonly("sequential", [](const PyOpenLoop& o) { return o.w.pattern == Pattern::sequential; })
+        .def_property_readonly("service_time_s", [](const PyOpenLoop& o) { return o.w.service_time_s; });
+
+    m.def(
+        "counted_ops_per_io",
+        [](const VolumeParams& p, double io_bytes, bool sequential) {
+            return counted_ops_per_io(p, io_bytes, pattern_of(sequential));
+        },
+        py::arg("params"), py::arg("io_bytes"), py::arg("sequential"));
+}
