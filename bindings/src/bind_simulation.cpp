@@ -177,6 +177,9 @@ void bind_simulation(py::module_& m) {
     py::register_exception<LimitError>(m, "LimitError", PyExc_ValueError);
     m.attr("default_max_volume_steps") = RunLimits{}.max_volume_steps;
     m.attr("default_max_memory_bytes") = RunLimits{}.max_memory_bytes;
+    py::tuple names(n_bounds);
+    for (int i = 0; i < n_bounds; ++i) names[static_cast<std::size_t>(i)] = py::str(std::string(bound_names[i]));
+    m.attr("BOUND_NAMES") = names;
 
     bind_results(m);
 

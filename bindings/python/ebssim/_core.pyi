@@ -215,6 +215,7 @@ class LimitError(ValueError): ...
 
 default_max_volume_steps: Final[int]
 default_max_memory_bytes: Final[int]
+BOUND_NAMES: Final[tuple[str, ...]]
 
 class VolumeTotals(metaclass=_pybind11_type):
     @property

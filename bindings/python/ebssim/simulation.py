@@ -50,8 +50,8 @@ __all__ = [
     "VolumeSummary",
 ]
 
-#: Names of the codes in :attr:`VolumeResult.bound`, by code.
-BOUND_NAMES = ("demand", "volume_iops", "volume_throughput", "instance_iops", "instance_throughput")
+#: What held a volume back in a step, indexed by the ``bound`` codes of the series (from the C++ ``Bound``).
+BOUND_NAMES: tuple[str, ...] = tuple(_core.BOUND_NAMES)
 
 FloatArray = npt.NDArray[np.float64]
 

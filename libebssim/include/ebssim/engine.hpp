@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <stdexcept>
+#include <string_view>
 #include <vector>
 
 #include "ebssim/error.hpp"
@@ -28,6 +29,10 @@ enum class Bound : std::uint8_t {
     instance_throughput = 4,  ///< the instance's EBS throughput budget
 };
 inline constexpr int n_bounds = 5;
+
+/// The name of each Bound, indexed by its code (what results and reports print).
+inline constexpr std::string_view bound_names[n_bounds] = {"demand", "volume_iops", "volume_throughput",
+                                                           "instance_iops", "instance_throughput"};
 
 /// What a volume's own limits let through in one step: the fraction `f` (<= 1) of what it is
 /// asked that it serves, and which limit bound. Whichever limit binds first wins; a tie goes to
