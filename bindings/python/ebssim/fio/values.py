@@ -94,6 +94,15 @@ def _scaled(number: int, mult: int, text: str, unit: str) -> int:
     return value
 
 
+def _digits_and_suffix(text: str, fraction: str, expected: str) -> Tuple[str, str]:
+    """``text`` as its digits and its suffix; a decimal number is refused with ``fraction``, anything
+    else that is not digits and letters with ``expected``."""
+    m = _NUM_RE.match(text)
+    if m is None:
+        raise BadValue(fraction if _DEC_RE.match(text) else expected)
+    return m.group(1), m.group(2)
+
+
 def check_plain(text: str) -> None:
     """Refuse what fio would misread or ebssim does not expand: spaces around the value, fio's
     arithmetic ``(...)`` and ``$VARIABLE`` substitution."""
@@ -117,15 +126,15 @@ def parse_count(text: str, kb_base: int, what: str) -> int:
     check_plain(text)
     if _HEX_RE.match(text):
         return _int(text[2:], text, 16)
-    m = _NUM_RE.match(text)
-    if m is None:
-        if _DEC_RE.match(text):
-            raise BadValue(f"{text!r} is not a whole number: fio would silently drop the fraction; expected {what}")
-        raise BadValue(f"{text!r} is not a number: expected {what}")
-    mult = _size_multiplier(m.group(2), kb_base)
+    digits, suffix = _digits_and_suffix(
+        text,
+        f"{text!r} is not a whole number: fio would silently drop the fraction; expected {what}",
+        f"{text!r} is not a number: expected {what}",
+    )
+    mult = _size_multiplier(suffix, kb_base)
     if mult is None:
-        raise BadValue(f"{text!r} has an unknown suffix {m.group(2)!r}: expected {what}")
-    return _scaled(_int(m.group(1), text), mult, text, "")
+        raise BadValue(f"{text!r} has an unknown suffix {suffix!r}: expected {what}")
+    return _scaled(_int(digits, text), mult, text, "")
 
 
 def parse_size(text: str, kb_base: int) -> int:
@@ -143,21 +152,19 @@ def parse_size(text: str, kb_base: int) -> int:
     check_plain(text)
     if _HEX_RE.match(text):
         return _int(text[2:], text, 16)
-    m = _NUM_RE.match(text)
-    if m is None:
-        if _DEC_RE.match(text):
-            raise BadValue(
-                f"{text!r} is not a whole number: fio reads only whole numbers here (it would run "
-                f"{text!r} as {text.split('.')[0] or '0'} units); expected {_SIZE_SUFFIX_HELP}"
-            )
-        raise BadValue(f"{text!r} is not a size: expected {_SIZE_SUFFIX_HELP}")
-    mult = _size_multiplier(m.group(2), kb_base)
+    digits, suffix = _digits_and_suffix(
+        text,
+        f"{text!r} is not a whole number: fio reads only whole numbers here (it would run "
+        f"{text!r} as {text.split('.')[0] or '0'} units); expected {_SIZE_SUFFIX_HELP}",
+        f"{text!r} is not a size: expected {_SIZE_SUFFIX_HELP}",
+    )
+    mult = _size_multiplier(suffix, kb_base)
     if mult is None:
         # fio matches suffixes by their first letters and ignores the rest; an unknown first
         # letter leaves plain bytes (fio 3.33, run: bs=4q issued 4-byte I/Os).
-        silently = "" if m.group(2)[0].lower() in "kmgtp" else f" (fio would silently read {m.group(1)} bytes)"
-        raise BadValue(f"{text!r} has an unknown size suffix {m.group(2)!r}{silently}: expected {_SIZE_SUFFIX_HELP}")
-    return _scaled(_int(m.group(1), text), mult, text, "bytes")
+        silently = "" if suffix[0].lower() in "kmgtp" else f" (fio would silently read {digits} bytes)"
+        raise BadValue(f"{text!r} has an unknown size suffix {suffix!r}{silently}: expected {_SIZE_SUFFIX_HELP}")
+    return _scaled(_int(digits, text), mult, text, "bytes")
 
 
 def parse_percent(text: str) -> Optional[float]:
@@ -187,25 +194,22 @@ def parse_time(text: str, default_unit_us: int) -> float:
     (1.5, 30.0, 0.0005)
     """
     check_plain(text)
-    m = _NUM_RE.match(text)
-    if m is None:
-        if _DEC_RE.match(text):
-            raise BadValue(
-                f"{text!r} is not a whole number: fio reads only the integer part (it runs 'runtime=1.5s' "
-                f"for 1 s); use a smaller unit such as 1500ms"
-            )
-        raise BadValue(f"{text!r} is not a time: expected a whole number with an optional suffix us, ms, s, m, h or d")
-    suffix = m.group(2).lower()
+    digits, suffix = _digits_and_suffix(
+        text,
+        f"{text!r} is not a whole number: fio reads only the integer part (it runs 'runtime=1.5s' "
+        f"for 1 s); use a smaller unit such as 1500ms",
+        f"{text!r} is not a time: expected a whole number with an optional suffix us, ms, s, m, h or d",
+    )
     if suffix == "":
         mult = default_unit_us
-    elif suffix in _TIME_UNITS_US:
-        mult = _TIME_UNITS_US[suffix]
+    elif suffix.lower() in _TIME_UNITS_US:
+        mult = _TIME_UNITS_US[suffix.lower()]
     else:
         raise BadValue(
-            f"{text!r} has an unknown time suffix {m.group(2)!r} (fio 3.33 would silently read it as "
+            f"{text!r} has an unknown time suffix {suffix!r} (fio 3.33 would silently read it as "
             f"microseconds: 'runtime=2sec' runs for 2 us): use us, ms, s, m, h or d"
         )
-    return _scaled(_int(m.group(1), text), mult, text, "microseconds") / 1e6
+    return _scaled(_int(digits, text), mult, text, "microseconds") / 1e6
 
 
 def parse_switch(text: str) -> bool:
