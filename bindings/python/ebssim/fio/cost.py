@@ -11,7 +11,7 @@ import math
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..volumes import Volume
-from .logs import EMPTY_WHEN_PREDICTED
+from .logs import EMPTY_WHEN_PREDICTED, window_steps
 
 if TYPE_CHECKING:
     from .prediction import _Clone
@@ -100,7 +100,7 @@ class _Work:
                 if paths and c.job.thread_number not in logged:  # once per job, not per volume
                     logged.add(c.job.thread_number)
                     job = c.job
-                    per = max(1, round((job.log_avg_msec or round(dt * 1000) or 1) / (dt * 1000)))
+                    per = window_steps(job.log_avg_msec, dt)
                     kinds = sum(1 for k in paths if k not in EMPTY_WHEN_PREDICTED)
                     dirs = int(job.read_fraction > 0) + int(job.read_fraction < 1)
                     windows = math.floor(max(0.0, d - c.ramp_s) / dt / per + 1e-9) if math.isfinite(d) else math.inf

@@ -565,6 +565,13 @@ _WRITTEN_LAYOUT = (False, False, True, False)
 EMPTY_WHEN_PREDICTED = frozenset({"slat", "clat_hist"})
 
 
+def window_steps(log_avg_msec: int, dt: float) -> int:
+    """Simulation steps of ``dt`` seconds in one log window: ``log_avg_msec``, or one step when it
+    is 0 (where fio would log every I/O)."""
+    window_ms = log_avg_msec or int(round(dt * 1000)) or 1
+    return max(1, int(round(window_ms / (dt * 1000))))
+
+
 @dataclass
 class WindowedLog:
     """One job's predicted logs: the I/Os and mean latency of each averaging window, ready to write.

@@ -45,7 +45,7 @@ from .cmdline import parse_run
 from .cost import _check_log_rows, _Work
 from .histograms import FIO_PERCENTILES
 from .job import FioJob, FioJobError, FioJobSet
-from .logs import WindowedLog, write_logs
+from .logs import WindowedLog, window_steps, write_logs
 from .report import _normal_report, _prediction_json, parse_json
 
 __all__ = [
@@ -681,8 +681,7 @@ def _log_windows(parts: List[_Clone], dt: float, paths: Dict[str, List[str]]) ->
         lat_ops[: o.size] += o * np.concatenate(c.lat)[: o.size]
     keep = t >= -1e-9  # fio logs nothing during the ramp
     t, ops, lat_ops = t[keep], ops[keep], lat_ops[keep]
-    window_ms = job.log_avg_msec or int(round(dt * 1000)) or 1
-    per = max(1, int(round(window_ms / (dt * 1000))))
+    per = window_steps(job.log_avg_msec, dt)
     n = (t.size // per) * per
     w_ops = ops[:n].reshape(-1, per).sum(axis=1)
     w_lat = np.divide(lat_ops[:n].reshape(-1, per).sum(axis=1), w_ops, out=np.zeros_like(w_ops), where=w_ops > 0)
