@@ -45,7 +45,7 @@ from .cmdline import parse_run
 from .cost import _check_log_rows, _Work
 from .histograms import FIO_PERCENTILES
 from .job import FioJob, FioJobError, FioJobSet
-from .logs import WindowedLog, window_steps, write_logs
+from .logs import LOG_OPTIONS, WindowedLog, window_steps, write_logs
 from .report import _normal_report, _prediction_json, parse_json
 
 __all__ = [
@@ -638,9 +638,7 @@ def _log_paths(job: FioJob, log_dir: PathLike, allow_outside: bool) -> Dict[str,
                 real = os.path.realpath(path)
                 inside = not os.path.isabs(name) and os.path.commonpath([real_base, real]) == real_base
                 if not inside:
-                    option = {"clat_hist": "write_hist_log"}.get(kind, f"write_{kind}_log")
-                    if kind in ("clat", "slat"):
-                        option = "write_lat_log"
+                    option = next(o for o, kinds in LOG_OPTIONS.items() if kind in kinds)
                     raise FioJobError(
                         f"job {job.name!r}: {option}={getattr(job, option)} writes {name!r}, outside the log "
                         f"directory {base!r}: ebssim writes logs only under it (--log-dir); use a relative name, "
