@@ -32,7 +32,7 @@ import argparse
 import math
 import sys
 
-from ebssim.fio.simulate import JobPrediction, parse_volume_spec, predict
+from ebssim.fio import JobPrediction, parse_volume_spec, predict
 
 DEVICE = "/dev/nvme1n1"
 BS = 16 * 1024

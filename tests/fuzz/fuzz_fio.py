@@ -23,7 +23,7 @@ import atheris
 
 with atheris.instrument_imports(include=["ebssim"]):
     import ebssim
-    import ebssim.fio.simulate as fio_simulate
+    import ebssim.fio.cost as fio_cost
     from ebssim.fio import (
         FioLogOrderWarning,
         parse_command_line,
@@ -95,9 +95,9 @@ def fuzz_hist(data: bytes) -> None:
 
 
 # predict: a small work limit keeps each input fast; what it refuses is a ValueError too.
-fio_simulate.MAX_JOB_STEPS = 20_000
-fio_simulate.MAX_VOLUME_STEPS = 200_000
-fio_simulate.MAX_JOB_EVENTS = 5_000
+fio_cost.MAX_JOB_STEPS = 20_000
+fio_cost.MAX_VOLUME_STEPS = 200_000
+fio_cost.MAX_JOB_EVENTS = 5_000
 VOLUMES = {"/": ebssim.gp3(100), "/dev/nvme1n1": ebssim.gp2(100)}
 
 

@@ -18,8 +18,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 import pytest
 from ebssim.cli import main
-from ebssim.fio import read_json, read_log
-from ebssim.fio.simulate import FIO_PERCENTILES
+from ebssim.fio import FIO_PERCENTILES, read_json, read_log
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "fio_jobs"
 FOUR_PHASE = DATA / "four_phase_stonewall.fio"

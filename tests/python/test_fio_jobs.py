@@ -1,4 +1,4 @@
-"""fio job files and command lines -> resolved jobs (ebssim.fio.jobs).
+"""fio job files and command lines -> resolved jobs (ebssim.fio.jobfile, ebssim.fio.cmdline).
 
 Expected values were checked against the real fio 3.33 where fio's behaviour is not obvious:
 each such test says how (typically `fio --output-format=json ...` on a small file, reading
@@ -11,7 +11,8 @@ import re
 from pathlib import Path
 
 import pytest
-from ebssim.fio.jobs import (
+from ebssim.fio import FioJob, FioJobError, FioJobSet, parse_command_line, parse_job_file, parse_run
+from ebssim.fio.options import (
     ALIASES,
     ASYNC_ENGINES,
     IGNORED_OPTIONS,
@@ -19,12 +20,6 @@ from ebssim.fio.jobs import (
     SYNC_ENGINES,
     UNMODELLED_OPTIONS,
     UNSUPPORTED_OPTIONS,
-    FioJob,
-    FioJobError,
-    FioJobSet,
-    parse_command_line,
-    parse_job_file,
-    parse_run,
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

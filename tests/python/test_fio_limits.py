@@ -20,9 +20,12 @@ from pathlib import Path
 from typing import Any, Iterator, List, Tuple
 
 import ebssim.fio
-import ebssim.fio.jobs as fio_jobs
-import ebssim.fio.readers as fio_readers
-import ebssim.fio.simulate as fio_simulate
+import ebssim.fio.cost as fio_cost
+import ebssim.fio.histograms as fio_histograms
+import ebssim.fio.jobfile as fio_jobfile
+import ebssim.fio.logs as fio_logs
+import ebssim.fio.prediction as fio_prediction
+import ebssim.fio.report as fio_report
 import pytest
 from ebssim import Volume
 from ebssim.cli import main
@@ -134,12 +137,12 @@ def test_estimate_names_the_job_file_line(tmp_path: Path) -> None:
 def test_run_that_outgrows_its_estimate_is_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
     # 80 MiB of 4 KiB reads at QD32 take 6.8 s at gp2's 3,000 IOPS (the estimate: its fastest
     # time) but 204.8 s at the 100 IOPS of an empty 1 GiB gp2 volume.
-    monkeypatch.setattr(fio_simulate, "MAX_JOB_STEPS", 100)
+    monkeypatch.setattr(fio_cost, "MAX_JOB_STEPS", 100)
     run = f"{RR} --ioengine=libaio --iodepth=32 --size=80m"
     vols = {"/dev/x": Volume("gp2", size_gib=1, burst_balance_pct=0)}
     with pytest.raises(ValueError, match=r"passed the limit of 100 job-steps .* was throttled"):
         predict([run], vols, dt=1.0, log_dir=None)
-    monkeypatch.setattr(fio_simulate, "MAX_JOB_STEPS", 1000)
+    monkeypatch.setattr(fio_cost, "MAX_JOB_STEPS", 1000)
     (j,) = predict([run], vols, dt=1.0, log_dir=None).jobs
     assert j.runtime_s == pytest.approx(80 * 256 / 100, rel=1e-9)
 
@@ -206,11 +209,11 @@ def test_many_jobs_ending_at_different_times_are_refused(monkeypatch: pytest.Mon
     # Estimated before the run: 100 jobs of 1..100 MiB at psync's 7.75 MiB/s (4 KiB per 0.504 ms)
     # end within 13 s: at steps 1..13 of 1 s (the ramp end is step 1 too), 13 end times, about
     # 100 x 13 / 2 = 650 job-events.
-    monkeypatch.setattr(fio_simulate, "MAX_JOB_EVENTS", 600)
+    monkeypatch.setattr(fio_cost, "MAX_JOB_EVENTS", 600)
     with pytest.raises(ValueError, match=r"650 job-events.* 100 jobs run in one phase and end at 13 different"):
         predict([jobs(100)], vols, log_dir=None)
     # Counted while it runs: sharing the volume, they end later and further apart.
-    monkeypatch.setattr(fio_simulate, "MAX_JOB_EVENTS", 1000)
+    monkeypatch.setattr(fio_cost, "MAX_JOB_EVENTS", 1000)
     with pytest.raises(ValueError, match=r"passed the limit of 1,000 job-events at t=\d+ s .* share their volume"):
         predict([jobs(100)], vols, log_dir=None)
 
@@ -277,19 +280,19 @@ def test_job_file_fifo_does_not_hang(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "reader, path, limit",
+    "reader, path, module, limit",
     [
-        (read_json, MIX_JSON, "MAX_JSON_BYTES"),
-        (read_log, MIX / "mix70_iops.1.log", "MAX_LOG_BYTES"),
-        (read_hist_log, HIST, "MAX_HIST_LOG_BYTES"),
+        (read_json, MIX_JSON, fio_report, "MAX_JSON_BYTES"),
+        (read_log, MIX / "mix70_iops.1.log", fio_logs, "MAX_LOG_BYTES"),
+        (read_hist_log, HIST, fio_histograms, "MAX_HIST_LOG_BYTES"),
     ],
 )
 def test_readers_refuse_files_over_their_limit(
-    reader: Any, path: Path, limit: str, monkeypatch: pytest.MonkeyPatch
+    reader: Any, path: Path, module: Any, limit: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     reader(path)  # the real file is within the real limit
-    monkeypatch.setattr(fio_readers, limit, 100)
-    with pytest.raises(ValueError, match=rf"holds more than 100 bytes, .*ebssim\.fio\.readers\.{limit}"):
+    monkeypatch.setattr(module, limit, 100)
+    with pytest.raises(ValueError, match=rf"holds more than 100 bytes, .*{re.escape(module.__name__)}\.{limit}"):
         reader(path)
 
 
@@ -298,7 +301,7 @@ def test_job_file_limit_counts_includes(tmp_path: Path, monkeypatch: pytest.Monk
     main_file = tmp_path / "main.fio"
     main_file.write_text("[j]\nfilename=/dev/x\n" + "include part.fio\n" * 3)
     assert parse_job_file(main_file)[0].rw == "randread"
-    monkeypatch.setattr(fio_jobs, "MAX_JOB_FILE_BYTES", 300)
+    monkeypatch.setattr(fio_jobfile, "MAX_JOB_FILE_BYTES", 300)
     with pytest.raises(FioJobError, match=r"main\.fio:4: cannot read included job file 'part\.fio': .*MAX_JOB_FILE"):
         parse_job_file(main_file)
 
@@ -312,7 +315,7 @@ def test_internal_error_is_one_line(cli: Any, monkeypatch: pytest.MonkeyPatch) -
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise ZeroDivisionError("float division by zero")
 
-    monkeypatch.setattr(fio_simulate, "predict", broken)
+    monkeypatch.setattr(fio_prediction, "predict", broken)
     monkeypatch.delenv("EBSSIM_DEBUG", raising=False)
     line = one_line_error(cli("fio", "--volume", GP3, f"{RR} --runtime=1"), "internal error", "ZeroDivisionError")
     assert "bug" in line and "EBSSIM_DEBUG=1" in line
@@ -327,7 +330,7 @@ def test_keyboard_interrupt_exits_130(cli: Any, monkeypatch: pytest.MonkeyPatch)
     def interrupted(*args: Any, **kwargs: Any) -> Any:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(fio_simulate, "predict", interrupted)
+    monkeypatch.setattr(fio_prediction, "predict", interrupted)
     rc, out, err = cli("fio", "--volume", GP3, f"{RR} --runtime=1")
     assert (rc, out, err) == (130, "", "ebssim: interrupted\n")
 
@@ -654,7 +657,7 @@ def test_existing_non_file_log_target_is_refused(tmp_path: Path) -> None:
 
 
 def test_documented_names_are_exported() -> None:
-    assert ebssim.fio.predict is fio_simulate.predict
+    assert ebssim.fio.predict is fio_prediction.predict
     for name in ("predict", "parse_volume_spec", "FioPrediction", "JobPrediction", "FioLogOrderWarning"):
         assert name in ebssim.fio.__all__
         assert hasattr(ebssim.fio, name)
@@ -675,7 +678,7 @@ def test_to_pandas_has_read_jsons_columns() -> None:
 
 
 def test_cli_shows_each_warning_once_on_one_line(cli: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = fio_simulate.predict
+    real = fio_prediction.predict
 
     def warns(*args: Any, **kwargs: Any) -> Any:
         for _ in range(3):
@@ -683,7 +686,7 @@ def test_cli_shows_each_warning_once_on_one_line(cli: Any, monkeypatch: pytest.M
         warnings.warn("something else", UserWarning, stacklevel=1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(fio_simulate, "predict", warns)
+    monkeypatch.setattr(fio_prediction, "predict", warns)
     rc, out, err = cli("fio", "--volume", GP3, f"{RR} --runtime=1")
     assert rc == 0
     assert out.startswith("j: (groupid=0")

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from ebssim.fio import FIO_PERCENTILES as DEFAULT_PERCENTILES
 from ebssim.fio import (
     FioResult,
     hist_buckets,
@@ -23,7 +24,7 @@ from ebssim.fio import (
     read_log,
     read_logs,
 )
-from ebssim.fio.readers import DEFAULT_PERCENTILES, FIO_IO_U_PLAT_NR
+from ebssim.fio.histograms import FIO_IO_U_PLAT_NR
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "fio"
 

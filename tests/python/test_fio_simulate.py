@@ -1,7 +1,7 @@
-"""ebssim.fio.simulate.predict: what fio would report, worked out from the model's rules.
+"""ebssim.fio.predict: what fio would report, worked out from the model's rules.
 
 Every expected number below is derived by hand in the comments from the rules in
-docs/model.md and the mapping in ebssim/fio/simulate.py's module docstring:
+docs/model.md and the mapping in the comment at the top of ebssim/fio/prediction.py:
 
 - unloaded service time s = latency_ms (0.5 ms on gp2/gp3) + io_bytes / 1,024 MiB/s, so
   s(4 KiB) = 0.5 ms + 4096 / 2**30 s = 0.503815 ms, s(16 KiB) = 0.515259 ms,
@@ -23,8 +23,16 @@ from typing import Dict, Sequence
 import numpy as np
 import pytest
 from ebssim import Volume
-from ebssim.fio import FioLogOrderWarning, read_json, read_log
-from ebssim.fio.simulate import FIO_PERCENTILES, FioPrediction, JobPrediction, parse_volume_spec, predict
+from ebssim.fio import (
+    FIO_PERCENTILES,
+    FioLogOrderWarning,
+    FioPrediction,
+    JobPrediction,
+    parse_volume_spec,
+    predict,
+    read_json,
+    read_log,
+)
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "fio_jobs"
 FOUR_PHASE = DATA / "four_phase_stonewall.fio"

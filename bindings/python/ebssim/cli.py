@@ -39,7 +39,7 @@ def _one_line(text: str) -> str:
 
 
 def _fio(args: argparse.Namespace) -> int:
-    from .fio.simulate import parse_volume_spec, predict
+    from .fio.prediction import parse_volume_spec, predict
 
     volumes = {}
     for v in args.volume:

@@ -8,25 +8,33 @@ predict what fio would report on simulated EBS volumes.
 - :func:`predict`: fio runs simulated back to back on :class:`ebssim.Volume` objects, as a
   :class:`FioPrediction` (fio's JSON shape, its normal report, or the columns of
   ``read_json(...).jobs``); :func:`parse_volume_spec` reads ``ebssim fio``'s ``--volume`` specs.
+
+The modules, one job each: :mod:`~ebssim.fio.options` (the options fio accepts, their kinds and
+how each is applied), :mod:`~ebssim.fio.values` (sizes, times, percentages, ...),
+:mod:`~ebssim.fio.job` (:class:`FioJob`, whose fields declare every job field and its default once),
+:mod:`~ebssim.fio.jobfile` and :mod:`~ebssim.fio.cmdline` (job files and command lines),
+:mod:`~ebssim.fio.report` (fio's JSON report, read and written), :mod:`~ebssim.fio.logs` (fio's
+logs, read and written), :mod:`~ebssim.fio.histograms` (latency buckets, percentiles, histogram
+logs), :mod:`~ebssim.fio.prediction` (the simulation of jobs on volumes) and
+:mod:`~ebssim.fio.cost` (what a prediction may cost).
+
+>>> import ebssim
+>>> from ebssim.fio import predict
+>>> run = "fio --name=r --filename=/dev/x --rw=randread --ioengine=libaio --iodepth=16 --runtime=60"
+>>> job = predict([run], {"/dev/x": ebssim.gp3(100)}, log_dir=None).jobs[0]
+>>> round(job.iops), job.bound
+(3000, 'volume_iops')
 """
 
 from __future__ import annotations
 
-from .jobs import FioJob, FioJobError, FioJobSet, parse_command_line, parse_job_file, parse_run
-from .readers import (
-    FioLogOrderWarning,
-    FioResult,
-    hist_buckets,
-    hist_percentiles,
-    parse_json,
-    plat_idx_to_val,
-    plat_val_to_idx,
-    read_hist_log,
-    read_json,
-    read_log,
-    read_logs,
-)
-from .simulate import FIO_PERCENTILES, FioPrediction, JobPrediction, parse_volume_spec, predict
+from .cmdline import parse_command_line, parse_run
+from .histograms import FIO_PERCENTILES, hist_buckets, hist_percentiles, plat_idx_to_val, plat_val_to_idx, read_hist_log
+from .job import FioJob, FioJobError, FioJobSet
+from .jobfile import parse_job_file
+from .logs import FioLogOrderWarning, read_log, read_logs
+from .prediction import FioPrediction, JobPrediction, parse_volume_spec, predict
+from .report import FioResult, parse_json, read_json
 
 __all__ = [
     "FIO_PERCENTILES",

@@ -1,31 +1,35 @@
-"""Predict what fio would report for job files and command lines on simulated EBS volumes.
-
-The mapping from fio to the model (docs/fio.md has the details and the assumptions):
-
-- Each job clone (``numjobs``) is a closed loop of ``effective_depth`` users (1 per job for
-  synchronous engines such as psync, ``iodepth`` for async ones) issuing ``bs`` I/Os, with
-  ``thinktime`` between an I/O's completion and the next submission, capped by ``rate_iops`` /
-  ``rate``. Unthrottled, a clone offers ``R = min(depth / (s + think), rate caps)`` I/Os per second.
-- Clones on the same volume at the same time share its limits: the volume serves the same
-  fraction ``f`` of every clone's offer (``f < 1`` when a limit binds); the instance, if any,
-  shares its budget between volumes in the same way.
-- A clone's latency is its service time ``s`` while unthrottled; throttled, Little's law over its
-  closed loop: ``depth / served rate - think``.
-- Jobs run in fio's phases (``stonewall``/``wait_for_previous``); a phase ends when its last job
-  does. A job ends after ``ramp_time + runtime`` when ``time_based``, otherwise when it has moved
-  ``io_size`` (or ``size``; by default the volume's size) bytes after its ramp, or at
-  ``ramp_time + runtime`` if that comes first. Runs follow each other; volume and instance state
-  carries over, and a volume no job uses in a phase rests.
+"""Prediction: fio runs simulated back to back on :class:`ebssim.Volume` objects (and an instance) with
+ebssim's public API, each job clone a closed loop sharing its volumes' limits, in fio's phases, giving
+what fio would report (:class:`FioPrediction` of :class:`JobPrediction`, written by
+:mod:`ebssim.fio.report`) and the logs the jobs ask for (windowed from the simulated steps, written by
+:mod:`ebssim.fio.logs`); also :func:`parse_volume_spec` for ``ebssim fio``'s ``--volume`` specs.
+What a prediction may cost is in :mod:`ebssim.fio.cost`.
 """
+
+# The mapping from fio to the model (docs/fio.md has the details and the assumptions):
+#
+# - Each job clone (``numjobs``) is a closed loop of ``effective_depth`` users (1 per job for
+#   synchronous engines such as psync, ``iodepth`` for async ones) issuing ``bs`` I/Os, with
+#   ``thinktime`` between an I/O's completion and the next submission, capped by ``rate_iops`` /
+#   ``rate``. Unthrottled, a clone offers ``R = min(depth / (s + think), rate caps)`` I/Os per second.
+# - Clones on the same volume at the same time share its limits: the volume serves the same
+#   fraction ``f`` of every clone's offer (``f < 1`` when a limit binds); the instance, if any,
+#   shares its budget between volumes in the same way.
+# - A clone's latency is its service time ``s`` while unthrottled; throttled, Little's law over its
+#   closed loop: ``depth / served rate - think``.
+# - Jobs run in fio's phases (``stonewall``/``wait_for_previous``); a phase ends when its last job
+#   does. A job ends after ``ramp_time + runtime`` when ``time_based``, otherwise when it has moved
+#   ``io_size`` (or ``size``; by default the volume's size) bytes after its ramp, or at
+#   ``ramp_time + runtime`` if that comes first. Runs follow each other; volume and instance state
+#   carries over, and a volume no job uses in a phase rests.
 
 from __future__ import annotations
 
 import dataclasses
 import math
 import os
-import time as _time
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -36,15 +40,15 @@ from ..latency import closed_loop_latency_s, latency_moments, latency_quantiles
 from ..simulation import BOUND_NAMES, Simulation
 from ..volumes import VOLUME_TYPES, Volume
 from ..workloads import ClosedLoop, Idle, Workload
-from .jobs import FioJob, FioJobError, FioJobSet, parse_run
-from .readers import parse_json
+from ._files import PathLike
+from .cmdline import parse_run
+from .cost import _check_log_rows, _Work
+from .histograms import FIO_PERCENTILES
+from .job import FioJob, FioJobError, FioJobSet
+from .logs import LOG_OPTIONS, WindowedLog, window_steps, write_logs
+from .report import _normal_report, _prediction_json, parse_json
 
 __all__ = [
-    "FIO_PERCENTILES",
-    "MAX_JOB_EVENTS",
-    "MAX_JOB_STEPS",
-    "MAX_LOG_ROWS",
-    "MAX_VOLUME_STEPS",
     "FioPrediction",
     "JobPrediction",
     "parse_volume_spec",
@@ -52,12 +56,6 @@ __all__ = [
 ]
 
 FloatArray = npt.NDArray[np.float64]
-
-#: The clat percentiles fio reports by default, as fio spells their keys.
-FIO_PERCENTILES = (1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99)
-
-#: fio version string that predictions carry (the shape follows fio 3.33's JSON).
-FIO_VERSION = "fio-3.33"
 
 # --volume SPEC keys -> Volume fields.
 _SPEC_KEYS = {
@@ -200,15 +198,7 @@ class FioPrediction:
 
     def to_json(self) -> Dict[str, Any]:
         """One fio-shaped JSON document listing the jobs of every run in order."""
-        now = int(_time.time())
-        return {
-            "fio version": FIO_VERSION,
-            "timestamp": now,
-            "timestamp_ms": now * 1000,
-            "time": _time.ctime(now),
-            "ebssim": {"prediction": True, "runs": list(self.runs)},
-            "jobs": [_job_json(j) for j in self.jobs],
-        }
+        return _prediction_json(self.jobs, self.runs)
 
     def to_pandas(self) -> Any:
         """The report as :func:`ebssim.fio.read_json` reads fio's: the same rows and columns as
@@ -223,7 +213,7 @@ class FioPrediction:
 
     def to_normal(self) -> str:
         """A report that reads like fio's normal output."""
-        return _normal_report(self)
+        return _normal_report(self.jobs)
 
 
 # --------------------------------------------------------------------------------------------
@@ -343,12 +333,12 @@ def _choose_dt(runs: Sequence[FioJobSet]) -> float:
 
 
 def predict(
-    runs: Sequence[Union[str, "os.PathLike[str]", FioJobSet]],
+    runs: Sequence[Union[PathLike, FioJobSet]],
     volumes: Mapping[str, Volume],
     *,
     instance: Union[Instance, str, None] = None,
     dt: Optional[float] = None,
-    log_dir: Union[str, "os.PathLike[str]", None] = ".",
+    log_dir: Optional[PathLike] = ".",
     allow_outside_log_paths: bool = False,
 ) -> FioPrediction:
     """Simulate fio runs back to back on the given volumes and predict fio's report.
@@ -374,9 +364,10 @@ def predict(
     ValueError
         A job that cannot be simulated (:class:`FioJobError`, naming file, line and option), a
         log path outside ``log_dir``, or a run too large to simulate: the work is estimated before
-        the simulation starts, and a run needing more than :data:`MAX_JOB_STEPS` job-steps,
-        :data:`MAX_VOLUME_STEPS` volume-steps, :data:`MAX_LOG_ROWS` log rows or
-        :data:`MAX_JOB_EVENTS` job-events is refused with the figure and the way out (a coarser
+        the simulation starts, and a run needing more than :data:`~ebssim.fio.cost.MAX_JOB_STEPS`
+        job-steps, :data:`~ebssim.fio.cost.MAX_VOLUME_STEPS` volume-steps,
+        :data:`~ebssim.fio.cost.MAX_LOG_ROWS` log rows or :data:`~ebssim.fio.cost.MAX_JOB_EVENTS`
+        job-events is refused with the figure and the way out (a coarser
         ``dt``, shorter jobs, fewer jobs).
     """
     jobsets: List[FioJobSet] = []
@@ -629,100 +620,7 @@ def _summarise(members: List[_Clone], dt: float, label: str, *, weighted: bool) 
     )
 
 
-def _lat_obj(j: JobPrediction, share: float) -> Dict[str, Any]:
-    n = int(round(j.total_ios * share))
-    if n == 0:
-        return {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}
-    return {
-        "min": int(round(j.latency_min_s * 1e9)),
-        "max": int(round(j.latency_max_s * 1e9)),
-        "mean": j.latency_mean_s * 1e9,
-        "stddev": j.latency_stddev_s * 1e9,
-        "N": n,
-    }
-
-
-def _dir_json(j: JobPrediction, share: float) -> Dict[str, Any]:
-    io_bytes = j.io_bytes * share
-    runtime_ms = int(round(j.runtime_s * 1e3)) if share > 0 else 0
-    bw_bytes = io_bytes / j.runtime_s if j.runtime_s > 0 and share > 0 else 0.0
-    clat = _lat_obj(j, share)
-    if clat["N"]:
-        clat["percentile"] = {f"{p:.6f}": int(round(v * 1e9)) for p, v in j.percentiles_s.items()}
-    return {
-        "io_bytes": int(round(io_bytes)),
-        "io_kbytes": int(round(io_bytes / 1024)),
-        "bw_bytes": int(round(bw_bytes)),
-        "bw": int(round(bw_bytes / 1024)),
-        "iops": j.iops * share,
-        "runtime": runtime_ms,
-        "total_ios": int(round(j.total_ios * share)),
-        "short_ios": 0,
-        "drop_ios": 0,
-        "slat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0},
-        "clat_ns": clat,
-        "lat_ns": _lat_obj(j, share),
-    }
-
-
-def _job_json(j: JobPrediction) -> Dict[str, Any]:
-    empty = _dir_json(j, 0.0)
-    return {
-        "jobname": j.name,
-        "groupid": j.groupid,
-        "error": 0,
-        "job options": j.job_options,
-        "read": _dir_json(j, j.read_fraction) if j.read_fraction > 0 else empty,
-        "write": _dir_json(j, 1 - j.read_fraction) if j.read_fraction < 1 else empty,
-        "trim": empty,
-        "job_runtime": int(round(j.runtime_s * 1e3)),
-        "ebssim": {
-            "run": j.run,
-            "clones": j.clones,
-            "cliff_time_s": j.cliff_time_s,
-            "instance_cliff_time_s": j.instance_cliff_time_s,
-            "burst_balance_end_pct": j.burst_balance_end_pct,
-            "bound": j.bound,
-            "bound_fraction": j.bound_fraction,
-        },
-    }
-
-
-def _fmt_bw(bps: float) -> str:
-    mib = bps / 2**20
-    return f"{mib:.1f}MiB/s ({bps / 1e6:.1f}MB/s)" if mib >= 1 else f"{bps / 1024:.1f}KiB/s ({bps / 1e3:.1f}kB/s)"
-
-
-def _normal_report(p: FioPrediction) -> str:
-    lines: List[str] = []
-    for j in p.jobs:
-        lines.append(f"{j.name}: (groupid={j.groupid}, jobs={j.clones}): err= 0: ebssim prediction ({j.run})")
-        for d, share in (("read", j.read_fraction), ("write", 1 - j.read_fraction)):
-            if share <= 0:
-                continue
-            io = j.io_bytes * share
-            lines.append(
-                f"  {d}: IOPS={j.iops * share:.0f}, BW={_fmt_bw(j.bw_bytes_s * share)}"
-                f"({io / 2**20:.0f}MiB/{j.runtime_s * 1e3:.0f}msec)"
-            )
-            lines.append(
-                f"    clat (usec): min={j.latency_min_s * 1e6:.0f}, max={j.latency_max_s * 1e6:.0f}, "
-                f"avg={j.latency_mean_s * 1e6:.2f}, stdev={j.latency_stddev_s * 1e6:.2f}"
-            )
-            lines.append("    clat percentiles (usec):")
-            items = [f"{p:5.2f}th=[{v * 1e6:7.0f}]" for p, v in j.percentiles_s.items()]
-            for i in range(0, len(items), 3):
-                lines.append("     | " + ", ".join(items[i : i + 3]) + ("," if i + 3 < len(items) else ""))
-        cliff = f"cliff at {j.cliff_time_s:.1f} s" if j.cliff_time_s is not None else "no cliff"
-        if j.instance_cliff_time_s is not None:
-            cliff += f", instance EBS balance ran out at {j.instance_cliff_time_s:.1f} s"
-        bb = f", BurstBalance {j.burst_balance_end_pct:.1f} % at end" if j.burst_balance_end_pct is not None else ""
-        lines.append(f"  ebssim: {cliff}{bb}, bound by {j.bound}")
-        lines.append("")
-    return "\n".join(lines)
-
-
-def _log_paths(job: FioJob, log_dir: Union[str, "os.PathLike[str]"], allow_outside: bool) -> Dict[str, List[str]]:
+def _log_paths(job: FioJob, log_dir: PathLike, allow_outside: bool) -> Dict[str, List[str]]:
     """Where each of the job's logs goes, by kind (one path per clone, or one shared path).
 
     A name that is absolute or leaves ``log_dir`` (``..``, or a symbolic link out of it) is
@@ -740,9 +638,7 @@ def _log_paths(job: FioJob, log_dir: Union[str, "os.PathLike[str]"], allow_outsi
                 real = os.path.realpath(path)
                 inside = not os.path.isabs(name) and os.path.commonpath([real_base, real]) == real_base
                 if not inside:
-                    option = {"clat_hist": "write_hist_log"}.get(kind, f"write_{kind}_log")
-                    if kind in ("clat", "slat"):
-                        option = "write_lat_log"
+                    option = next(o for o, kinds in LOG_OPTIONS.items() if kind in kinds)
                     raise FioJobError(
                         f"job {job.name!r}: {option}={getattr(job, option)} writes {name!r}, outside the log "
                         f"directory {base!r}: ebssim writes logs only under it (--log-dir); use a relative name, "
@@ -769,25 +665,7 @@ def _log_paths(job: FioJob, log_dir: Union[str, "os.PathLike[str]"], allow_outsi
     return out
 
 
-@dataclass
-class _Log:
-    """One job's log windows, ready to write."""
-
-    paths: Dict[str, List[str]]
-    end_ms: FloatArray
-    ops: FloatArray
-    lat: FloatArray
-    secs: float
-    dirs: List[Tuple[int, float, int]]
-    copies: int
-
-    @property
-    def rows(self) -> int:
-        kinds = sum(1 for k in self.paths if k not in ("slat", "clat_hist"))
-        return self.end_ms.size * len(self.dirs) * kinds * self.copies
-
-
-def _log_windows(parts: List[_Clone], dt: float, paths: Dict[str, List[str]]) -> Optional[_Log]:
+def _log_windows(parts: List[_Clone], dt: float, paths: Dict[str, List[str]]) -> Optional[WindowedLog]:
     """The windows of one job's logs (``parts``: the job's _Clone on each of its volumes)."""
     job = parts[0].job
     if not paths or not parts[0].t:
@@ -801,8 +679,7 @@ def _log_windows(parts: List[_Clone], dt: float, paths: Dict[str, List[str]]) ->
         lat_ops[: o.size] += o * np.concatenate(c.lat)[: o.size]
     keep = t >= -1e-9  # fio logs nothing during the ramp
     t, ops, lat_ops = t[keep], ops[keep], lat_ops[keep]
-    window_ms = job.log_avg_msec or int(round(dt * 1000)) or 1
-    per = max(1, int(round(window_ms / (dt * 1000))))
+    per = window_steps(job.log_avg_msec, dt)
     n = (t.size // per) * per
     w_ops = ops[:n].reshape(-1, per).sum(axis=1)
     w_lat = np.divide(lat_ops[:n].reshape(-1, per).sum(axis=1), w_ops, out=np.zeros_like(w_ops), where=w_ops > 0)
@@ -812,195 +689,25 @@ def _log_windows(parts: List[_Clone], dt: float, paths: Dict[str, List[str]]) ->
         for d, share, bs in ((0, job.read_fraction, job.bs_read), (1, 1 - job.read_fraction, job.bs_write))
         if share > 0
     ]
-    return _Log(paths, w_end_ms, w_ops, w_lat, per * dt, dirs, job.numjobs)
+    return WindowedLog(paths, w_end_ms, w_ops, w_lat, per * dt, dirs, job.numjobs)
 
 
 def _write_logs(
     clones_by_run: List[List[_Clone]], logs_by_run: List[Dict[int, Dict[str, List[str]]]], dt: float
 ) -> None:
-    """fio-format iops/bw/lat logs: ``time_ms, value, ddir, bs, prio``, one row per window and direction.
+    """Each job's logs, one row per window and direction (:class:`~ebssim.fio.logs.WindowedLog`).
 
     Times count from the end of the job's ramp, as fio's do; a job on several volumes logs the sum
-    of its shares; every clone of a job logs the same rows, and with ``per_job_logs=0`` the clones
-    append to one file. Each run starts its files anew, as a new fio run would. Nothing is written
-    when the logs would exceed :data:`MAX_LOG_ROWS`.
+    of its shares; every clone of a job logs the same rows. Nothing is written when the logs would
+    exceed :data:`~ebssim.fio.cost.MAX_LOG_ROWS`.
     """
-    runs: List[List[_Log]] = []
+    runs: List[List[WindowedLog]] = []
     for clones, paths in zip(clones_by_run, logs_by_run):
         by_job: Dict[int, List[_Clone]] = {}
         for c in clones:
             by_job.setdefault(c.job.thread_number, []).append(c)
         found = [_log_windows(parts, dt, paths.get(thread, {})) for thread, parts in by_job.items()]
         runs.append([lg for lg in found if lg is not None])
-    rows = sum(lg.rows for run_logs in runs for lg in run_logs)
-    if rows > MAX_LOG_ROWS:
-        raise ValueError(_too_many_rows(rows))
+    _check_log_rows(sum(lg.rows for run_logs in runs for lg in run_logs))
     for run_logs in runs:
-        written: Set[str] = set()
-        for lg in run_logs:
-            for kind, files in lg.paths.items():
-                text = "" if kind in ("slat", "clat_hist") else _log_text(lg, kind)
-                # One file per clone, or one shared file that every clone appends to.
-                for path in files if len(files) > 1 else files * lg.copies:
-                    mode = "a" if path in written else "w"
-                    written.add(path)
-                    with open(path, mode) as f:
-                        f.write(text)
-
-
-def _log_text(lg: _Log, kind: str) -> str:
-    """The rows of one log kind (no submission latency or histogram is modelled: slat and
-    clat_hist logs are empty, as fio's sync engines leave their slat logs)."""
-    lines: List[str] = []
-    for k in range(lg.ops.size):
-        for ddir, share, bs in lg.dirs:
-            if kind == "iops":
-                v = lg.ops[k] * share / lg.secs
-            elif kind == "bw":
-                v = lg.ops[k] * share * bs / lg.secs / 1024
-            else:
-                v = lg.lat[k] * 1e9
-            lines.append(f"{int(round(lg.end_ms[k]))}, {int(round(v))}, {ddir}, 0, 0\n")
-    return "".join(lines)
-
-
-# --------------------------------------------------------------------------------------------
-# Cost: work and memory estimated before a run
-# --------------------------------------------------------------------------------------------
-
-#: Job-steps one :func:`predict` may simulate: each job's steps, summed over jobs (a job's
-#: ``numjobs`` clones count once). About 100 bytes of memory each, so the limit is about 1 GB.
-MAX_JOB_STEPS = 10_000_000
-#: Volume-steps one :func:`predict` may simulate: steps of every phase times the volumes given.
-MAX_VOLUME_STEPS = 100_000_000
-#: Rows the jobs' ``write_*_log`` files may hold together (about 25 bytes each).
-MAX_LOG_ROWS = 10_000_000
-#: Job-events one :func:`predict` may handle: a job's ramp end or end is an event, and every job
-#: of the phase still running does some Python work at each (about 70 us), so jobs that end at
-#: many different times cost time quadratic in their number.
-MAX_JOB_EVENTS = 250_000
-
-
-def _steps(seconds: float, dt: float) -> float:
-    return math.inf if not math.isfinite(seconds) else max(1.0, math.ceil(seconds / dt - 1e-9))
-
-
-def _where(c: _Clone) -> str:
-    job = c.job
-    at = f"{job.source}:{job.line}" if job.line is not None else (job.source or c.run_label)
-    return f"job {job.name!r} ({at})"
-
-
-def _too_many_rows(rows: float) -> str:
-    return (
-        f"the jobs' logs would hold {'at least ' if math.isinf(rows) else ''}{rows:,.0f} rows, more than the "
-        f"limit of {MAX_LOG_ROWS:,} (ebssim.fio.simulate.MAX_LOG_ROWS): average them over longer windows "
-        f"(log_avg_msec=1000), use a coarser --dt, or write no logs (--no-logs; log_dir=None)"
-    )
-
-
-class _Work:
-    """What a prediction costs: estimated before the run, and counted while it runs."""
-
-    def __init__(self, dt: float, volumes: Sequence[Volume]) -> None:
-        self.dt = dt
-        self.volumes = list(volumes)
-        self.job_steps = 0.0
-        self.volume_steps = 0.0
-        self.events = 0.0
-
-    def min_duration(self, c: _Clone) -> float:
-        """The shortest time the job can take: its runtime, or its bytes at the fastest rate it
-        could get (its own offer, and its volume's highest limits)."""
-        if c.byte_target is None:
-            return c.ramp_s + (c.runtime_s or 0.0)
-        vol = self.volumes[c.volume]
-        rate = c.rate * c.io_bytes
-        rate = min(rate, vol.max_throughput_mib_s * 2**20, vol.max_iops / c.counted * c.io_bytes)
-        d = c.ramp_s + (c.byte_target / rate if rate > 0 else math.inf)
-        return d if c.runtime_s is None else min(d, c.ramp_s + c.runtime_s)
-
-    def estimate(self, clones_by_run: List[List[_Clone]], logs_by_run: List[Dict[int, Dict[str, List[str]]]]) -> None:
-        """Refuse a prediction whose work or memory is too large, before anything is simulated.
-
-        The figures are lower bounds (a throttled size-limited job takes longer): :meth:`spend`
-        keeps counting during the run.
-        """
-        dt = self.dt
-        job_steps = volume_steps = rows = events = 0.0
-        longest: Optional[Tuple[float, _Clone]] = None
-        busiest: Tuple[float, int, int] = (0.0, 0, 0)  # job-events, jobs, end times
-        for clones, logs in zip(clones_by_run, logs_by_run):
-            phases: Dict[int, float] = {}
-            ends: Dict[int, Set[float]] = {}
-            jobs: Dict[int, int] = {}
-            logged: Set[int] = set()
-            for c in clones:
-                d = self.min_duration(c)
-                job_steps += _steps(d, dt)
-                phases[c.job.phase] = max(phases.get(c.job.phase, 0.0), d)
-                ends.setdefault(c.job.phase, set()).update((_steps(c.ramp_s, dt), _steps(d, dt)))
-                jobs[c.job.phase] = jobs.get(c.job.phase, 0) + 1
-                if longest is None or d > longest[0]:
-                    longest = (d, c)
-                paths = logs.get(c.job.thread_number)
-                if paths and c.job.thread_number not in logged:  # once per job, not per volume
-                    logged.add(c.job.thread_number)
-                    job = c.job
-                    per = max(1, round((job.log_avg_msec or round(dt * 1000) or 1) / (dt * 1000)))
-                    kinds = sum(1 for k in paths if k not in ("slat", "clat_hist"))
-                    dirs = int(job.read_fraction > 0) + int(job.read_fraction < 1)
-                    windows = math.floor(max(0.0, d - c.ramp_s) / dt / per + 1e-9) if math.isfinite(d) else math.inf
-                    rows += windows * kinds * dirs * c.count
-            volume_steps += sum(_steps(d, dt) for d in phases.values()) * len(self.volumes)
-            for phase, n_jobs in jobs.items():
-                # Every ramp or job end is an event, and every job still running does work at each:
-                # about half the jobs, when the ends are spread.
-                cost = n_jobs * len(ends[phase]) / 2
-                events += cost
-                if cost > busiest[0]:
-                    busiest = (cost, n_jobs, len(ends[phase]))
-        if job_steps > MAX_JOB_STEPS and longest is not None:
-            d, c = longest
-            need = dt * job_steps / MAX_JOB_STEPS
-            raise ValueError(
-                f"this prediction needs at least {job_steps:,.0f} job-steps of dt={dt:g} s, more than the limit "
-                f"of {MAX_JOB_STEPS:,} (ebssim.fio.simulate.MAX_JOB_STEPS, about 1 GB of memory); the longest, "
-                f"{_where(c)}, runs at least {d:,.6g} s: use a coarser --dt ({need:.3g} s or more), "
-                f"a shorter runtime or smaller size, or fewer jobs"
-            )
-        if volume_steps > MAX_VOLUME_STEPS:
-            raise ValueError(
-                f"this prediction needs at least {volume_steps:,.0f} volume-steps ({len(self.volumes)} volume(s) "
-                f"stepped at dt={dt:g} s), more than the limit of {MAX_VOLUME_STEPS:,} "
-                f"(ebssim.fio.simulate.MAX_VOLUME_STEPS): use a coarser --dt, shorter jobs, or fewer --volume"
-            )
-        if rows > MAX_LOG_ROWS:
-            raise ValueError(_too_many_rows(rows))
-        if events > MAX_JOB_EVENTS:
-            raise ValueError(
-                f"this prediction needs about {events:,.0f} job-events, more than the limit of {MAX_JOB_EVENTS:,} "
-                f"(ebssim.fio.simulate.MAX_JOB_EVENTS, about 20 s of work): {busiest[1]:,} jobs run in one phase "
-                f"and end at {busiest[2]:,} different times, and each end makes every running job do work; give "
-                f"the jobs of a phase the same size or runtime, split them into phases (stonewall), or run fewer"
-            )
-
-    def spend(self, n_steps: int, n_active: int, now_s: float) -> None:
-        """Count a stretch of the run; refuse it when the run turns out larger than estimated."""
-        self.job_steps += n_steps * n_active
-        self.volume_steps += n_steps * len(self.volumes)
-        self.events += n_active
-        if self.events > MAX_JOB_EVENTS:
-            raise ValueError(
-                f"the simulation passed the limit of {MAX_JOB_EVENTS:,} job-events at t={now_s:g} s "
-                f"(ebssim.fio.simulate.MAX_JOB_EVENTS): too many jobs of one phase end at different times (they "
-                f"share their volume, so they end later and further apart than estimated); give them the same "
-                f"size or runtime, split them into phases (stonewall), or run fewer"
-            )
-        if self.job_steps > MAX_JOB_STEPS or self.volume_steps > MAX_VOLUME_STEPS:
-            raise ValueError(
-                f"the simulation passed the limit of {MAX_JOB_STEPS:,} job-steps or {MAX_VOLUME_STEPS:,} "
-                f"volume-steps at t={now_s:g} s (ebssim.fio.simulate.MAX_JOB_STEPS, MAX_VOLUME_STEPS): a job "
-                f"that ends when it has moved its size was throttled and runs longer than its fastest time; "
-                f"use a coarser --dt (now {self.dt:g} s), a smaller size or io_size, or a runtime limit"
-            )
+        write_logs(run_logs)
