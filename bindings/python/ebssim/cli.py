@@ -80,6 +80,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
+    from .volumes import VOLUME_TYPES
+
     ap = _Parser(prog="ebssim", description="Simulate Amazon EBS volume performance.")
     sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
     fio = sub.add_parser(
@@ -93,8 +95,8 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="TARGET=SPEC",
-        help="attach a simulated volume: SPEC is TYPE[:key=value,...], TYPE one of gp2 gp3 io1 io2 st1 sc1 "
-        "standard, keys size (GiB), iops, throughput (MiB/s), burst_balance (%%), latency_ms",
+        help=f"attach a simulated volume: SPEC is TYPE[:key=value,...], TYPE one of {' '.join(VOLUME_TYPES)}, "
+        "keys size (GiB), iops, throughput (MiB/s), burst_balance (%%), latency_ms",
     )
     fio.add_argument("--instance", metavar="TYPE", help="apply this EC2 instance type's EBS limits")
     fio.add_argument("--output-format", choices=["normal", "json"], default="normal")

@@ -38,7 +38,7 @@ from ..burst import closed_loop_rate
 from ..instances import Instance
 from ..latency import closed_loop_latency_s, latency_moments, latency_quantiles
 from ..simulation import BOUND_NAMES, Simulation
-from ..volumes import VOLUME_TYPES, Volume
+from ..volumes import VOLUME_TYPES, Volume, volume_types
 from ..workloads import ClosedLoop, Idle, Workload
 from ._files import PathLike
 from .cmdline import parse_run
@@ -65,10 +65,6 @@ _SPEC_KEYS = {
     "burst_balance": "burst_balance_pct",
     "latency_ms": "latency_ms",
 }
-# Sizes used when the spec omits one: the EC2 console's defaults for a new volume (8 GiB for
-# general purpose and magnetic, 100 GiB and 3,000 IOPS for io1/io2, the 125 GiB minimum for HDD).
-_DEFAULT_SIZE_GIB = {"gp2": 8, "gp3": 8, "io1": 100, "io2": 100, "st1": 125, "sc1": 125, "standard": 8}
-_DEFAULT_PIOPS = 3000
 
 
 def parse_volume_spec(arg: str) -> Tuple[str, Volume]:
@@ -102,9 +98,11 @@ def parse_volume_spec(arg: str) -> Tuple[str, Volume]:
         if not math.isfinite(number):
             raise ValueError(f"--volume {arg!r}: {key}={value[:64]!r} is not a number: expected a finite number")
         kwargs[_SPEC_KEYS[key]] = number
-    kwargs.setdefault("size_gib", _DEFAULT_SIZE_GIB[vtype])
-    if vtype in ("io1", "io2"):
-        kwargs.setdefault("iops", _DEFAULT_PIOPS)
+    # Omitted size and IOPS: the EC2 console's defaults for a new volume (the C++ type table).
+    info = volume_types()[vtype]
+    kwargs.setdefault("size_gib", info.default_size_gib)
+    if info.default_iops is not None:
+        kwargs.setdefault("iops", info.default_iops)
     try:
         return target, Volume(vtype, **kwargs)
     except ValueError as e:
