@@ -9,3 +9,4 @@ namespace py = pybind11;
 
 void bind_volume(py::module_& m);
 void bind_engine(py::module_& m);
+void bind_fit(py::module_& m);

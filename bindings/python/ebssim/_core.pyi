@@ -208,3 +208,38 @@ class Simulation:
     def instance_io_credits(self) -> float: ...
     @property
     def instance_bytes_credits(self) -> float: ...
+
+# ---- ebssim.fit (bind_fit.cpp): the fitter, used through ebssim/fit/_native.py only ----
+
+def fit_levels(
+    start_s: Any,
+    end_s: Any,
+    value: Any,
+    weight: Any,
+    segments: list[tuple[float, float, int, int]],
+    level0: list[float],
+    change0: list[float],
+) -> dict[str, Any]: ...
+def fit_bucket_volume(
+    type: str,
+    size_gib: float,
+    size_guess_gib: float,
+    balance_guess_pct: float,
+    phases: list[tuple[float, float, float, float, bool, float]],
+    start_s: Any,
+    end_s: Any,
+    value: Any,
+    weight: Any,
+    dt_s: float,
+    instance: InstanceSpec | None = ...,
+) -> dict[str, Any]: ...
+def simulate_windows(
+    spec: VolumeSpec,
+    phases: list[tuple[float, float, float, float, bool, float]],
+    start_s: Any,
+    end_s: Any,
+    dt_s: float,
+    instance: InstanceSpec | None = ...,
+) -> dict[str, Any]: ...
+def fit_service_time(io_bytes: Any, latency_s: Any, weight: Any, default_per_byte_s: float) -> dict[str, Any]: ...
+def fit_gamma(lower_s: Any, upper_s: Any, counts: Any) -> dict[str, Any]: ...
