@@ -349,6 +349,7 @@ def _fit_provisioned(
     """gp3, io1, io2: constant caps, read from the levels of the jobs that ask for more than they get."""
     probe = _example_volume(vtype, size_gib)
     sat = [lv for lv in levels if lv.iops < (1 - MIN_RELATIVE_CHANGE) * lv.job.rate_iops or rate_limits == "volume"]
+    held = [lv.job for lv in levels if lv not in sat]  # held by their own rate caps: demand-bound
     if not sat:
         sat = list(levels)
         result.notes.append("every job was held by its own rate cap: the caps are only bounded below")
@@ -410,7 +411,8 @@ def _fit_provisioned(
         result.parameters.append(Parameter("size_gib", float(size_gib), None, None, None, "GiB", "given"))
     phases, members = _phase_tuples(capture, rate_limits)
     t0, t1, value, w = _observed(capture, members, weights)
-    st = _service_time(result, capture, vtype, [lv.job for lv in levels if lv not in sat])
+    unique = list({id(j): j for j in held}.values())
+    st = _service_time(result, capture, vtype, unique)
     result.volume = _vol(vtype, size, **kw, **st)
     dt = _dt(capture)
     sim = _native.simulate_windows(result.volume, phases, t0, t1, dt)

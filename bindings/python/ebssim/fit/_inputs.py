@@ -191,7 +191,7 @@ def _check_frame(df: pd.DataFrame, label: str) -> Tuple[str, str]:
         bad = np.flatnonzero(~np.isfinite(v) | (v < 0))
         if bad.size:
             raise ValueError(
-                f"{label}: row {int(bad[0])}: {c}={df[c].iloc[int(bad[0])]!r}: expected a finite number >= 0"
+                f"{label}: row {int(bad[0])}: {c}={float(v[int(bad[0])])!r}: expected a finite number >= 0"
             )
     return col, kind
 

@@ -53,8 +53,9 @@ def _breaks(job: JobData) -> List[int]:
     if n < 4:
         return []
     sigma = max(_noise(x), 1e-3 * float(np.median(np.abs(x))), 1e-9)
-    algo = rpt.Pelt(model="l2", min_size=2, jump=1).fit(x.reshape(-1, 1))
-    bkps = [b for b in algo.predict(pen=4.0 * sigma**2 * math.log(n)) if b < n]
+    # PELT on the l2 cost (a change of mean), ruptures' C implementation (KernelCPD with the linear kernel).
+    algo = rpt.KernelCPD(kernel="linear", min_size=2).fit(x.reshape(-1, 1))
+    bkps = [int(b) for b in algo.predict(pen=4.0 * sigma**2 * math.log(n)) if b < n]
     # Merge neighbours whose levels barely differ.
     while True:
         edges = [0, *bkps, n]
