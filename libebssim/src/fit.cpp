@@ -573,9 +573,9 @@ BucketFit fit_bucket_volume(const BucketFitInput& in) {
         return c;
     };
     if (out.balance_pct.determined && out.balance_pct.lower == out.balance_pct.upper) {
-        const double h = std::max(1e-4, 1e-3 * out.balance_pct.se);
-        const double c_lo = cliff_at(std::max(0.0, bal - h)), c_hi = cliff_at(std::min(100.0, bal + h));
-        const double slope = (c_hi - c_lo) / (std::min(100.0, bal + h) - std::max(0.0, bal - h));
+        const double hb = std::max(1e-4, 1e-3 * out.balance_pct.se);
+        const double c_lo = cliff_at(std::max(0.0, bal - hb)), c_hi = cliff_at(std::min(100.0, bal + hb));
+        const double slope = (c_hi - c_lo) / (std::min(100.0, bal + hb) - std::max(0.0, bal - hb));
         out.cliff_time_s = {cliff, std::abs(slope) * out.balance_pct.se, cliff, cliff, !std::isnan(cliff)};
     } else if (out.balance_pct.determined) {
         const double c_lo = cliff_at(out.balance_pct.lower), c_hi = cliff_at(out.balance_pct.upper);

@@ -231,6 +231,10 @@ class Fit:
 
     # ---- text and HTML -----------------------------------------------------------------
 
+    def __repr__(self) -> str:
+        what = str(self.volume) if self.volume is not None else (self.volume_type or "levels only")
+        return f"<ebssim.fit.Fit: {what}; {len(self.phases)} phase(s), {len(self.parameters)} parameter(s)>"
+
     def __str__(self) -> str:
         lines = [f"ebssim fit: {len(self.capture.jobs)} job(s) from {', '.join(self.capture.sources)}"]
         if self.volume is not None:
