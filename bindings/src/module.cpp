@@ -7,4 +7,5 @@ PYBIND11_MODULE(_core, m) {
     bind_instance(m);
     bind_simulation(m);
     bind_latency(m);
+    bind_fit(m);
 }

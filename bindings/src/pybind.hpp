@@ -78,3 +78,4 @@ void bind_workload(py::module_& m);    // Idle, ClosedLoop, OpenLoop, the counti
 void bind_instance(py::module_& m);    // instance specs and parameters
 void bind_simulation(py::module_& m);  // the engine, run limits and results
 void bind_latency(py::module_& m);     // latency percentiles, closed forms (burst, refill, cliff)
+void bind_fit(py::module_& m);         // calibration: the fitter behind ebssim.fit

@@ -92,6 +92,7 @@ def test_readme_console_commands(
     from ebssim.cli import main
 
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "tests").symlink_to(REPO / "tests")  # commands that read the repository's fixtures
     text = (REPO / "README.md").read_text()
     blocks = re.findall(r"^```console\n(.*?)^```", text, flags=re.S | re.M)
     checked = 0

@@ -8,6 +8,7 @@ import io
 import pkgutil
 
 import ebssim.fio
+import ebssim.fit
 import pytest
 
 MODULES = [
@@ -34,6 +35,14 @@ MODULES = [
     "ebssim.fio.prediction",
     "ebssim.fio.report",
     "ebssim.fio.values",
+    "ebssim.fit",
+    "ebssim.fit._cli",
+    "ebssim.fit._fit",
+    "ebssim.fit._inputs",
+    "ebssim.fit._levels",
+    "ebssim.fit._native",
+    "ebssim.fit._predict",
+    "ebssim.fit._result",
 ]
 
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
@@ -53,6 +62,7 @@ def _run(name: str) -> doctest.TestResults:
 def test_every_module_is_covered():
     found = {f"ebssim.{m.name}" for m in pkgutil.iter_modules(ebssim.__path__) if m.name != "_core"}
     found |= {f"ebssim.fio.{m.name}" for m in pkgutil.iter_modules(ebssim.fio.__path__)}
+    found |= {f"ebssim.fit.{m.name}" for m in pkgutil.iter_modules(ebssim.fit.__path__)}
     assert found | {"ebssim"} == set(MODULES)
 
 

@@ -6,7 +6,7 @@ stubtest cannot read from pybind11 functions, by tests/python/test_stubs.py. Fie
 binds read-only are properties here.
 """
 
-from typing import Final, overload
+from typing import Any, Final, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -368,3 +368,38 @@ def closed_loop_rate(params: VolumeParams, workload: ClosedLoop, with_credits: b
 def cliff_time_s(params: VolumeParams, workload: ClosedLoop, credits: float = ...) -> float: ...
 def closed_loop_service_time_s(params: VolumeParams, workload: ClosedLoop) -> float: ...
 def closed_loop_latency_s(params: VolumeParams, workload: ClosedLoop, iops: npt.ArrayLike) -> _FloatArray: ...
+
+# ---- ebssim.fit (bind_fit.cpp): the fitter, used through ebssim/fit/_native.py only ----
+
+def fit_levels(
+    start_s: Any,
+    end_s: Any,
+    value: Any,
+    weight: Any,
+    segments: list[tuple[float, float, int, int]],
+    level0: list[float],
+    change0: list[float],
+) -> dict[str, Any]: ...
+def fit_bucket_volume(
+    type: str,
+    size_gib: float,
+    size_guess_gib: float,
+    balance_guess_pct: float,
+    phases: list[tuple[float, float, float, float, bool, float]],
+    start_s: Any,
+    end_s: Any,
+    value: Any,
+    weight: Any,
+    dt_s: float,
+    instance: InstanceSpec | None = ...,
+) -> dict[str, Any]: ...
+def simulate_windows(
+    spec: VolumeSpec,
+    phases: list[tuple[float, float, float, float, bool, float]],
+    start_s: Any,
+    end_s: Any,
+    dt_s: float,
+    instance: InstanceSpec | None = ...,
+) -> dict[str, Any]: ...
+def fit_service_time(io_bytes: Any, latency_s: Any, weight: Any, default_per_byte_s: float) -> dict[str, Any]: ...
+def fit_gamma(lower_s: Any, upper_s: Any, counts: Any) -> dict[str, Any]: ...

@@ -3,6 +3,7 @@
 ebssim fio [--volume TARGET=SPEC]... [--instance TYPE] [--output-format normal|json]
            [--output FILE] [--dt SECONDS] [--log-dir DIR | --no-logs]
            [--allow-outside-log-paths] RUN [RUN ...]
+ebssim fit [--type TYPE] [--size GIB] [--instance TYPE] [--output-format normal|json] INPUT [INPUT ...]
 
 Every problem ends the command with one ``ebssim: error: ...`` line on standard error and exit
 status 2 (130 when interrupted); Python warnings raised during a run appear as one
@@ -118,6 +119,9 @@ def _parser() -> argparse.ArgumentParser:
         "(only for job files you trust)",
     )
     fio.add_argument("runs", nargs="+", metavar="RUN", help="a fio job file, or 'fio ...' command line")
+    from .fit._cli import add_parser as add_fit_parser
+
+    add_fit_parser(sub)
     return ap
 
 
@@ -151,6 +155,10 @@ def main(argv: Optional[List[str]] = None) -> int:
             # Every warning is shown (once, by _Warnings), whatever filters the caller had set.
             warnings.simplefilter("always")
             warnings.showwarning = shown.show
+            if args.command == "fit":
+                from .fit._cli import run as run_fit
+
+                return run_fit(args)
             return _fio(args)
     except KeyboardInterrupt:
         print("ebssim: interrupted", file=sys.stderr)

@@ -1,0 +1,19 @@
+"""Calibration: fit the model to what fio measured on a real volume, then predict other runs.
+
+>>> import ebssim.fit
+>>> sorted(ebssim.fit.__all__)
+['CliffPrediction', 'Fit', 'Parameter', 'Phase', 'RATE_LIMITS', 'fit', 'predict_cliff']
+
+:func:`fit` reads fio job files, JSON/json+ reports and iops/bw logs (or the frames of
+:func:`ebssim.fio.read_log`), places the jobs on one clock, finds the levels and the times they
+change, and, for a declared volume type, the volume's parameters with their uncertainties, with
+the engine as forward model. docs/fit.md has the model, the method and the measured accuracy.
+"""
+
+from __future__ import annotations
+
+from ._fit import RATE_LIMITS, fit
+from ._predict import CliffPrediction, predict_cliff
+from ._result import Fit, Parameter, Phase
+
+__all__ = ["RATE_LIMITS", "CliffPrediction", "Fit", "Parameter", "Phase", "fit", "predict_cliff"]

@@ -1,0 +1,543 @@
+"""The fit: levels, then (for a declared type) the volume's parameters, the service time and its spread."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+import numpy.typing as npt
+
+from ..volumes import VOLUME_TYPES, Volume
+from . import _native
+from ._inputs import Capture, JobData, Source, load
+from ._levels import MIN_RELATIVE_CHANGE, Level, first_drop, fit_levels, window_weights
+from ._result import Fit, Parameter, Phase
+
+FloatArray = npt.NDArray[np.float64]
+
+#: What :func:`fit` accepts for ``rate_limits``.
+RATE_LIMITS = ("workload", "volume")
+_BUCKET_TYPES = ("gp2", "st1", "sc1", "standard")
+_HDD = ("st1", "sc1", "standard")
+#: Most engine steps one forward run takes (the step grows for long captures).
+MAX_FIT_STEPS = 200_000
+
+
+def _vol(vtype: str, size: float, **kw: Any) -> Volume:
+    return Volume(vtype, size, **kw)
+
+
+def _example_volume(vtype: str, size: Optional[float]) -> Volume:
+    """A volume of the type, for its counting rule and service-time defaults."""
+    default = {"gp2": 100, "gp3": 100, "io1": 100, "io2": 100, "st1": 1024, "sc1": 1024, "standard": 100}[vtype]
+    s = size if size is not None else default
+    if vtype in ("io1", "io2"):
+        return _vol(vtype, s, iops=100)
+    return _vol(vtype, s)
+
+
+def _counted(vol: Volume, job: JobData) -> float:
+    return vol.counted_ops_per_io(job.io_bytes, "sequential" if job.sequential else "random")
+
+
+def _phase_tuples(capture: Capture, rate_limits: str) -> Tuple[List[_native.PhaseTuple], List[List[JobData]]]:
+    """One engine phase per fio phase (concurrent jobs together)."""
+    groups: Dict[Tuple[int, int], List[JobData]] = {}
+    for j in capture.jobs:
+        groups.setdefault((j.invocation, j.phase), []).append(j)
+    phases: List[_native.PhaseTuple] = []
+    members: List[List[JobData]] = []
+    for key in sorted(groups, key=lambda k: min(j.start_s for j in groups[k])):
+        js = groups[key]
+        demand = sum(j.rate_iops for j in js) if rate_limits == "workload" else math.inf
+        weights = [1.0 for _ in js]
+        io_bytes = float(np.average([j.io_bytes for j in js], weights=weights))
+        rf = float(np.average([j.read_fraction for j in js], weights=weights))
+        phases.append(
+            (min(j.start_s for j in js), max(j.end_s for j in js), io_bytes, rf, all(j.sequential for j in js), demand)
+        )
+        members.append(js)
+    return phases, members
+
+
+def _observed(capture: Capture, members: List[List[JobData]], weights: List[FloatArray]) -> Tuple[FloatArray, ...]:
+    """Windows of the volume's total rate: each phase on its first job's windows."""
+    wmap = {id(j): w for j, w in zip(capture.jobs, weights)}
+    t0s, t1s, vs, ws = [], [], [], []
+    for js in members:
+        first = js[0]
+        total = first.iops.copy()
+        for other in js[1:]:
+            edges = np.concatenate([[other.t0[0]], other.t1])
+            cum = np.concatenate([[0.0], np.cumsum(other.iops * (other.t1 - other.t0))])
+            total += (np.interp(first.t1, edges, cum) - np.interp(first.t0, edges, cum)) / (first.t1 - first.t0)
+        t0s.append(first.t0)
+        t1s.append(first.t1)
+        vs.append(total)
+        ws.append(wmap[id(first)])
+    return np.concatenate(t0s), np.concatenate(t1s), np.concatenate(vs), np.concatenate(ws)
+
+
+def _dt(capture: Capture) -> float:
+    shortest = min(float(np.min(j.t1 - j.t0)) for j in capture.jobs)
+    return float(min(1.0, max(1e-3, shortest / 10, capture.end_s / MAX_FIT_STEPS)))
+
+
+def fit(
+    inputs: Sequence[Source],
+    *,
+    type: Optional[str] = None,
+    size_gib: Optional[float] = None,
+    instance: Optional[str] = None,
+    rate_limits: str = "workload",
+    bin_s: Optional[float] = None,
+) -> Fit:
+    """Fit the model to what fio wrote.
+
+    Parameters
+    ----------
+    inputs : paths, directories, :class:`ebssim.fio.FioResult`, :class:`ebssim.fio.FioJobSet` or read_log frames
+        fio job files, JSON/json+ reports and iops/bw logs (windowed or per-I/O), or directories
+        holding them (docs/fit.md, *Inputs*).
+    type : str, optional
+        The volume's type (gp2, gp3, io1, io2, st1, sc1, standard). Without it, the fit reports
+        the levels and change points only, and which types and sizes they are consistent with.
+    size_gib : float, optional
+        The volume's size when known (it is then not fitted).
+    instance : str, optional
+        The EC2 instance type, for :meth:`Fit.predict` (its limits are not fitted).
+    rate_limits : {"workload", "volume"}
+        What fio's ``rate_iops``/``rate`` options are. ``"workload"`` (default, a real capture):
+        they cap the jobs' demand. ``"volume"``: they stand in for the volume's limits (ebssim's
+        validation, which imitates EBS with fio's throttles), so every job asks for more.
+    bin_s : float, optional
+        Width of the bins per-I/O logs are counted in (default 0.1 s).
+
+    Returns
+    -------
+    Fit
+
+    Raises
+    ------
+    ValueError
+        Input that cannot be fitted (too short, NaN or negative values, times going back, logs
+        of several jobs in one file, a log whose units cannot be told), naming the file and the
+        rule.
+    """
+    if type is not None and type not in VOLUME_TYPES:
+        raise ValueError(f"type={type!r} is not an EBS volume type; expected one of {', '.join(VOLUME_TYPES)}")
+    if rate_limits not in RATE_LIMITS:
+        raise ValueError(f"rate_limits={rate_limits!r} must be one of {', '.join(RATE_LIMITS)}")
+    if size_gib is not None and not (isinstance(size_gib, (int, float)) and math.isfinite(size_gib) and size_gib > 0):
+        raise ValueError(f"size_gib={size_gib!r} must be a positive, finite number of GiB")
+    if bin_s is not None and not (isinstance(bin_s, (int, float)) and math.isfinite(bin_s) and bin_s > 0):
+        raise ValueError(f"bin_s={bin_s!r} must be a positive, finite number of seconds")
+    if instance is not None:
+        from ..instances import instance as _instance
+
+        _instance(instance)  # a clear error for an unknown name, now rather than at predict()
+    capture = load(inputs, bin_s=bin_s)
+    levels, lssr, ldof = fit_levels(capture)
+    weights = window_weights(capture, levels)
+    result = Fit(
+        capture=capture,
+        levels=levels,
+        volume_type=type,
+        instance=instance,
+        rate_limits=rate_limits,
+        levels_ssr=lssr,
+        levels_dof=ldof,
+    )
+    result.notes.extend(capture.notes)
+    result.phases = [
+        Phase(lv.job.name, lv.start_s, lv.end_s, lv.iops, lv.throughput_mib_s, None, lv.iops_se) for lv in levels
+    ]
+    if type is None:
+        result.consistent = _consistent(levels, rate_limits)
+        _service_time(result, capture, None, [j for j in capture.jobs if _demand_bound_by_fio(j, levels, rate_limits)])
+        return result
+    if type in _BUCKET_TYPES:
+        _fit_bucket(result, capture, levels, weights, type, size_gib, rate_limits)
+    else:
+        _fit_provisioned(result, capture, levels, weights, type, size_gib, rate_limits)
+    return result
+
+
+def _demand_bound_by_fio(job: JobData, levels: List[Level], rate_limits: str) -> bool:
+    """A job held by its own rate cap: every level of it at the cap."""
+    if rate_limits != "workload" or not math.isfinite(job.rate_iops):
+        return False
+    mine = [lv for lv in levels if lv.job is job]
+    return bool(mine) and all(abs(lv.iops - job.rate_iops) <= 0.02 * job.rate_iops for lv in mine)
+
+
+def _consistent(levels: List[Level], rate_limits: str) -> List[Dict[str, Any]]:
+    """Which EBS types and sizes the levels are consistent with (no type declared)."""
+    out: List[Dict[str, Any]] = []
+    drop = first_drop(levels)
+    top = max(levels, key=lambda lv: lv.iops)
+    gp2v = _example_volume("gp2", None)
+    if drop is not None:
+        hi, lo = drop
+        c_hi, c_lo = hi.iops * _counted(gp2v, hi.job), lo.iops * _counted(gp2v, lo.job)
+        if abs(c_hi - 3000) <= 0.03 * 3000 and 100 <= c_lo < 3000:
+            out.append(
+                {
+                    "type": "gp2",
+                    "size_gib": round(c_lo / 3) if c_lo > 100 * 1.02 else None,
+                    "why": f"bursts at {c_hi:.0f} ~ 3,000 IOPS, then {c_lo:.0f} IOPS = 3 IOPS/GiB x size"
+                    + ("" if c_lo > 102 else " (the 100 IOPS floor: any size up to 33 GiB)"),
+                }
+            )
+        mib_hi, mib_lo = hi.throughput_mib_s, lo.throughput_mib_s
+        for t, base, burst in (("st1", 40.0, 250.0), ("sc1", 12.0, 80.0)):
+            size = mib_lo / base * 1024
+            if 125 <= size <= 16384 and abs(min(500.0 if t == "st1" else 250.0, burst * size / 1024) - mib_hi) <= (
+                0.05 * mib_hi
+            ):
+                out.append({"type": t, "size_gib": round(size), "why": f"{mib_hi:.1f} then {mib_lo:.1f} MiB/s"})
+        out.append({"type": "gp3", "size_gib": None, "why": "no: gp3, io1 and io2 have no burst bucket, the rate fell"})
+    else:
+        c = top.iops * _counted(gp2v, top.job)
+        out.append(
+            {
+                "type": "gp2",
+                "size_gib": None,
+                "why": f"no cliff in the capture: any gp2 whose bucket lasted it ({c:.0f} IOPS)"
+                if c <= 3000 * 1.03
+                else f"{c:.0f} IOPS: a gp2 of at least {math.ceil(c / 3)} GiB (no burst)",
+            }
+        )
+        if c >= 3000 * 0.97:
+            out.append(
+                {"type": "gp3", "size_gib": None, "why": f"provisioned {c:.0f} IOPS (or more, if demand held it)"}
+            )
+    del rate_limits
+    return out
+
+
+def _fit_bucket(
+    result: Fit,
+    capture: Capture,
+    levels: List[Level],
+    weights: List[FloatArray],
+    vtype: str,
+    size_gib: Optional[float],
+    rate_limits: str,
+) -> None:
+    phases, members = _phase_tuples(capture, rate_limits)
+    t0, t1, value, w = _observed(capture, members, weights)
+    probe = _example_volume(vtype, size_gib)
+    drop = first_drop(levels)
+    size_guess: Optional[float] = size_gib
+    bal_guess = 100.0
+    if drop is not None:
+        hi, lo = drop
+        if vtype == "gp2":
+            base = lo.iops * _counted(probe, lo.job)
+            size_guess = size_guess or max(1.0, base / 3)
+        else:
+            base_mib = lo.iops * _counted(probe, lo.job)  # counted 1 MiB operations per second
+            per_tib = {"st1": 40.0, "sc1": 12.0, "standard": 100.0}[vtype]
+            size_guess = size_guess or max(125.0, base_mib / per_tib * 1024)
+        sv = _example_volume(vtype, float(round(size_guess)))
+        drain = hi.iops * _counted(sv, hi.job) - sv.baseline_iops
+        if drain > 0 and sv.credit_capacity > 0:
+            # The earliest cliff the data allow: the end of the last window at the high level.
+            mid = (hi.job.t0 + hi.job.t1) / 2
+            last = float(np.max(hi.job.t1[(mid >= hi.start_s) & (mid <= hi.end_s)], initial=hi.start_s))
+            bal_guess = min(100.0, max(0.0, 100 * drain * last / sv.credit_capacity))
+    elif size_gib is None:
+        result.notes.append(
+            "no cliff in the capture: the baseline (and so the size) is not observed; pass the size (--size) to fit "
+            "the starting balance"
+        )
+    if size_guess is None:
+        result.parameters.append(Parameter("size_gib", None, None, None, None, "GiB", "not determined: no cliff"))
+        result.parameters.append(
+            Parameter("burst_balance_pct", None, None, None, None, "%", "not determined without the size")
+        )
+        _service_time(result, capture, vtype, [])
+        return
+    dt = _dt(capture)
+    r = _native.fit_bucket_volume(vtype, size_gib, size_guess, bal_guess, phases, t0, t1, value, w, dt)
+    size = r["size_gib"]
+    bal = r["balance_pct"]
+    cliff = r["cliff_time_s"]
+    used_size = float(r["size_used_gib"])
+    used_bal = float(r["balance_used_pct"])
+    if size_gib is not None:
+        result.parameters.append(Parameter("size_gib", float(size_gib), None, None, None, "GiB", "given"))
+    elif size["determined"]:
+        result.parameters.append(
+            Parameter("size_gib", size["value"], _f(size["se"]), None, None, "GiB", "whole GiB, profiled")
+        )
+    else:
+        result.parameters.append(
+            Parameter(
+                "size_gib",
+                None,
+                None,
+                size["lower"],
+                size["upper"],
+                "GiB",
+                f"not determined: every size from {size['lower']:g} to {size['upper']:g} GiB fits alike",
+            )
+        )
+        result.notes.append(f"the size is not determined; the volume uses {used_size:g} GiB")
+    if bal["determined"]:
+        interval = bal["lower"] != bal["upper"]
+        result.parameters.append(
+            Parameter(
+                "burst_balance_pct",
+                bal["value"],
+                _f(bal["se"]),
+                bal["lower"] if interval else None,
+                bal["upper"] if interval else None,
+                "%",
+                "BurstBalance at the start: the cliff lies in a stretch without data; the middle is taken"
+                if interval
+                else "BurstBalance at the start",
+            )
+        )
+    else:
+        lo_b, hi_b = bal["lower"], bal["upper"]
+        note = (
+            f"not determined: at least {lo_b:.4g} % (no cliff in the capture)"
+            if hi_b >= 100
+            else f"not determined: at most {hi_b:.4g} % (the capture starts after the cliff)"
+        )
+        result.parameters.append(Parameter("burst_balance_pct", None, None, lo_b, hi_b, "%", note))
+        result.notes.append(f"{note}; the volume uses {used_bal:.4g} %")
+    result.cliff = Parameter(
+        "cliff_time_s",
+        _f(cliff["value"]),
+        _f(cliff["se"]),
+        _f(cliff["lower"]) if cliff["lower"] != cliff["upper"] else None,
+        _f(cliff["upper"]) if cliff["lower"] != cliff["upper"] else None,
+        "s",
+        "from the start of the first job's log",
+    )
+    result.parameters.append(result.cliff)
+    names = _native.bound_names()
+    for ph, js, b in zip(phases, members, r["phase_bound"]):
+        for p in result.phases:
+            if any(p.job == j.name for j in js) and ph[0] - 1e-9 <= p.start_s <= ph[1] + 1e-9:
+                p.bound = names[int(b)]
+    result.predicted = (t0, t1, value, np.asarray(r["predicted"], dtype=float))
+    result.ssr = float(r["ssr"])
+    result.dof = int(r["dof"])
+    result.profile = [tuple(x) for x in r["profile"]]
+    result.engine_runs = int(r["engine_runs"])
+    result.dt_s = dt
+    result.engine_phases = phases
+    demand_jobs = [j for js, b in zip(members, r["phase_bound"]) if names[int(b)] == "demand" for j in js]
+    st = _service_time(result, capture, vtype, demand_jobs)
+    result.volume = _vol(vtype, used_size, burst_balance_pct=round(used_bal, 6), **st)
+
+
+def _fit_provisioned(
+    result: Fit,
+    capture: Capture,
+    levels: List[Level],
+    weights: List[FloatArray],
+    vtype: str,
+    size_gib: Optional[float],
+    rate_limits: str,
+) -> None:
+    """gp3, io1, io2: constant caps, read from the levels of the jobs that ask for more than they get."""
+    probe = _example_volume(vtype, size_gib)
+    sat = [lv for lv in levels if lv.iops < (1 - MIN_RELATIVE_CHANGE) * lv.job.rate_iops or rate_limits == "volume"]
+    held = [lv.job for lv in levels if lv not in sat]  # held by their own rate caps: demand-bound
+    if not sat:
+        sat = list(levels)
+        result.notes.append("every job was held by its own rate cap: the caps are only bounded below")
+    counted = [(lv, lv.iops * _counted(probe, lv.job), lv.iops * lv.job.io_bytes / 2**20) for lv in sat]
+    iops_lv, iops, _ = max(counted, key=lambda c: c[1])
+    tput_lv, _, tput = max(counted, key=lambda c: c[2])
+    cpi = _counted(probe, iops_lv.job)
+    iops_se = iops_lv.iops_se * cpi
+    tput_se = tput_lv.iops_se * tput_lv.job.io_bytes / 2**20
+    # The throughput cap binds where the IOPS cap does not: with small I/O only, it is a lower bound.
+    tput_bound = tput_lv.iops * _counted(probe, tput_lv.job) < (1 - MIN_RELATIVE_CHANGE) * iops
+    prov_iops = float(round(iops))
+    kw: Dict[str, Any] = {}
+    if vtype == "gp3":
+        prov_tput = float(round(tput)) if tput_bound else None
+        result.parameters.append(Parameter("iops", iops, iops_se, None, None, "IOPS", "provisioned IOPS"))
+        if prov_tput is not None:
+            result.parameters.append(
+                Parameter("throughput_mib_s", tput, tput_se, None, None, "MiB/s", "provisioned throughput")
+            )
+        else:
+            result.parameters.append(
+                Parameter(
+                    "throughput_mib_s",
+                    None,
+                    None,
+                    tput,
+                    None,
+                    "MiB/s",
+                    f"not determined: at least {tput:.1f} MiB/s (no job was throughput-bound)",
+                )
+            )
+        prov_iops = min(max(prov_iops, 3000.0), 80000.0)
+        kw = {"iops": prov_iops}
+        if prov_tput is not None:
+            kw["throughput_mib_s"] = min(max(prov_tput, 125.0), min(2000.0, 0.25 * prov_iops))
+        if iops < 3000 * 0.97:
+            result.notes.append(f"{iops:.0f} IOPS is below gp3's 3,000: not a gp3 at its limit (demand-bound?)")
+        min_size = max(1.0, math.ceil(prov_iops / 500)) if prov_iops > 3000 else 1.0
+    else:
+        result.parameters.append(Parameter("iops", iops, iops_se, None, None, "IOPS", "provisioned IOPS"))
+        prov_iops = min(max(prov_iops, 100.0), 64000.0 if vtype == "io1" else 256000.0)
+        kw = {"iops": prov_iops}
+        min_size = max(4.0, math.ceil(prov_iops / (50 if vtype == "io1" else 1000)))
+    size = float(size_gib) if size_gib is not None else float(min_size)
+    if size_gib is None:
+        result.parameters.append(
+            Parameter(
+                "size_gib",
+                None,
+                None,
+                min_size,
+                None,
+                "GiB",
+                f"not determined (performance does not depend on it): at least {min_size:g} GiB; the volume uses it",
+            )
+        )
+    else:
+        result.parameters.append(Parameter("size_gib", float(size_gib), None, None, None, "GiB", "given"))
+    phases, members = _phase_tuples(capture, rate_limits)
+    t0, t1, value, w = _observed(capture, members, weights)
+    unique = list({id(j): j for j in held}.values())
+    st = _service_time(result, capture, vtype, unique)
+    result.volume = _vol(vtype, size, **kw, **st)
+    dt = _dt(capture)
+    sim = _native.simulate_windows(result.volume, phases, t0, t1, dt)
+    pred = np.asarray(sim["predicted"], dtype=float)
+    result.predicted = (t0, t1, value, pred)
+    result.ssr = float(np.sum(w * (pred - value) ** 2))
+    result.dof = int(value.size - len([p for p in result.parameters if p.value is not None and p.note != "given"]))
+    result.dt_s = dt
+    result.engine_phases = phases
+    names = _native.bound_names()
+    for ph, js, b in zip(phases, members, sim["phase_bound"]):
+        for p in result.phases:
+            if any(p.job == j.name for j in js) and ph[0] - 1e-9 <= p.start_s <= ph[1] + 1e-9:
+                p.bound = names[int(b)]
+
+
+def _f(x: Any) -> Optional[float]:
+    if x is None:
+        return None
+    v = float(x)
+    return v if math.isfinite(v) else None
+
+
+def _service_time(result: Fit, capture: Capture, vtype: Optional[str], jobs: List[JobData]) -> Dict[str, float]:
+    """s(b) = intercept + b x per_byte from the mean completion latency of jobs the volume did not hold
+    back; and the gamma shape of their latency bins. Returns Volume keyword arguments."""
+    vol = _example_volume(vtype or "gp2", None)
+    default_per_byte = vol.service_time_s(2**20) - vol.service_time_s(0)
+    default_per_byte /= 2**20
+    pts = [(j.io_bytes, j.clat_mean_s, j.clat_n) for j in jobs if j.clat_mean_s and j.clat_n > 0]
+    kw: Dict[str, float] = {}
+    if not pts:
+        result.service_time = {"intercept_ms": None, "per_mib_ms": None}
+        result.notes.append(
+            "service time not fitted: no job was shown to run below the volume's limits with its latency reported"
+        )
+        return kw
+    b = np.array([p[0] for p in pts], dtype=float)
+    lat = np.array([p[1] for p in pts], dtype=float)
+    wts = np.array([p[2] for p in pts], dtype=float)
+    r = _native.fit_service_time(b, lat, wts / wts.mean(), default_per_byte)
+    a, k = r["intercept_s"], r["per_byte_s"]
+    inter_ms = float(a["value"]) * 1e3
+    result.parameters.append(
+        Parameter(
+            "service_intercept_ms",
+            inter_ms,
+            _f(float(a["se"]) * 1e3),
+            None,
+            None,
+            "ms",
+            "unloaded service time of a 0-byte I/O (volume latency_ms)",
+        )
+    )
+    if k["determined"]:
+        per_mib = float(k["value"]) * 2**20 * 1e3
+        result.parameters.append(
+            Parameter(
+                "service_per_mib_ms",
+                per_mib,
+                _f(float(k["se"]) * 2**20 * 1e3),
+                None,
+                None,
+                "ms/MiB",
+                f"transfer term, from {r['distinct_sizes']} I/O sizes",
+            )
+        )
+    else:
+        per_mib = default_per_byte * 2**20 * 1e3
+        result.parameters.append(
+            Parameter(
+                "service_per_mib_ms",
+                None,
+                None,
+                None,
+                None,
+                "ms/MiB",
+                f"not determined from one I/O size: the model's default {per_mib:.4g} ms/MiB is used",
+            )
+        )
+    result.service_time = {"intercept_ms": inter_ms, "per_mib_ms": per_mib if k["determined"] else None}
+    if inter_ms > 0:
+        kw["latency_ms"] = inter_ms
+    else:
+        result.notes.append(f"fitted service-time intercept {inter_ms:.4g} ms is not positive: the default is kept")
+    if k["determined"] and per_mib > 0:
+        kw["transfer_mib_s"] = 1e3 / per_mib
+    _latency_shape(result, jobs)
+    return kw
+
+
+def _latency_shape(result: Fit, jobs: List[JobData]) -> None:
+    """Gamma shape of the completion latency of jobs that ran below the limits (json+ bins)."""
+    fits = []
+    for j in jobs:
+        if j.clat_bins is None:
+            continue
+        lo, hi, n = j.clat_bins
+        try:
+            g = _native.fit_gamma(lo, hi, n)
+        except ValueError:
+            continue
+        fits.append((j, g))
+    if not fits:
+        return
+    ks = np.array([g["shape"]["value"] for _, g in fits], dtype=float)
+    ses = np.array([g["shape"]["se"] for _, g in fits], dtype=float)
+    ok = np.isfinite(ses) & (ses > 0)
+    if ok.any():
+        wts = 1 / ses[ok] ** 2
+        k = float(np.sum(ks[ok] * wts) / np.sum(wts))
+        se = float(1 / math.sqrt(np.sum(wts)))
+        spread = float(np.std(ks[ok])) if ok.sum() > 1 else 0.0
+        se = max(se, spread / math.sqrt(max(1, int(ok.sum()))))
+    else:
+        k, se = float(np.mean(ks)), math.nan
+    result.latency_fits = [(j.name, float(g["shape"]["value"]), float(g["mean_s"]["value"]) * 1e3) for j, g in fits]
+    result.parameters.append(
+        Parameter(
+            "latency_shape",
+            k,
+            _f(se),
+            None,
+            None,
+            "",
+            f"gamma shape of the service time, maximum likelihood over json+ bins of {len(fits)} job(s)",
+        )
+    )

@@ -1,0 +1,94 @@
+"""The one module of ebssim.fit that calls the compiled core (its fitter, ``ebssim/fit.hpp``)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+import numpy.typing as npt
+
+from .. import _core
+from ..volumes import Volume
+
+FloatArray = npt.NDArray[np.float64]
+#: (start_s, end_s, io_bytes, read_fraction, sequential, demand_iops): one phase of load.
+PhaseTuple = Tuple[float, float, float, float, bool, float]
+#: (start_s, end_s, start change index or -1, end change index or -1): one segment of constant level.
+SegmentTuple = Tuple[float, float, int, int]
+
+
+def fit_levels(
+    start_s: FloatArray,
+    end_s: FloatArray,
+    value: FloatArray,
+    weight: FloatArray,
+    segments: Sequence[SegmentTuple],
+    level0: Sequence[float],
+    change0: Sequence[float],
+) -> Dict[str, Any]:
+    return dict(_core.fit_levels(start_s, end_s, value, weight, list(segments), list(level0), list(change0)))
+
+
+def fit_bucket_volume(
+    vtype: str,
+    size_gib: Optional[float],
+    size_guess_gib: Optional[float],
+    balance_guess_pct: float,
+    phases: Sequence[PhaseTuple],
+    start_s: FloatArray,
+    end_s: FloatArray,
+    value: FloatArray,
+    weight: FloatArray,
+    dt_s: float,
+) -> Dict[str, Any]:
+    return dict(
+        _core.fit_bucket_volume(
+            vtype,
+            math.nan if size_gib is None else float(size_gib),
+            math.nan if size_guess_gib is None else float(size_guess_gib),
+            float(balance_guess_pct),
+            list(phases),
+            start_s,
+            end_s,
+            value,
+            weight,
+            float(dt_s),
+        )
+    )
+
+
+def simulate_windows(
+    volume: Volume, phases: Sequence[PhaseTuple], start_s: FloatArray, end_s: FloatArray, dt_s: float
+) -> Dict[str, Any]:
+    """The fitter's forward model: the engine runs ``phases`` on ``volume``; mean served IOPS per window."""
+
+    def opt(x: Optional[float]) -> float:
+        return math.nan if x is None else float(x)
+
+    spec = _core.VolumeSpec(
+        volume.type,
+        float(volume.size_gib),
+        iops=opt(volume.iops),
+        throughput_mib_s=opt(volume.throughput_mib_s),
+        burst_balance_pct=opt(volume.burst_balance_pct),
+        latency_ms=opt(volume.latency_ms),
+        transfer_mib_s=opt(volume.transfer_mib_s),
+    )
+    return dict(_core.simulate_windows(spec, list(phases), start_s, end_s, float(dt_s)))
+
+
+def fit_service_time(
+    io_bytes: FloatArray, latency_s: FloatArray, weight: FloatArray, default_per_byte_s: float
+) -> Dict[str, Any]:
+    return dict(_core.fit_service_time(io_bytes, latency_s, weight, float(default_per_byte_s)))
+
+
+def fit_gamma(lower_s: FloatArray, upper_s: FloatArray, counts: FloatArray) -> Dict[str, Any]:
+    return dict(_core.fit_gamma(lower_s, upper_s, counts))
+
+
+def bound_names() -> List[str]:
+    from ..simulation import BOUND_NAMES
+
+    return list(BOUND_NAMES)
