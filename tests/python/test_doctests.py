@@ -8,18 +8,24 @@ import io
 import pkgutil
 
 import ebssim
+import ebssim.aws as aws
 import pytest
 
 MODULES = [
     "ebssim",
     "ebssim._limits",
     "ebssim._units",
+    "ebssim.aws",
+    "ebssim.aws._cloudwatch",
+    "ebssim.aws._ec2",
+    "ebssim.aws._replay",
     "ebssim.burst",
     "ebssim.cli",
     "ebssim.instances",
     "ebssim.latency",
     "ebssim.plot",
     "ebssim.simulation",
+    "ebssim.trace",
     "ebssim.volumes",
     "ebssim.workloads",
 ]
@@ -40,6 +46,7 @@ def _run(name: str) -> doctest.TestResults:
 
 def test_every_module_but_fio_is_covered():
     found = {f"ebssim.{m.name}" for m in pkgutil.iter_modules(ebssim.__path__) if m.name not in ("fio", "_core")}
+    found |= {f"ebssim.aws.{m.name}" for m in pkgutil.iter_modules(aws.__path__)}
     assert found | {"ebssim"} == set(MODULES)
 
 
