@@ -285,3 +285,18 @@ def test_open_loop_checks_its_new_fields():
         ebssim.OpenLoop(ops, nbytes, start="2024-05-01")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"dt=0 must be a positive"):
         ebssim.OpenLoop(ops, nbytes, dt=0)
+
+
+def test_a_time_indexed_series_is_not_an_array():
+    # The issue: OpenLoop(series) dropped the DatetimeIndex, and with it the step.
+    s = pd.Series([60.0, 60.0], index=minutes(2))
+    with pytest.raises(
+        ValueError, match=r"ops is a pandas object indexed by time \(DatetimeIndex\).*OpenLoop.from_pandas"
+    ):
+        ebssim.OpenLoop(s, s * 4096)
+    plain = pd.Series([60.0, 60.0])  # a RangeIndex holds no time: an array, as before
+    assert ebssim.OpenLoop(plain, plain * 4096).n_steps == 2
+
+
+def test_simulate_without_dt_steps_one_second_for_other_workloads():
+    assert ebssim.simulate(ebssim.gp2(100), ebssim.ClosedLoop(1, "4k"), duration_s=3, dt=None).dt_s == 1.0

@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+# Submodules with their own namespace: ebssim.trace (pandas traces), ebssim.aws (AWS input).
+from . import aws, trace
 from ._limits import LimitError, Limits, limits
 from .burst import ClosedLoopRate, burst_duration_s, cliff_time_s, closed_loop_rate, counted_iops, refill_time_s
 from .instances import SHARE_POLICIES, Catalog, Instance, NoEbsLimitsWarning, instance, load_catalog
@@ -39,6 +41,7 @@ __all__ = [
     "Volume",
     "VolumeResult",
     "Workload",
+    "aws",
     "burst_duration_s",
     "cliff_time_s",
     "closed_loop_latency_s",
@@ -59,4 +62,5 @@ __all__ = [
     "plot",
     "refill_time_s",
     "simulate",
+    "trace",
 ]

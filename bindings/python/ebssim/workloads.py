@@ -332,6 +332,15 @@ class OpenLoop:
 
 
 def _as_series(x: Any, name: str) -> npt.NDArray[np.float64]:
+    index = getattr(x, "index", None)
+    if type(index).__name__ in ("DatetimeIndex", "TimedeltaIndex", "PeriodIndex"):
+        # The issue that brought OpenLoop.from_pandas: such an index was silently dropped, and with
+        # it the trace's step (one-minute sums read as one-second demand).
+        raise ValueError(
+            f"{name} is a pandas object indexed by time ({type(index).__name__}), whose index an array "
+            f"would drop: build the trace with ebssim.OpenLoop.from_pandas(data), which takes the step "
+            f"(dt) and the wall-clock start from the index"
+        )
     if np.ma.isMaskedArray(x) and np.ma.is_masked(x):
         raise ValueError(
             f"{name} is a masked array with {int(np.asarray(x.mask).sum())} masked values, which the simulation "
