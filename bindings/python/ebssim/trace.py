@@ -495,10 +495,10 @@ def time_index(result: "VolumeResult") -> "pd.Index":
     import pandas as pd
 
     start = getattr(result.workload, "start", None)
-    t = result.time_s
     if start is None:
-        return pd.Index(t, name="time_s")
-    return pd.DatetimeIndex(start + pd.to_timedelta(t - result.t0_s, unit="s"), name="time")
+        return pd.Index(result.time_s, name="time_s")
+    n = result.iops.shape[0]
+    return pd.date_range(start, periods=n, freq=pd.Timedelta(seconds=result.dt_s), name="time")
 
 
 def served_reads(result: "VolumeResult") -> Optional[Tuple[FloatArray, FloatArray]]:
@@ -566,6 +566,8 @@ def _served_share(f: FloatArray, arrivals: FloatArray, waiting0: float) -> Float
         B[d:] = A[d:] * B[:-d] + B[d:]
         A[d:] = A[d:] * A[:-d]
         d *= 2
+        if not A[d // 2 :].any():  # every chain has reached a step that served all: done
+            break
     waiting = np.empty(n)
     waiting[0] = waiting0
     waiting[1:] = A[:-1] * waiting0 + B[:-1]
