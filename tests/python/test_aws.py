@@ -270,6 +270,11 @@ def test_compare_rmse_by_hand():
     c1 = aws.compare(fine, metrics)
     assert c1.frame["simulated_burst_balance_pct"].iloc[0] == pytest.approx(100 - 1200 * 29.5 / 54_000)
     assert "RMSE" in repr(c1)
+    idle = metrics.iloc[:1].assign(metric="VolumeIdleTime", unit="Seconds", value=12.0)
+    only_idle = aws.compare(res[vid], idle)
+    assert list(only_idle.frame.columns) == ["measured_idle_time_s"] and only_idle.errors.shape[0] == 0
+    with pytest.raises(ValueError, match=r"nothing to plot"):
+        only_idle.plot()
 
 
 def test_compare_needs_wall_clock_and_a_volume(metrics):

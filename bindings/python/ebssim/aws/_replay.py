@@ -272,6 +272,10 @@ class Comparison:
         from matplotlib.figure import Figure
 
         names = [q for q in ("burst_balance_pct", "iops", "queue_length") if f"measured_{q}" in self.frame]
+        if not names:
+            raise ValueError(
+                f"{self.volume_id}: nothing to plot: the metrics hold no BurstBalance, I/Os or queue length"
+            )
         fig = Figure(figsize=figsize, layout="constrained")
         axes = fig.subplots(len(names), 1, sharex=True, squeeze=False)[:, 0]
         labels = {"burst_balance_pct": "BurstBalance %", "iops": "IOPS", "queue_length": "queue length"}
