@@ -7,6 +7,8 @@ import importlib
 import io
 import pkgutil
 
+import ebssim
+import ebssim.aws
 import ebssim.fio
 import ebssim.fit
 import pytest
@@ -15,12 +17,17 @@ MODULES = [
     "ebssim",
     "ebssim._limits",
     "ebssim._units",
+    "ebssim.aws",
+    "ebssim.aws._cloudwatch",
+    "ebssim.aws._ec2",
+    "ebssim.aws._replay",
     "ebssim.burst",
     "ebssim.cli",
     "ebssim.instances",
     "ebssim.latency",
     "ebssim.plot",
     "ebssim.simulation",
+    "ebssim.trace",
     "ebssim.volumes",
     "ebssim.workloads",
     "ebssim.fio",
@@ -63,6 +70,7 @@ def test_every_module_is_covered():
     found = {f"ebssim.{m.name}" for m in pkgutil.iter_modules(ebssim.__path__) if m.name != "_core"}
     found |= {f"ebssim.fio.{m.name}" for m in pkgutil.iter_modules(ebssim.fio.__path__)}
     found |= {f"ebssim.fit.{m.name}" for m in pkgutil.iter_modules(ebssim.fit.__path__)}
+    found |= {f"ebssim.aws.{m.name}" for m in pkgutil.iter_modules(ebssim.aws.__path__)}
     assert found | {"ebssim"} == set(MODULES)
 
 

@@ -418,7 +418,7 @@ def _gp2_run(**kw):
         (lambda: OpenLoop.constant(100, "4k", "10"), "duration_s", "'10'"),
         (lambda: _gp2_run(duration_s=True), "duration_s", "True"),
         (lambda: _gp2_run(duration_s="2"), "duration_s", "'2'"),
-        (lambda: _gp2_run(dt=None), "dt", "None"),
+        (lambda: Simulation([gp2(100)], dt=None), "dt", "None"),  # simulate(dt=None): the trace's or 1 s
         (lambda: _gp2_run(dt=True), "dt", "True"),
         (lambda: _gp2_run(record="no"), "record", "'no'"),
         (lambda: Simulation([gp2(100)], dt="1"), "dt", "'1'"),

@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+# Submodules with their own namespace: ebssim.trace (pandas traces), ebssim.aws (AWS input).
+from . import aws, trace
 from ._limits import LimitError, Limits, limits
 from .burst import ClosedLoopRate, burst_duration_s, cliff_time_s, closed_loop_rate, counted_iops, refill_time_s
 from .instances import SHARE_POLICIES, Catalog, Instance, NoEbsLimitsWarning, instance, load_catalog
@@ -59,6 +61,7 @@ __all__ = [
     "VolumeTypeInfo",
     "WindowStats",
     "Workload",
+    "aws",
     "burst_duration_s",
     "cliff_time_s",
     "closed_loop_latency_s",
@@ -80,4 +83,5 @@ __all__ = [
     "refill_time_s",
     "simulate",
     "volume_types",
+    "trace",
 ]

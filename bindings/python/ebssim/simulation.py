@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from collections.abc import Iterable
@@ -15,6 +16,7 @@ from typing import (
     List,
     Optional,
     Sequence,
+    Tuple,
     TypeVar,
     Union,
     cast,
@@ -188,21 +190,35 @@ class VolumeResult:
         """Share of the I/Os that are reads (1 for Idle)."""
         return float(getattr(self.workload, "read_fraction", 1.0))
 
+    # Replay (ebssim.trace): a trace with a per-step read/write split reports what was served of
+    # each per step; other workloads split at their read_fraction.
+    @functools.cached_property
+    def _served_reads(self) -> Optional[Tuple[FloatArray, FloatArray]]:
+        from .trace import served_reads
+
+        return served_reads(self)
+
     @property
     def read_iops(self) -> FloatArray:
-        return self.iops * self.read_fraction
+        split = self._served_reads
+        return self.iops * self.read_fraction if split is None else split[0]
 
     @property
     def write_iops(self) -> FloatArray:
-        return self.iops * (1.0 - self.read_fraction)
+        split = self._served_reads
+        return self.iops * (1.0 - self.read_fraction) if split is None else np.maximum(self.iops - split[0], 0.0)
 
     @property
     def read_mib_s(self) -> FloatArray:
-        return self.throughput_mib_s * self.read_fraction
+        split = self._served_reads
+        return self.throughput_mib_s * self.read_fraction if split is None else split[1]
 
     @property
     def write_mib_s(self) -> FloatArray:
-        return self.throughput_mib_s * (1.0 - self.read_fraction)
+        split = self._served_reads
+        if split is None:
+            return self.throughput_mib_s * (1.0 - self.read_fraction)
+        return np.maximum(self.throughput_mib_s - split[1], 0.0)
 
     @property
     def burst_balance_pct(self) -> FloatArray:
@@ -317,8 +333,11 @@ class VolumeResult:
         )
 
     def to_pandas(self) -> "pd.DataFrame":
-        """A DataFrame indexed by ``time_s`` with one column per output."""
+        """A DataFrame with one column per output, indexed by ``time_s``, or, for a trace with a
+        wall-clock ``start`` (:meth:`OpenLoop.from_pandas`), by a DatetimeIndex named ``time``."""
         import pandas as pd
+
+        from .trace import time_index
 
         df = pd.DataFrame(
             {
@@ -335,7 +354,7 @@ class VolumeResult:
                 "latency_ms": self.latency_ms,
                 "bound": pd.Categorical.from_codes(self.bound.astype(np.int8), categories=pd.Index(BOUND_NAMES)),
             },
-            index=pd.Index(self.time_s, name="time_s"),
+            index=time_index(self),
         )
         return df
 
@@ -551,6 +570,8 @@ class Simulation:
         for i, w in enumerate(ws):
             if not isinstance(w, (ClosedLoop, OpenLoop, Idle)):
                 raise ValueError(f"workloads[{i}]={w!r} must be a ClosedLoop, OpenLoop or Idle")
+            if isinstance(w, OpenLoop) and w.dt is not None and w.dt != self.dt:
+                raise ValueError(_dt_mismatch(f"workloads[{i}]", w.dt, self.dt, "Simulation(..., dt=)"))
         n = self._n_steps(ws, duration_s)
         record = flag(record, "record")
         try:
@@ -630,12 +651,20 @@ class Simulation:
         return f"<Simulation t={self.time_s:g} s, dt={self.dt:g} s: {vols}{on}>"
 
 
+def _dt_mismatch(what: str, trace_dt: float, dt: float, where: str) -> str:
+    return (
+        f"{what} is a trace in steps of {trace_dt:g} s but {where} is {dt:g} s: a trace's step is part of "
+        f"its demand (ops per step), so simulate it at dt={trace_dt:g}, or build it at dt={dt:g} "
+        f"(OpenLoop.from_pandas(..., dt={dt:g}) spreads each period evenly over finer steps)"
+    )
+
+
 def simulate(
     volume: Volume,
     workload: Workload,
     duration_s: Optional[float] = None,
     *,
-    dt: float = 1.0,
+    dt: Optional[float] = None,
     record: bool = True,
     instance: Union[Instance, str, None] = None,
     max_volume_steps: Optional[float] = None,
@@ -650,8 +679,10 @@ def simulate(
     workload : ClosedLoop, OpenLoop or Idle
     duration_s : float, optional
         Length of the run; optional for an OpenLoop trace (its length sets it).
-    dt : float
-        Step in seconds (default 1; finer steps such as 0.001 resolve sub-second behaviour).
+    dt : float, optional
+        Step in seconds (default 1; finer steps such as 0.001 resolve sub-second behaviour). A
+        trace that knows its step (``OpenLoop.dt``, e.g. from :meth:`OpenLoop.from_pandas`)
+        sets the default, and another ``dt`` is an error.
     record : bool
         Keep per-step arrays (default). ``False`` keeps only the totals, for speed.
     instance : Instance or str, optional
@@ -672,6 +703,11 @@ def simulate(
     >>> print(r.cliff_time_s, r.iops[0], r.iops[-1])
     2000.0 3000.0 300.0
     """
+    trace_dt = workload.dt if isinstance(workload, OpenLoop) else None
+    if dt is None:
+        dt = 1.0 if trace_dt is None else trace_dt
+    elif trace_dt is not None and _dt(dt) != trace_dt:
+        raise ValueError(_dt_mismatch("workload", trace_dt, dt, "dt"))
     inst = _resolve_instance(instance, stacklevel=2)
     return Simulation([volume], dt=dt, instance=inst).run(
         [workload],

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _core, _limits
 from ._units import SizeLike, parse_size, real
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 __all__ = ["ClosedLoop", "OpenLoop", "Idle", "Workload", "PATTERNS"]
 
@@ -138,6 +141,24 @@ class OpenLoop:
         values (the engine would ignore the mask: fill or drop those steps first).
     read_fraction, pattern, service_time_ms
         As for :class:`ClosedLoop`.
+    read_ops, read_bytes : array_like, optional
+        Reads among ``ops`` and ``bytes`` in each step (the rest are writes), for a trace whose
+        mix varies over time; both or neither, each at most ``ops`` and ``bytes``. With them,
+        ``read_fraction`` is left out: it becomes the trace's overall share of reads. The
+        limits apply to reads and writes together; results split what was served per step
+        (``read_iops``, ``write_iops``, ...; docs/replay.md).
+    dt : float, optional
+        Seconds per step of the trace. With it, :func:`simulate` steps at ``dt`` by default, and
+        a simulation with another step is an error (rather than silently reading, say,
+        one-minute sums as one-second demand). Without it, the trace takes the simulation's step.
+    start : pandas.Timestamp, optional
+        Wall-clock time of the start of step 0; results then have a DatetimeIndex.
+    resolution_s : float, optional
+        Seconds per measurement the trace was spread from (at least ``dt``, a whole number of
+        steps): each measurement was spread evenly over its steps, so variation and queueing
+        inside one measurement cannot be seen. Default: ``dt``.
+
+    :meth:`from_pandas` builds a trace, with all of these, from a pandas Series or DataFrame.
     """
 
     ops: npt.NDArray[np.float64]
@@ -145,6 +166,11 @@ class OpenLoop:
     read_fraction: float = 1.0
     pattern: str = "random"
     service_time_ms: Optional[float] = None
+    read_ops: Optional[npt.NDArray[np.float64]] = field(default=None, repr=False)
+    read_bytes: Optional[npt.NDArray[np.float64]] = field(default=None, repr=False)
+    dt: Optional[float] = None
+    start: Optional["pd.Timestamp"] = None
+    resolution_s: Optional[float] = None
     _native: _core.OpenLoop = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -157,14 +183,105 @@ class OpenLoop:
             )
         object.__setattr__(self, "ops", ops)
         object.__setattr__(self, "bytes", nbytes)
+        read_fraction = _check_read_fraction(self.read_fraction)
+        if self.read_ops is not None or self.read_bytes is not None:
+            read_fraction = self._check_reads(ops, nbytes)
+            object.__setattr__(self, "read_fraction", read_fraction)
+        self._check_timing()
         native = _core.OpenLoop(
             ops,
             nbytes,
-            read_fraction=_check_read_fraction(self.read_fraction),
+            read_fraction=read_fraction,
             sequential=sequential,
             service_time_s=_service_time_s(self.service_time_ms),
         )
         object.__setattr__(self, "_native", native)
+
+    def _check_reads(self, ops: npt.NDArray[np.float64], nbytes: npt.NDArray[np.float64]) -> float:
+        """Validate read_ops and read_bytes; return the trace's overall share of reads."""
+        if self.read_ops is None or self.read_bytes is None:
+            given, missing = ("read_ops", "read_bytes") if self.read_bytes is None else ("read_bytes", "read_ops")
+            raise ValueError(f"{given} is given without {missing}: a per-step read/write split needs both")
+        if self.read_fraction != 1.0:
+            raise ValueError(
+                f"read_fraction={self.read_fraction!r} and read_ops are both given: with a per-step split, "
+                f"read_fraction is the trace's overall share of reads; leave it out"
+            )
+        for name, reads, total in (("read_ops", self.read_ops, ops), ("read_bytes", self.read_bytes, nbytes)):
+            r = _as_series(reads, name)
+            if r.shape != total.shape:
+                raise ValueError(f"{name} has {r.shape[0]} steps but the trace has {total.shape[0]}: same length")
+            bad = ~(np.isfinite(r) & (r >= 0) & (r <= total))
+            if bad.any():
+                k = int(np.argmax(bad))
+                whole = "ops" if name == "read_ops" else "bytes"
+                raise ValueError(
+                    f"{name}[{k}]={float(r[k])!r} must be a finite number between 0 and "
+                    f"{whole}[{k}]={float(total[k])!r} "
+                    f"(the reads among the step's {whole})"
+                )
+            object.__setattr__(self, name, r)
+        total_ops = float(ops.sum())
+        return float(np.sum(self.read_ops)) / total_ops if total_ops > 0 else 1.0
+
+    def _check_timing(self) -> None:
+        if self.dt is not None:
+            object.__setattr__(self, "dt", _dt(self.dt))
+        if self.resolution_s is not None:
+            res = real(self.resolution_s, "resolution_s", "a number of seconds")
+            step = self.dt
+            if step is None:
+                raise ValueError(f"resolution_s={self.resolution_s!r} needs dt, the step it is spread over")
+            k = res / step
+            if not (math.isfinite(res) and k >= 1 - 1e-9 and abs(k - round(k)) <= 1e-9 * k):
+                raise ValueError(
+                    f"resolution_s={self.resolution_s!r} must be a whole number (at least 1) of steps of dt={step!r}"
+                )
+            object.__setattr__(self, "resolution_s", res)
+        if self.start is not None:
+            import pandas as pd
+
+            if not isinstance(self.start, pd.Timestamp):
+                raise ValueError(f"start={self.start!r} must be a pandas.Timestamp (the wall-clock time of step 0)")
+
+    @classmethod
+    def from_pandas(
+        cls,
+        data: "Union[pd.Series, pd.DataFrame]",
+        *,
+        dt: Optional[float] = None,
+        period: Union[float, str, "pd.Timedelta", None] = None,
+        gaps: str = "error",
+        io_size: Optional[SizeLike] = None,
+        read_fraction: float = 1.0,
+        pattern: str = "random",
+        service_time_ms: Optional[float] = None,
+        max_memory_bytes: Optional[float] = None,
+    ) -> "OpenLoop":
+        """A trace from a pandas Series or DataFrame indexed by time: see :func:`ebssim.trace.from_pandas`.
+
+        >>> import pandas as pd
+        >>> minutes = pd.date_range("2024-05-01 00:00", periods=3, freq="1min", tz="UTC")
+        >>> df = pd.DataFrame({"read_ops": [60_000, 30_000, 0], "write_ops": [12_000, 0, 6_000],
+        ...                    "read_bytes": [60_000 * 4096, 30_000 * 4096, 0],
+        ...                    "write_bytes": [12_000 * 16384, 0, 6_000 * 16384]}, index=minutes)
+        >>> trace = OpenLoop.from_pandas(df)     # one-minute sums: dt = 60 s, from the index
+        >>> trace.dt, trace.ops, trace.read_fraction   # 90,000 reads of 108,000 I/Os
+        (60.0, array([72000., 30000.,  6000.]), 0.8333333333333334)
+        """
+        from .trace import from_pandas
+
+        return from_pandas(
+            data,
+            dt=dt,
+            period=period,
+            gaps=gaps,
+            io_size=io_size,
+            read_fraction=read_fraction,
+            pattern=pattern,
+            service_time_ms=service_time_ms,
+            max_memory_bytes=max_memory_bytes,
+        )
 
     @classmethod
     def constant(
@@ -207,10 +324,23 @@ class OpenLoop:
         return int(self.ops.shape[0])
 
     def __str__(self) -> str:
-        return f"open-loop trace of {self.n_steps} steps ({self.ops.sum():.4g} I/Os)"
+        steps = f"{self.n_steps} steps" if self.dt is None else f"{self.n_steps} steps of {self.dt:g} s"
+        if self.resolution_s is not None and self.resolution_s != self.dt:
+            steps += f" (measured per {self.resolution_s:g} s, spread evenly)"
+        since = "" if self.start is None else f" from {self.start.isoformat()}"
+        return f"open-loop trace of {steps}{since} ({self.ops.sum():.4g} I/Os)"
 
 
 def _as_series(x: Any, name: str) -> npt.NDArray[np.float64]:
+    index = getattr(x, "index", None)
+    if type(index).__name__ in ("DatetimeIndex", "TimedeltaIndex", "PeriodIndex"):
+        # The issue that brought OpenLoop.from_pandas: such an index was silently dropped, and with
+        # it the trace's step (one-minute sums read as one-second demand).
+        raise ValueError(
+            f"{name} is a pandas object indexed by time ({type(index).__name__}), whose index an array "
+            f"would drop: build the trace with ebssim.OpenLoop.from_pandas(data), which takes the step "
+            f"(dt) and the wall-clock start from the index"
+        )
     if np.ma.isMaskedArray(x) and np.ma.is_masked(x):
         raise ValueError(
             f"{name} is a masked array with {int(np.asarray(x.mask).sum())} masked values, which the simulation "

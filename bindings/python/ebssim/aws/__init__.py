@@ -1,0 +1,46 @@
+"""AWS input: CloudWatch metrics and EC2 descriptions, replayed and compared (docs/replay.md).
+
+Readers (each gives plain Python or pandas; errors name the document, the item and the rule):
+
+- :func:`read_metric_data` — ``aws cloudwatch get-metric-data`` output (pages, newest first or
+  not, several volumes and metrics), mapped through the request's queries or the result labels;
+- :func:`read_metric_statistics` — ``aws cloudwatch get-metric-statistics`` output;
+- :func:`read_metrics_csv` — the same datapoints as CSV;
+- :func:`read_volumes` — ``aws ec2 describe-volumes`` into :class:`~ebssim.Volume` configurations;
+- :func:`read_instances` — ``aws ec2 describe-instances`` into attachments.
+
+The three metric readers return one *metrics DataFrame* (:data:`COLUMNS`, one row per
+datapoint); :func:`check_metrics` checks one joined from several. Then:
+
+- :func:`traces` — per-volume :class:`~ebssim.OpenLoop` traces from the I/O and byte Sums;
+- :func:`replay` — those traces on the described volumes and instances;
+- :func:`compare` — measured BurstBalance, IOPS and queue length beside the simulation's,
+  with error figures and a plot (:class:`Comparison`).
+
+>>> import ebssim.aws as aws
+>>> sorted(aws.DEMAND_METRICS)
+['VolumeReadBytes', 'VolumeReadOps', 'VolumeWriteBytes', 'VolumeWriteOps']
+"""
+
+from __future__ import annotations
+
+from ._cloudwatch import COLUMNS, METRICS, check_metrics, read_metric_data, read_metric_statistics, read_metrics_csv
+from ._ec2 import Attachment, read_instances, read_volumes
+from ._replay import DEMAND_METRICS, Comparison, compare, replay, traces
+
+__all__ = [
+    "COLUMNS",
+    "METRICS",
+    "DEMAND_METRICS",
+    "Attachment",
+    "Comparison",
+    "check_metrics",
+    "compare",
+    "read_instances",
+    "read_metric_data",
+    "read_metric_statistics",
+    "read_metrics_csv",
+    "read_volumes",
+    "replay",
+    "traces",
+]

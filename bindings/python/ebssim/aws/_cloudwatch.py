@@ -1,0 +1,601 @@
+"""CloudWatch metrics of EBS volumes (namespace ``AWS/EBS``) into one tidy DataFrame."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from os import PathLike
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = [
+    "METRICS",
+    "COLUMNS",
+    "read_metric_data",
+    "read_metric_statistics",
+    "read_metrics_csv",
+    "check_metrics",
+]
+
+Source = Union[str, "PathLike[str]", Mapping[str, Any], Sequence[Any]]
+
+#: The AWS/EBS volume metrics ebssim reads, and the unit CloudWatch reports each in (EBS User
+#: Guide, "Amazon CloudWatch metrics for Amazon EBS").
+METRICS: Dict[str, str] = {
+    "VolumeReadOps": "Count",
+    "VolumeWriteOps": "Count",
+    "VolumeReadBytes": "Bytes",
+    "VolumeWriteBytes": "Bytes",
+    "VolumeTotalReadTime": "Seconds",
+    "VolumeTotalWriteTime": "Seconds",
+    "VolumeIdleTime": "Seconds",
+    "VolumeQueueLength": "Count",
+    "VolumeThroughputPercentage": "Percent",
+    "VolumeConsumedReadWriteOps": "Count",
+    "BurstBalance": "Percent",
+}
+#: Columns of the metrics DataFrame every reader returns, one row per datapoint.
+COLUMNS = ("timestamp", "volume_id", "metric", "stat", "period_s", "unit", "value")
+
+_STATS = ("Sum", "Average", "Minimum", "Maximum", "SampleCount")
+_STAT_RE = re.compile(r"^(Sum|Average|Minimum|Maximum|SampleCount|p\d+(\.\d+)?)$")
+_VOLUME_RE = re.compile(r"^vol-[0-9a-f]+$")
+_SPLIT_RE = re.compile(r"[\s,;|/]+")
+
+
+def _load(source: Any, what: str) -> Tuple[Any, str]:
+    """(parsed JSON, a name for messages) from a path or an already parsed document."""
+    if isinstance(source, (str, PathLike)):
+        path = Path(source)
+        try:
+            return json.loads(path.read_text()), str(path)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}: not JSON ({e}); expected the output of {what}") from None
+    if isinstance(source, (Mapping, list, tuple)):
+        return source, "document"
+    raise ValueError(f"{what}: expected a path or a parsed JSON document, not {type(source).__name__}")
+
+
+def _pages(sources: Iterable[Any], what: str, key: str) -> List[Tuple[Mapping[str, Any], str]]:
+    """Every page of every source, in order: a source is one page or a list of pages."""
+    out: List[Tuple[Mapping[str, Any], str]] = []
+    for src in sources:
+        doc, name = _load(src, what)
+        pages = doc if isinstance(doc, (list, tuple)) else [doc]
+        for i, page in enumerate(pages):
+            where = name if len(pages) == 1 else f"{name} page {i}"
+            if not isinstance(page, Mapping) or key not in page:
+                raise ValueError(f"{where}: expected the output of {what}, a JSON object with {key!r}")
+            out.append((page, where))
+    if not out:
+        raise ValueError(f"no document given: pass the output of {what} (a path, or several pages)")
+    return out
+
+
+def _timestamps(values: Sequence[Any], where: str) -> "pd.DatetimeIndex":
+    import pandas as pd
+
+    try:
+        ts = pd.DatetimeIndex(pd.to_datetime(list(values), utc=True, format="ISO8601"))
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{where}: a timestamp is not ISO-8601 ({e})") from None
+    if ts.hasnans:
+        raise ValueError(f"{where}: a timestamp is missing (null)")
+    return ts.as_unit("ns") if hasattr(ts, "as_unit") else ts
+
+
+def _number(v: Any, where: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ValueError(f"{where}: value {v!r} is not a number")
+    return float(v)
+
+
+def _check_value(metric: str, value: float, where: str) -> None:
+    if not (math.isfinite(value) and value >= 0):
+        raise ValueError(f"{where}: {metric} is {value!r}; CloudWatch's {metric} is a finite number >= 0")
+    if METRICS[metric] == "Percent" and value > 100:
+        raise ValueError(f"{where}: {metric} is {value!r}, above 100 percent")
+
+
+def _metric(name: Any, where: str) -> str:
+    if name not in METRICS:
+        raise ValueError(
+            f"{where}: {name!r} is not an EBS volume metric ebssim reads (namespace AWS/EBS): "
+            f"{', '.join(METRICS)}; drop the others from the request"
+        )
+    return str(name)
+
+
+def _stat(stat: Any, where: str) -> str:
+    if not isinstance(stat, str) or not _STAT_RE.match(stat):
+        raise ValueError(f"{where}: stat {stat!r} is not a CloudWatch statistic ({', '.join(_STATS)}, or pNN)")
+    return stat
+
+
+def _period(period: Any, where: str) -> float:
+    if isinstance(period, bool) or not isinstance(period, (int, float)):
+        raise ValueError(f"{where}: period {period!r} must be a number of seconds")
+    p = float(period)
+    if not (math.isfinite(p) and p > 0):
+        raise ValueError(f"{where}: period {period!r} must be a positive number of seconds")
+    return p
+
+
+def _unit(metric: str, unit: Any, where: str) -> str:
+    if unit is None or unit == "":
+        raise ValueError(f"{where}: {metric} has no unit; CloudWatch reports it in {METRICS[metric]}")
+    if unit != METRICS[metric]:
+        raise ValueError(
+            f"{where}: {metric} is in {unit!r}, but CloudWatch reports it in {METRICS[metric]!r}: "
+            f"query it without Unit, or in {METRICS[metric]}"
+        )
+    return str(unit)
+
+
+def _volume(volume_id: Any, where: str) -> str:
+    if not isinstance(volume_id, str) or not _VOLUME_RE.match(volume_id):
+        raise ValueError(f"{where}: {volume_id!r} is not a volume id (vol- and hex digits)")
+    return volume_id
+
+
+# --- get-metric-data ---------------------------------------------------------------------------
+
+
+def _queries(queries: Any) -> Dict[str, Dict[str, Any]]:
+    """Id -> {metric, volume_id, stat, period_s, unit} from a GetMetricData request's queries."""
+    doc, name = _load(queries, "MetricDataQueries (aws cloudwatch get-metric-data --metric-data-queries)")
+    qs = doc.get("MetricDataQueries") if isinstance(doc, Mapping) else doc
+    if not isinstance(qs, (list, tuple)):
+        raise ValueError(f"{name}: expected a list of MetricDataQueries, or a request holding 'MetricDataQueries'")
+    out: Dict[str, Dict[str, Any]] = {}
+    for i, q in enumerate(qs):
+        where = f"{name}: MetricDataQueries[{i}]"
+        if not isinstance(q, Mapping) or not isinstance(q.get("Id"), str):
+            raise ValueError(f"{where}: a query needs an Id")
+        qid = q["Id"]
+        where = f"{where} (Id {qid!r})"
+        if qid in out:
+            raise ValueError(f"{where}: the Id is used twice")
+        if q.get("ReturnData") is False:
+            continue
+        ms = q.get("MetricStat")
+        if not isinstance(ms, Mapping):
+            raise ValueError(
+                f"{where}: not a MetricStat query (an expression's result names no volume metric): "
+                f"set ReturnData to false for it, or drop it"
+            )
+        metric: Any = ms.get("Metric") if isinstance(ms.get("Metric"), Mapping) else {}
+        if metric.get("Namespace") != "AWS/EBS":
+            raise ValueError(f"{where}: namespace {metric.get('Namespace')!r}; ebssim reads AWS/EBS volume metrics")
+        name_ = _metric(metric.get("MetricName"), where)
+        dims = {d.get("Name"): d.get("Value") for d in metric.get("Dimensions", []) if isinstance(d, Mapping)}
+        if "VolumeId" not in dims:
+            raise ValueError(f"{where}: {name_} has no VolumeId dimension")
+        if "Period" not in ms:
+            raise ValueError(f"{where}: MetricStat has no Period")
+        out[qid] = {
+            "metric": name_,
+            "volume_id": _volume(dims["VolumeId"], where),
+            "stat": _stat(ms.get("Stat"), where),
+            "period_s": _period(ms["Period"], where),
+            "unit": METRICS[name_] if ms.get("Unit") is None else _unit(name_, ms.get("Unit"), where),
+        }
+    return out
+
+
+def _from_label(label: Any, where: str) -> Dict[str, Any]:
+    """What a result's Label says: volume id and metric (required), statistic and period (optional)."""
+    tokens = [t for t in _SPLIT_RE.split(label if isinstance(label, str) else "") if t]
+    vols = [t for t in tokens if _VOLUME_RE.match(t)]
+    metrics = [t for t in tokens if t in METRICS]
+    stats = [t for t in tokens if _STAT_RE.match(t)]
+    periods = [t for t in tokens if t.isdigit()]
+    if len(metrics) != 1 or len(vols) > 1 or len(stats) > 1 or len(periods) > 1:
+        raise ValueError(
+            f"{where}: the Label {label!r} does not name one volume metric. Without the request's "
+            f"MetricDataQueries (queries=), each Label must hold the volume id, the metric name and "
+            f"optionally the statistic and period, e.g. the dynamic label "
+            f"\"${{PROP('Dim.VolumeId')}} ${{PROP('MetricName')}} ${{PROP('Stat')}} ${{PROP('Period')}}\""
+        )
+    return {
+        "metric": metrics[0],
+        "volume_id": vols[0] if vols else None,
+        "stat": stats[0] if stats else None,
+        "period_s": float(periods[0]) if periods else None,
+    }
+
+
+def read_metric_data(
+    *sources: Source,
+    queries: Optional[Source] = None,
+    volume_id: Optional[str] = None,
+    stat: Optional[str] = None,
+    period: Optional[float] = None,
+) -> "pd.DataFrame":
+    """Read ``aws cloudwatch get-metric-data`` output into a metrics DataFrame.
+
+    Parameters
+    ----------
+    *sources : path, dict or list
+        The output: one JSON document (``MetricDataResults``, as the CLI prints it, its pages
+        merged or not), or a list of pages (``[page1, page2, ...]``, e.g. boto3 responses or
+        ``--no-paginate`` runs), or several paths. A query's results are joined across pages by
+        Id; each Id's last result must be ``Complete`` (``PartialData`` there: a page is
+        missing), and the last page may not hold a ``NextToken``.
+    queries : path, dict or list, optional
+        The request's ``MetricDataQueries`` (a list, or the request holding them, as given to
+        ``--metric-data-queries`` or ``--cli-input-json``): each result's Id then names the
+        metric (AWS/EBS ``MetricStat``), its VolumeId, Stat, Period and Unit.
+    volume_id, stat, period
+        Without ``queries``, each result's Label must name the volume id and the metric, and may
+        name the statistic and the period (a dynamic label such as
+        ``${PROP('Dim.VolumeId')} ${PROP('MetricName')} ${PROP('Stat')} ${PROP('Period')}``);
+        these keywords supply what the labels leave out (a label that disagrees: error).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`COLUMNS`: ``timestamp`` (UTC, the start of the period), ``volume_id``,
+        ``metric``, ``stat``, ``period_s``, ``unit`` (from :data:`METRICS`: get-metric-data
+        output carries none), ``value``; sorted by volume, metric, statistic and time.
+
+    Datapoints may come newest first (CloudWatch's default) or oldest first, but each result
+    in one order; missing datapoints stay missing (:func:`ebssim.aws.traces` says how to fill
+    them). Errors name the page, the Id and the rule: a timestamp twice, out of order, a
+    negative, NaN or non-numeric value, a metric other than the EBS volume metrics
+    (:data:`METRICS`), a result without volume, statistic or period, mixed periods.
+
+    Examples
+    --------
+    >>> import ebssim.aws as aws
+    >>> page = {"MetricDataResults": [{"Id": "r", "Label": "vol-0123abcd VolumeReadOps Sum 60",
+    ...         "Timestamps": ["2024-05-01T00:01:00+00:00", "2024-05-01T00:00:00+00:00"],
+    ...         "Values": [6000.0, 3000.0], "StatusCode": "Complete"}]}
+    >>> aws.read_metric_data(page)[["timestamp", "metric", "stat", "period_s", "value"]]
+                      timestamp         metric stat  period_s   value
+    0 2024-05-01 00:00:00+00:00  VolumeReadOps  Sum      60.0  3000.0
+    1 2024-05-01 00:01:00+00:00  VolumeReadOps  Sum      60.0  6000.0
+    """
+    import pandas as pd
+
+    what = "aws cloudwatch get-metric-data"
+    pages = _pages(sources, what, "MetricDataResults")
+    qmap = _queries(queries) if queries is not None else None
+    if pages[-1][0].get("NextToken"):
+        raise ValueError(
+            f"{pages[-1][1]}: the last page has a NextToken: the data goes on; fetch the remaining pages "
+            f"(the CLI does when not given --no-paginate) and pass them all"
+        )
+    chunks: Dict[str, List[Tuple[Mapping[str, Any], str]]] = {}
+    for page, where in pages:
+        results = page["MetricDataResults"]
+        if not isinstance(results, (list, tuple)):
+            raise ValueError(f"{where}: MetricDataResults must be a list")
+        for i, r in enumerate(results):
+            w = f"{where}: MetricDataResults[{i}]"
+            if not isinstance(r, Mapping) or not isinstance(r.get("Id"), str):
+                raise ValueError(f"{w}: a result needs an Id")
+            chunks.setdefault(r["Id"], []).append((r, f"{w} (Id {r['Id']!r})"))
+    frames = []
+    seen: Dict[Tuple[str, str, str], str] = {}
+    for rid, parts in chunks.items():
+        last, where = parts[-1]
+        for r, w in parts:
+            status = r.get("StatusCode", "Complete")
+            if status in ("InternalError", "Forbidden"):
+                raise ValueError(f"{w}: StatusCode {status}: {r.get('Messages', [])}")
+        if last.get("StatusCode", "Complete") != "Complete":
+            raise ValueError(
+                f"{where}: its last result is {last.get('StatusCode')!r}, not Complete: a page is missing "
+                f"(pass every page, in the order fetched)"
+            )
+        if qmap is not None:
+            if rid not in qmap:
+                raise ValueError(f"{where}: the Id is not among the queries' Ids ({', '.join(qmap)})")
+            info = dict(qmap[rid])
+        else:
+            info = _from_label(last.get("Label"), where)
+            info["unit"] = METRICS[info["metric"]]
+            for key, given in (("volume_id", volume_id), ("stat", stat), ("period_s", period)):
+                if given is None:
+                    continue
+                value = _period(given, "period=") if key == "period_s" else given
+                if info[key] is not None and info[key] != value:
+                    raise ValueError(
+                        f"{where}: the Label {last.get('Label')!r} says {info[key]!r}, but {key}={given!r}"
+                    )
+                info[key] = value
+            for key, kw in (("volume_id", "volume_id"), ("stat", "stat"), ("period_s", "period")):
+                if info[key] is None:
+                    raise ValueError(
+                        f"{where}: neither the Label {last.get('Label')!r} nor a query says the {kw}: pass "
+                        f"queries= (the request's MetricDataQueries) or {kw}="
+                    )
+            _volume(info["volume_id"], where)
+            _stat(info["stat"], where)
+        key3 = (info["volume_id"], info["metric"], info["stat"])
+        if key3 in seen:
+            raise ValueError(f"{where}: {' '.join(key3)} is also the result of {seen[key3]}: one result each")
+        seen[key3] = where
+        times: List["pd.DatetimeIndex"] = []
+        values: List[float] = []
+        for r, w in parts:
+            ts_raw, vs = r.get("Timestamps", []), r.get("Values", [])
+            if not isinstance(ts_raw, (list, tuple)) or not isinstance(vs, (list, tuple)) or len(ts_raw) != len(vs):
+                raise ValueError(f"{w}: Timestamps and Values must be lists of the same length")
+            ts = _timestamps(ts_raw, w)
+            d = ts.asi8[1:] - ts.asi8[:-1]
+            if (d == 0).any():
+                raise ValueError(f"{w}: the timestamp {ts[int((d == 0).argmax()) + 1]} appears twice")
+            if not ((d > 0).all() or (d < 0).all()):
+                raise ValueError(
+                    f"{w}: the timestamps are out of order (neither oldest nor newest first), e.g. "
+                    f"{', '.join(str(t) for t in ts[:3])}"
+                )
+            for t, v in zip(ts, vs):
+                x = _number(v, f"{w} at {t}")
+                _check_value(info["metric"], x, f"{w} at {t}")
+                values.append(x)
+            times.append(ts)
+        frames.append(_frame(info, pd.DatetimeIndex([t for ts in times for t in ts]), values, where))
+    return _finish(frames)
+
+
+def _frame(info: Mapping[str, Any], times: "pd.DatetimeIndex", values: Sequence[float], where: str) -> "pd.DataFrame":
+    import pandas as pd
+
+    if times.has_duplicates:
+        raise ValueError(f"{where}: the timestamp {times[times.duplicated()][0]} appears twice")
+    n = len(values)
+    return pd.DataFrame(
+        {
+            "timestamp": times,
+            "volume_id": [info["volume_id"]] * n,
+            "metric": [info["metric"]] * n,
+            "stat": [info["stat"]] * n,
+            "period_s": [float(info["period_s"])] * n,
+            "unit": [info["unit"]] * n,
+            "value": pd.array(values, dtype="float64"),
+        }
+    )
+
+
+def _finish(frames: List["pd.DataFrame"]) -> "pd.DataFrame":
+    import pandas as pd
+
+    df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame({c: [] for c in COLUMNS})
+    df = df.sort_values(["volume_id", "metric", "stat", "timestamp"], kind="stable").reset_index(drop=True)
+    return check_metrics(df)
+
+
+def check_metrics(metrics: "pd.DataFrame") -> "pd.DataFrame":
+    """Check a metrics DataFrame (e.g. frames of several readers joined with ``pandas.concat``):
+    the columns :data:`COLUMNS`, known metrics and units, values, one period, no datapoint twice.
+
+    Returns the frame; raises ValueError naming the volume, metric, time and rule.
+    """
+    import pandas as pd
+
+    if not isinstance(metrics, pd.DataFrame):
+        raise ValueError(f"metrics must be a DataFrame from ebssim.aws.read_*, not {type(metrics).__name__}")
+    missing = [c for c in COLUMNS if c not in metrics.columns]
+    if missing:
+        raise ValueError(f"metrics has no column(s) {missing}: expected {list(COLUMNS)} (ebssim.aws.read_*)")
+    if metrics.shape[0] == 0:
+        raise ValueError("metrics has no datapoints")
+    for name in metrics["metric"].unique():
+        _metric(name, "metrics")
+    for (metric, unit), _ in metrics.groupby(["metric", "unit"], sort=False):
+        _unit(str(metric), unit, f"metrics ({metric})")
+    if not pd.api.types.is_datetime64_any_dtype(metrics["timestamp"]) or metrics["timestamp"].dt.tz is None:
+        raise ValueError("metrics' timestamp column must hold timezone-aware datetimes (UTC)")
+    v = metrics["value"].to_numpy(dtype=float)
+    bad = ~(pd.notna(v) & (v >= 0) & (v < math.inf))
+    if bad.any():
+        row = metrics[bad].iloc[0]
+        raise ValueError(f"metrics: {row.volume_id} {row.metric} at {row.timestamp} is {row.value!r}: must be >= 0")
+    periods = sorted(metrics["period_s"].unique())
+    if len(periods) > 1:
+        per = metrics.groupby("period_s")[["volume_id", "metric"]].first()
+        examples = "; ".join(f"{p:g} s: {r.volume_id} {r.metric}" for p, r in per.iterrows())
+        raise ValueError(
+            f"metrics mix periods ({examples}): query every metric at one period (the replay's step "
+            f"comes from it), or resample them to one before joining"
+        )
+    dup = metrics.duplicated(["volume_id", "metric", "stat", "timestamp"])
+    if dup.any():
+        row = metrics[dup].iloc[0]
+        raise ValueError(f"metrics: {row.volume_id} {row.metric} {row.stat} has the timestamp {row.timestamp} twice")
+    return metrics
+
+
+# --- get-metric-statistics ---------------------------------------------------------------------
+
+
+def read_metric_statistics(
+    source: Source,
+    *,
+    request: Optional[Source] = None,
+    volume_id: Optional[str] = None,
+    metric: Optional[str] = None,
+    period: Optional[float] = None,
+) -> "pd.DataFrame":
+    """Read ``aws cloudwatch get-metric-statistics`` output (one metric of one volume).
+
+    The output holds only a Label (the metric's name) and Datapoints, in no particular order,
+    each with its ``Unit`` and the statistics requested (``Sum``, ``Average``, ...,
+    ``ExtendedStatistics``): one row per statistic. It names neither the volume nor the
+    period: they come from ``request`` (the request as given to ``--cli-input-json``, or boto3's
+    keyword arguments: ``MetricName``, ``Dimensions``, ``Period``) or the keywords. A datapoint
+    without ``Unit``, or in another unit than CloudWatch's for the metric, is an error.
+
+    Returns the metrics DataFrame described in :func:`read_metric_data`.
+
+    >>> import ebssim.aws as aws
+    >>> out = {"Label": "BurstBalance", "Datapoints": [
+    ...     {"Timestamp": "2024-05-01T00:05:00Z", "Average": 97.5, "Unit": "Percent"},
+    ...     {"Timestamp": "2024-05-01T00:00:00Z", "Average": 100.0, "Unit": "Percent"}]}
+    >>> aws.read_metric_statistics(out, volume_id="vol-0123abcd", period=300)[["timestamp", "stat", "value"]]
+                      timestamp     stat  value
+    0 2024-05-01 00:00:00+00:00  Average  100.0
+    1 2024-05-01 00:05:00+00:00  Average   97.5
+    """
+    what = "aws cloudwatch get-metric-statistics"
+    doc, name = _load(source, what)
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("Datapoints"), (list, tuple)):
+        raise ValueError(f"{name}: expected the output of {what}, a JSON object with a 'Datapoints' list")
+    req: Mapping[str, Any] = {}
+    if request is not None:
+        req, rname = _load(request, "the GetMetricStatistics request")
+        if not isinstance(req, Mapping):
+            raise ValueError(f"{rname}: the request must be a JSON object (MetricName, Dimensions, Period, ...)")
+        if req.get("Namespace", "AWS/EBS") != "AWS/EBS":
+            raise ValueError(f"{rname}: namespace {req.get('Namespace')!r}; ebssim reads AWS/EBS volume metrics")
+    dims = {d.get("Name"): d.get("Value") for d in req.get("Dimensions", []) if isinstance(d, Mapping)}
+    found = {
+        "metric": req.get("MetricName"),
+        "volume_id": dims.get("VolumeId"),
+        "period_s": req.get("Period"),
+    }
+    for key, kw, given in (
+        ("metric", "metric", metric),
+        ("volume_id", "volume_id", volume_id),
+        ("period_s", "period", period),
+    ):
+        if given is not None:
+            if found[key] is not None and found[key] != given:
+                raise ValueError(f"{name}: the request says {kw}={found[key]!r}, but {kw}={given!r}")
+            found[key] = given
+    label = doc.get("Label")
+    if found["metric"] is None:
+        found["metric"] = label
+    elif label is not None and label != found["metric"]:
+        raise ValueError(f"{name}: the output's Label {label!r} is not the metric {found['metric']!r}")
+    m = _metric(found["metric"], name)
+    if found["volume_id"] is None:
+        raise ValueError(f"{name}: get-metric-statistics output does not name the volume: pass volume_id= or request=")
+    if found["period_s"] is None:
+        raise ValueError(
+            f"{name}: get-metric-statistics output has no period: pass period= (the request's --period) or request="
+        )
+    vid = _volume(found["volume_id"], name)
+    p = _period(found["period_s"], name)
+    per_stat: Dict[str, Tuple[List[Any], List[float]]] = {}
+    for i, dp in enumerate(doc["Datapoints"]):
+        w = f"{name}: Datapoints[{i}]"
+        if not isinstance(dp, Mapping) or "Timestamp" not in dp:
+            raise ValueError(f"{w}: a datapoint needs a Timestamp")
+        _unit(m, dp.get("Unit"), w)
+        stats = {k: dp[k] for k in _STATS if k in dp}
+        ext = dp.get("ExtendedStatistics") or {}
+        if not isinstance(ext, Mapping):
+            raise ValueError(f"{w}: ExtendedStatistics must be an object")
+        stats.update({_stat(k, w): v for k, v in ext.items()})
+        if not stats:
+            raise ValueError(f"{w}: the datapoint holds no statistic ({', '.join(_STATS)}, ExtendedStatistics)")
+        for s, v in stats.items():
+            x = _number(v, f"{w} ({s})")
+            _check_value(m, x, f"{w} ({s}) at {dp['Timestamp']}")
+            per_stat.setdefault(s, ([], []))[0].append(dp["Timestamp"])
+            per_stat[s][1].append(x)
+    frames = []
+    for s, (ts_raw, vs) in per_stat.items():
+        info = {"metric": m, "volume_id": vid, "stat": s, "period_s": p, "unit": METRICS[m]}
+        frames.append(_frame(info, _timestamps(ts_raw, name), vs, f"{name} ({m} {s})"))
+    if not frames:
+        raise ValueError(f"{name}: no datapoints")
+    return _finish(frames)
+
+
+# --- CSV ---------------------------------------------------------------------------------------
+
+_CSV_NAMES = {
+    "timestamp": "timestamp",
+    "volumeid": "volume_id",
+    "volume_id": "volume_id",
+    "metricname": "metric",
+    "metric": "metric",
+    "stat": "stat",
+    "statistic": "stat",
+    "period": "period_s",
+    "period_s": "period_s",
+    "unit": "unit",
+    "value": "value",
+}
+
+
+def read_metrics_csv(path: Union[str, "PathLike[str]"], *, volume_id: Optional[str] = None) -> "pd.DataFrame":
+    """Read CloudWatch datapoints from a CSV file, one datapoint per row.
+
+    Columns (any order, names case-insensitive): ``Timestamp`` (ISO-8601), ``VolumeId``
+    (or pass ``volume_id=`` for a file of one volume), ``MetricName``, ``Statistic`` (or
+    ``Stat``), ``Period`` (seconds), ``Unit``, ``Value``; the metrics DataFrame's own names
+    (``metric``, ``period_s``, ...) work too, so ``metrics.to_csv(path, index=False)`` reads
+    back. Every row needs every field: a row without unit or period is an error, as are the
+    checks of :func:`check_metrics`.
+    """
+    import pandas as pd
+
+    p = Path(path)
+    raw = pd.read_csv(p, dtype=str, keep_default_na=False)
+    cols: Dict[str, str] = {}
+    for c in raw.columns:
+        key = _CSV_NAMES.get(str(c).strip().lower())
+        if key is None:
+            raise ValueError(
+                f"{p}: unknown column {c!r}; expected Timestamp, VolumeId, MetricName, Statistic, Period, Unit, Value"
+            )
+        if key in cols.values():
+            raise ValueError(f"{p}: two columns for {key}")
+        cols[str(c)] = key
+    raw = raw.rename(columns=cols)
+    if "volume_id" not in raw.columns:
+        if volume_id is None:
+            raise ValueError(f"{p}: no VolumeId column: pass volume_id= for a file of one volume")
+        raw["volume_id"] = _volume(volume_id, "volume_id=")
+    need = [c for c in COLUMNS if c not in raw.columns]
+    if need:
+        raise ValueError(f"{p}: missing column(s) {need}; every datapoint needs its unit and period")
+    if raw.shape[0] == 0:
+        raise ValueError(f"{p}: no datapoints")
+    for c in COLUMNS:
+        empty = raw[c].str.strip() == ""
+        if empty.any():
+            i = int(empty.to_numpy().argmax())
+            raise ValueError(
+                f"{p}: row {i + 2} has no {c}"
+                + ("; every datapoint needs its unit and period" if c in ("unit", "period_s") else "")
+            )
+    frames = []
+    for (vid, m, s, per), g in raw.groupby(["volume_id", "metric", "stat", "period_s"], sort=False):
+        where = f"{p} ({vid} {m} {s})"
+        metric_ = _metric(m, where)
+        try:
+            period_s = float(str(per))
+        except ValueError:
+            raise ValueError(f"{where}: period {per!r} is not a number of seconds") from None
+        info = {
+            "metric": metric_,
+            "volume_id": _volume(vid, where),
+            "stat": _stat(s, where),
+            "period_s": _period(period_s, where),
+            "unit": None,
+        }
+        units = g["unit"].unique()
+        for u in units:
+            _unit(metric_, u, where)
+        info["unit"] = METRICS[metric_]
+        values = []
+        for t, v in zip(g["timestamp"], g["value"]):
+            try:
+                x = float(v)
+            except ValueError:
+                raise ValueError(f"{where} at {t}: value {v!r} is not a number") from None
+            _check_value(metric_, x, f"{where} at {t}")
+            values.append(x)
+        frames.append(_frame(info, _timestamps(list(g["timestamp"]), where), values, where))
+    return _finish(frames)
