@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -61,21 +62,22 @@ void bind_workload(py::module_& m) {
 
     py::class_<PyOpenLoop>(m, "OpenLoop")
         .def(py::init([](const py::object& ops, const py::object& bytes, double read_fraction, bool sequential,
-                         double service_time_s) {
+                         double service_time_s, double max_in_flight) {
                  auto o = std::make_unique<PyOpenLoop>();
                  o->ops = as_1d(ops, "ops");
                  o->bytes = as_1d(bytes, "bytes");
-                 o->w = OpenLoop{as_span(o->ops), as_span(o->bytes), read_fraction, pattern_of(sequential),
-                                 service_time_s};
+                 o->w = OpenLoop{as_span(o->ops),        as_span(o->bytes), read_fraction,
+                                 pattern_of(sequential), service_time_s,    max_in_flight};
                  return o;
              }),
              py::arg("ops"), py::arg("bytes"), py::arg("read_fraction") = 1.0, py::arg("sequential") = false,
-             py::arg("service_time_s") = unset)
+             py::arg("service_time_s") = unset, py::arg("max_in_flight") = std::numeric_limits<double>::infinity())
         .def_readonly("ops", &PyOpenLoop::ops)
         .def_readonly("bytes", &PyOpenLoop::bytes)
         .def_property_readonly("read_fraction", [](const PyOpenLoop& o) { return o.w.read_fraction; })
         .def_property_readonly("sequential", [](const PyOpenLoop& o) { return o.w.pattern == Pattern::sequential; })
-        .def_property_readonly("service_time_s", [](const PyOpenLoop& o) { return o.w.service_time_s; });
+        .def_property_readonly("service_time_s", [](const PyOpenLoop& o) { return o.w.service_time_s; })
+        .def_property_readonly("max_in_flight", [](const PyOpenLoop& o) { return o.w.max_in_flight; });
 
     m.def(
         "counted_ops_per_io",

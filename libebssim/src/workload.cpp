@@ -77,6 +77,11 @@ void validate_workload(const Workload& w, std::int64_t n_steps, bool check_value
         if (check_values) validate_trace(o->ops, o->bytes);
         check_read_fraction(o->read_fraction);
         check_service_time(o->service_time_s);
+        if (!(o->max_in_flight > 0)) {  // also NaN; infinity is "no bound"
+            throw ConfigError(fmt::format(
+                "max_in_flight={} must be a positive number of I/Os (infinity: no bound on outstanding I/Os)",
+                o->max_in_flight));
+        }
     }
 }
 

@@ -127,7 +127,7 @@ def test_record_false_keeps_totals_only():
     assert s["mean_iops"] == pytest.approx(6.03e6 / 2100)
     # (6e6 x 32/3,000 + 30,000 x 32/300) / 6.03e6 s = (64,000 + 3,200) / 6.03e6 = 11.144 ms
     assert s["mean_latency_ms"] == pytest.approx(67200 / 6.03e6 * 1e3, rel=1e-9)
-    assert r.to_pandas().shape == (0, 12)
+    assert r.to_pandas().shape == (0, 13)
 
 
 def test_record_false_same_totals_as_recorded():
@@ -137,7 +137,7 @@ def test_record_false_same_totals_as_recorded():
     b = simulate(gp2(50, burst_balance_pct=0.05), w, record=False)
     # Typed totals (were a dict): compare every field the binding declares.
     fields = [name for name, attr in vars(ebssim.VolumeTotals).items() if isinstance(attr, property)]
-    assert len(fields) == 11
+    assert len(fields) == 12
     for key in fields:
         assert getattr(a.totals, key) == getattr(b.totals, key), key  # deterministic: bit-identical
     assert a.summary() == b.summary()
@@ -365,4 +365,5 @@ def test_output_arrays_are_numpy_float64():
         "volume_throughput",
         "instance_iops",
         "instance_throughput",
+        "max_in_flight",
     )

@@ -13,7 +13,9 @@ import pytest
 MODULES = [
     "ebssim",
     "ebssim._limits",
+    "ebssim._repr",
     "ebssim._units",
+    "ebssim.analysis",
     "ebssim.burst",
     "ebssim.cli",
     "ebssim.instances",

@@ -8,13 +8,16 @@
 
 from __future__ import annotations
 
+from . import analysis
 from ._limits import LimitError, Limits, limits
+from .analysis import Cliff
 from .burst import ClosedLoopRate, burst_duration_s, cliff_time_s, closed_loop_rate, counted_iops, refill_time_s
 from .instances import SHARE_POLICIES, Catalog, Instance, NoEbsLimitsWarning, instance, load_catalog
 from .latency import SERVICE_TIME_SHAPE, closed_loop_latency_s, latency_moments, latency_quantiles
 from .plot import plot
 from .simulation import (
     BOUND_NAMES,
+    CliffEpisode,
     InstanceResult,
     InstanceSeries,
     InstanceTotals,
@@ -38,6 +41,8 @@ __all__ = [
     "SHARE_POLICIES",
     "VOLUME_TYPES",
     "Catalog",
+    "Cliff",
+    "CliffEpisode",
     "Instance",
     "InstanceResult",
     "InstanceSeries",
@@ -59,6 +64,7 @@ __all__ = [
     "VolumeTypeInfo",
     "WindowStats",
     "Workload",
+    "analysis",
     "burst_duration_s",
     "cliff_time_s",
     "closed_loop_latency_s",

@@ -9,7 +9,7 @@ from typing import Any, Optional, Union
 import numpy as np
 import numpy.typing as npt
 
-from . import _core, _limits
+from . import _core, _limits, _repr
 from ._units import SizeLike, parse_size, real
 
 __all__ = ["ClosedLoop", "OpenLoop", "Idle", "Workload", "PATTERNS"]
@@ -44,6 +44,17 @@ def _counted_per_io(counted_per_io: Optional[float]) -> float:
     if not math.isfinite(c) or c <= 0:
         raise ValueError(f"counted_per_io={counted_per_io!r} must be a positive, finite number of operations")
     return c
+
+
+def _max_in_flight(max_in_flight: Optional[float]) -> float:
+    if max_in_flight is None:
+        return math.inf
+    m = real(max_in_flight, "max_in_flight", "a number of I/Os")
+    if not m > 0:  # also NaN
+        raise ValueError(
+            f"max_in_flight={max_in_flight!r} must be a positive number of I/Os (None: no bound on outstanding I/Os)"
+        )
+    return m
 
 
 def _service_time_s(service_time_ms: Optional[float]) -> float:
@@ -116,6 +127,9 @@ class ClosedLoop:
     def io_bytes(self) -> float:
         return parse_size(self.io_size)
 
+    def _repr_html_(self) -> str:
+        return _repr.closed_loop_html(self)
+
     def __str__(self) -> str:
         size = self.io_bytes
         size_s = f"{size / 2**20:g} MiB" if size >= 2**20 else f"{size / 1024:g} KiB"
@@ -138,6 +152,22 @@ class OpenLoop:
         values (the engine would ignore the mask: fill or drop those steps first).
     read_fraction, pattern, service_time_ms
         As for :class:`ClosedLoop`.
+    max_in_flight : float, optional
+        The application's bound on outstanding I/Os (its threads, connections or queue depth).
+        Arrivals beyond it wait in the application, not in the device's queue, so the device
+        completes at most ``max_in_flight / service time`` I/Os per second (``bound`` reports
+        ``max_in_flight`` when that binds first). Latency counts from arrival: the wait in the
+        application is part of it. Default None: no bound, every arrival queues at the device.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ops = np.array([3000.0, 3000.0, 0.0])
+    >>> w = OpenLoop(ops, ops * 4096, service_time_ms=1, max_in_flight=2)   # 2 / 1 ms = 2,000 IOPS at most
+    >>> import ebssim
+    >>> r = ebssim.simulate(ebssim.gp3(100), w)
+    >>> r.iops.tolist(), r.backlog_ops.tolist()
+    ([2000.0, 2000.0, 2000.0], [1000.0, 2000.0, 0.0])
     """
 
     ops: npt.NDArray[np.float64]
@@ -145,6 +175,7 @@ class OpenLoop:
     read_fraction: float = 1.0
     pattern: str = "random"
     service_time_ms: Optional[float] = None
+    max_in_flight: Optional[float] = None
     _native: _core.OpenLoop = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -163,6 +194,7 @@ class OpenLoop:
             read_fraction=_check_read_fraction(self.read_fraction),
             sequential=sequential,
             service_time_s=_service_time_s(self.service_time_ms),
+            max_in_flight=_max_in_flight(self.max_in_flight),
         )
         object.__setattr__(self, "_native", native)
 
@@ -207,7 +239,14 @@ class OpenLoop:
         return int(self.ops.shape[0])
 
     def __str__(self) -> str:
-        return f"open-loop trace of {self.n_steps} steps ({self.ops.sum():.4g} I/Os)"
+        bound = f", at most {self.max_in_flight:g} in flight" if self.max_in_flight is not None else ""
+        return f"open-loop trace of {self.n_steps} steps ({self.ops.sum():.4g} I/Os{bound})"
+
+    def __repr__(self) -> str:
+        return _repr.open_loop_repr(self)
+
+    def _repr_html_(self) -> str:
+        return _repr.open_loop_html(self)
 
 
 def _as_series(x: Any, name: str) -> npt.NDArray[np.float64]:
@@ -243,6 +282,9 @@ class Idle:
 
     def __str__(self) -> str:
         return "idle"
+
+    def _repr_html_(self) -> str:
+        return "<b>Idle</b>: no new I/O (a queued backlog still drains; gp2 earns credits)"
 
 
 Workload = Union[ClosedLoop, OpenLoop, Idle]

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <variant>
 
@@ -78,12 +79,19 @@ struct ClosedLoop {
 
 /// Demanded application ops and bytes per step. Demand above the limits queues (a fluid,
 /// work-conserving queue) and is served in later steps. The spans must outlive the run.
+///
+/// An application keeps at most max_in_flight I/Os outstanding at the device; arrivals beyond
+/// it wait in the application (not in the device's queue) until a slot frees. With service time
+/// s, the device then completes at most max_in_flight / s I/Os per second (Little's law), on
+/// top of the volume's limits (Bound::max_in_flight when that is what binds). Latency counts
+/// from arrival, so the wait in the application is part of it. Infinity (the default): no bound.
 struct OpenLoop {
     std::span<const double> ops;    ///< I/Os arriving in each step
     std::span<const double> bytes;  ///< bytes arriving in each step
     double read_fraction = 1.0;
     Pattern pattern = Pattern::random;
     double service_time_s = unset;  ///< default: the volume's model at the step's mean I/O size
+    double max_in_flight = std::numeric_limits<double>::infinity();  ///< I/Os outstanding at the device at most
 };
 
 using Workload = std::variant<Idle, ClosedLoop, OpenLoop>;
