@@ -22,6 +22,7 @@ MODULES = [
     "ebssim.latency",
     "ebssim.plot",
     "ebssim.simulation",
+    "ebssim.testing",
     "ebssim.volumes",
     "ebssim.workloads",
     "ebssim.fio",

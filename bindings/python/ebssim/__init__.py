@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from . import analysis
+from . import analysis, testing
 from ._limits import LimitError, Limits, limits
 from .analysis import Cliff
 from .burst import ClosedLoopRate, burst_duration_s, cliff_time_s, closed_loop_rate, counted_iops, refill_time_s
@@ -85,5 +85,6 @@ __all__ = [
     "plot",
     "refill_time_s",
     "simulate",
+    "testing",
     "volume_types",
 ]
