@@ -363,8 +363,8 @@ def test_plot_argument_errors():
     r = simulate(gp2(100), ClosedLoop(32, "4k"), duration_s=10)
     with raises(r"results is empty"):
         ebssim.plot([])
-    with raises(r"time_unit='d'"):
-        ebssim.plot(r, time_unit="d")
+    with raises(r"time_unit='week'"):
+        ebssim.plot(r, time_unit="week")
     with raises(r"labels has 1 entries for 2 results"):
         ebssim.plot([r, r], labels=["one"])
     nr = simulate(gp2(100), ClosedLoop(32, "4k"), duration_s=10, record=False)
