@@ -63,11 +63,32 @@ struct Offer {
 struct ClosedSource {
     static constexpr bool closed = true;
     Offer offer;
-    double in_flight;
+    double in_flight_;
     double service_time_s;
-    double think_time_s;
+    double think_time_s_;
     Offer operator()(std::int64_t) const noexcept { return offer; }  // validated up front
     void prefetch(std::int64_t) const noexcept {}
+    [[nodiscard]] double in_flight(std::int64_t) const noexcept { return in_flight_; }
+    [[nodiscard]] double think_time_s(std::int64_t) const noexcept { return think_time_s_; }
+};
+
+// A closed loop whose users and think time change per step (PhasedClosedLoop): the same
+// offer as ClosedSource, with the step's values (offered_iops's rule, workload.hpp).
+struct PhasedSource {
+    static constexpr bool closed = true;
+    const double* users;
+    const double* think;
+    double service_time_s;
+    double io_bytes;
+    double counted_per_io;
+    double dt;
+    Offer operator()(std::int64_t k) const noexcept {  // validated up front
+        const double ops = users[k] / (service_time_s + think[k]) * dt;
+        return {ops, ops * io_bytes, ops * counted_per_io, true};
+    }
+    void prefetch(std::int64_t) const noexcept {}
+    [[nodiscard]] double in_flight(std::int64_t k) const noexcept { return users[k]; }
+    [[nodiscard]] double think_time_s(std::int64_t k) const noexcept { return think[k]; }
 };
 
 struct OpenSource {
@@ -219,8 +240,8 @@ public:
         double latency = nan;
         if constexpr (Source::closed) {
             // Little's law over the whole cycle (latency + think time) of each user.
-            outstanding = src_.in_flight + waiting;
-            latency = closed_loop_latency_s(outstanding, rate, st, src_.think_time_s);
+            outstanding = src_.in_flight(k) + waiting;
+            latency = closed_loop_latency_s(outstanding, rate, st, src_.think_time_s(k));
         } else {
             outstanding = rate * st + waiting;
             // Nothing waiting: every I/O completes in its service time (no division needed).
@@ -271,7 +292,7 @@ private:
     Bound bound_ = Bound::demand;
 };
 
-using AnyStepper = std::variant<Stepper<ClosedSource>, Stepper<OpenSource>, Stepper<IdleSource>>;
+using AnyStepper = std::variant<Stepper<ClosedSource>, Stepper<OpenSource>, Stepper<IdleSource>, Stepper<PhasedSource>>;
 
 AnyStepper make_stepper(const VolumeParams& p, Simulation::State& s, const Workload& w, double dt, double t0,
                         StepSeries* out, VolumeTotals& tot) {
@@ -284,6 +305,13 @@ AnyStepper make_stepper(const VolumeParams& p, Simulation::State& s, const Workl
                                                   service_time_s(p, *c),
                                                   c->think_time_s},
                                      dt, t0, out, tot);
+    }
+    if (const auto* ph = std::get_if<PhasedClosedLoop>(&w)) {
+        return Stepper<PhasedSource>(
+            p, s,
+            PhasedSource{ph->in_flight.data(), ph->think_time_s.data(), service_time_s(p, ph->loop), ph->loop.io_bytes,
+                         counted_per_io(p, ph->loop), dt},
+            dt, t0, out, tot);
     }
     if (const auto* o = std::get_if<OpenLoop>(&w)) {
         return Stepper<OpenSource>(
@@ -632,6 +660,19 @@ RunResult Simulation::run(const std::vector<Workload>& workloads, std::int64_t n
     for (std::size_t i = 0; i < workloads.size(); ++i) {
         try {
             validate_workload(workloads[i], n_steps, /*check_values=*/false);
+            if (const auto* ph = std::get_if<PhasedClosedLoop>(&workloads[i])) {
+                // The same bound as a closed loop's, in every step.
+                const double st = service_time_s(params_[i], ph->loop);
+                for (std::size_t k = 0; k < ph->in_flight.size(); ++k) {
+                    const double ops_per_step = ph->in_flight[k] / (st + ph->think_time_s[k]) * dt_s_;
+                    if (!(ops_per_step <= max_demand_per_step)) {
+                        throw ConfigError(fmt::format(
+                            "in_flight[{}]={} offers {:.4g} I/Os per step, above the {:g} per step the engine "
+                            "accepts (max_demand_per_step)",
+                            k, ph->in_flight[k], ops_per_step, max_demand_per_step));
+                    }
+                }
+            }
             if (const auto* c = std::get_if<ClosedLoop>(&workloads[i])) {
                 // The bound a trace has per step, so that totals stay finite (not NaN).
                 const double ops_per_step = offered_iops(params_[i], *c) * dt_s_;

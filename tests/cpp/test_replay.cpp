@@ -196,3 +196,71 @@ TEST_CASE("max_in_flight must be a positive number of I/Os") {
     }
     CHECK(sim.time_s() == 0.0);
 }
+
+TEST_CASE("a phased closed loop: each step as a closed loop with that step's users and think time") {
+    // 100 GiB gp2 at 0.1 % (5,400 credits), service time 1 ms:
+    //   0: 32 users offer 32 / 0.001 = 32,000; cap min(3,000, 5,400 + 300): 3,000 -> 2,700 left;
+    //      latency 32 / 3,000 = 10.67 ms
+    //   1: 3,000 -> 0: dry at 1 + 2,700 / 2,700 = 2.0 s
+    //   2: the 300 baseline; latency 32 / 300 = 106.7 ms
+    //   3: no users: nothing offered, 300 earned; the episode ends at 3.0 s; latency NaN
+    //   4: 4 users with 10 ms think time offer 4 / 0.011 = 363.6; cap min(3,000, 300 + 300) = 600:
+    //      all served, 600 - 363.6 = 236.4 left; latency 4 / 363.6 - 0.010 = 1 ms
+    const std::vector<double> users = {32, 32, 32, 0, 4};
+    const std::vector<double> think = {0, 0, 0, 0, 0.010};
+    PhasedClosedLoop w{closed_loop_st(1, 4 * KiB, 0.001), users, think};
+    Simulation sim = single(gp2_spec(100, 0.1));
+    RunResult r = run1(sim, w, 5);
+    const StepSeries& s = r.series[0];
+    const double last = 4 / 0.011;
+    const std::vector<double> served = {3000, 3000, 300, 0, last};
+    const std::vector<double> credits = {2700, 0, 0, 300, 600 - last};
+    for (std::size_t k = 0; k < 5; ++k) {
+        CAPTURE(k);
+        CHECK(s.iops[k] == near(served[k], 1e-9, 1e-9));
+        CHECK(s.credits[k] == near(credits[k], 1e-9, 1e-9));
+    }
+    CHECK(s.latency_s[0] == near(32.0 / 3000));
+    CHECK(s.latency_s[2] == near(32.0 / 300));
+    CHECK(std::isnan(s.latency_s[3]));
+    CHECK(s.latency_s[4] == near(0.001));
+    REQUIRE(r.totals[0].cliffs.size() == 1);
+    CHECK(r.totals[0].cliffs[0].start_s == near(2.0));
+    CHECK(r.totals[0].cliffs[0].end_s == near(3.0));
+
+    // Exactly what consecutive runs of closed loops give on one Simulation.
+    Simulation seq = single(gp2_spec(100, 0.1));
+    std::vector<double> iops, lat;
+    ClosedLoop thinking = closed_loop_st(4, 4 * KiB, 0.001);
+    thinking.think_time_s = 0.010;
+    for (const Workload& step :
+         {Workload{closed_loop_st(32, 4 * KiB, 0.001)}, Workload{closed_loop_st(32, 4 * KiB, 0.001)},
+          Workload{closed_loop_st(32, 4 * KiB, 0.001)}, Workload{Idle{}}, Workload{thinking}}) {
+        RunResult one = run1(seq, step, 1);
+        iops.push_back(one.series[0].iops[0]);
+        lat.push_back(one.series[0].latency_s[0]);
+    }
+    for (std::size_t k = 0; k < 5; ++k) {
+        CAPTURE(k);
+        CHECK(s.iops[k] == iops[k]);
+        CHECK((s.latency_s[k] == lat[k] || (std::isnan(s.latency_s[k]) && std::isnan(lat[k]))));
+    }
+    CHECK(sim.credits(0) == seq.credits(0));
+}
+
+TEST_CASE("a phased closed loop's steps are checked") {
+    const std::vector<double> users = {4, -1};
+    const std::vector<double> think = {0, 0};
+    Simulation sim = single(gp3_spec(100));
+    PhasedClosedLoop w{closed_loop(1, 4 * KiB), users, think};
+    CHECK(config_error_message([&] { run1(sim, w, 2); }) == "in_flight[1]=-1 must be a finite number >= 0");
+    const std::vector<double> nan_think = {0, NaN};
+    const std::vector<double> ok_users = {4, 4};
+    PhasedClosedLoop w2{closed_loop(1, 4 * KiB), ok_users, nan_think};
+    CHECK(config_error_message([&] { run1(sim, w2, 2); }) == "think_time_s[1]=nan must be a finite number >= 0");
+    CHECK(contains(config_error_message([&] { run1(sim, w2, 3); }), "in_flight has 2 steps but the run has n_steps=3"));
+    const std::vector<double> huge = {1e30, 1};
+    PhasedClosedLoop w3{closed_loop(1, 4 * KiB), huge, think};
+    CHECK(contains(config_error_message([&] { run1(sim, w3, 2); }), "in_flight[0]=1e+30 offers"));
+    CHECK(sim.time_s() == 0.0);
+}

@@ -311,3 +311,62 @@ def test_fio_prediction_html_repr():
     html = p._repr_html_()
     # 32 / 3,000 IOPS = 10.7 ms.
     assert "FioPrediction: 1 job" in html and "<td" in html and "3,000" in html and "10.7" in html
+
+
+# --------------------------------------------------------------------------------------------
+# PhasedClosedLoop: depth and think time that change over time
+# --------------------------------------------------------------------------------------------
+
+
+def test_phased_closed_loop_is_consecutive_closed_loops():
+    # 32 users for 2,000 s, then 4 with 10 ms think time for 700 s on a 100 GiB gp2: the bucket
+    # empties at 5.4e6 / 2,700 = 2,000 s; the 4 users offer 4 / (0.504 + 10) ms = 380.8 IOPS,
+    # above the 300 baseline, so they get 300 and wait: 4 / 300 - 10 ms = 3.33 ms.
+    w = ebssim.PhasedClosedLoop.from_phases([(2000, 32), (700, 4, 10.0)], io_size="4k")
+    r = simulate(gp2(100), w)
+    assert (r.n_steps, r.cliff_time_s) == (2700, 2000.0)
+    assert (r.iops[0], r.iops[-1]) == (3000.0, 300.0)
+    assert r.latency_ms[-1] == pytest.approx(4 / 300 * 1e3 - 10)
+    assert r.offered_iops[-1] == pytest.approx(4 / (ST_4K + 0.010))
+    # The same as two closed-loop runs on one Simulation (state carries over): one result.
+    sim = Simulation([gp2(100)])
+    a = sim.run([ClosedLoop(32, "4k")], 2000)[0]
+    b = sim.run([ClosedLoop(4, "4k", think_time_ms=10.0)], 700)[0]
+    np.testing.assert_array_equal(r.iops, np.concatenate([a.iops, b.iops]))
+    np.testing.assert_array_equal(r.latency_s, np.concatenate([a.latency_s, b.latency_s]))
+    np.testing.assert_array_equal(r.credits, np.concatenate([a.credits, b.credits]))
+    assert w.phases() == [(2000, 32.0, 0.0), (700, 4.0, 10.0)]
+    # Per-step arrays work too; zero users is a step at rest.
+    w2 = ebssim.PhasedClosedLoop(np.array([8.0, 0.0, 2.0]), think_time_ms=np.array([0.0, 0.0, 1.0]), io_size="4k")
+    r2 = simulate(gp3(100), w2)
+    assert r2.iops[1] == 0.0 and math.isnan(r2.latency_s[1])
+    # 2 users, 1 ms think time: 2 / (0.504 + 1) ms = 1,330 IOPS, under gp3's 3,000.
+    assert r2.iops[2] == pytest.approx(2 / (ST_4K + 0.001))
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: ebssim.PhasedClosedLoop(np.array([1.0, -2.0])), r"^in_flight\[1\]=-2.0 must be a finite number >= 0"),
+        (
+            lambda: ebssim.PhasedClosedLoop(np.ones(2), think_time_ms=np.ones(3)),
+            r"^think_time_ms has 3 steps but in_flight has 2",
+        ),
+        (lambda: ebssim.PhasedClosedLoop(np.ones(2), think_time_ms=-1.0), r"^think_time_ms=-1.0 must be a finite"),
+        (lambda: ebssim.PhasedClosedLoop.from_phases([]), r"^phases=\[\] must be a non-empty list"),
+        (
+            lambda: ebssim.PhasedClosedLoop.from_phases([(10,)]),
+            r"^phases\[0\]=\(10,\) must be \(duration_s, in_flight\)",
+        ),
+        (lambda: ebssim.PhasedClosedLoop.from_phases([(1.5, 4)]), r"^duration_s=1.5 is not a whole number of steps"),
+    ],
+)
+def test_phased_closed_loop_errors(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+def test_phased_closed_loop_length_must_match_the_run():
+    w = ebssim.PhasedClosedLoop(np.ones(3))
+    with pytest.raises(ValueError, match=r"duration_s=5 is 5 steps of dt=1 but the trace has 3 steps"):
+        simulate(gp3(100), w, duration_s=5)

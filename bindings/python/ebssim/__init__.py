@@ -31,7 +31,7 @@ from .simulation import (
     simulate,
 )
 from .volumes import VOLUME_TYPES, Volume, VolumeTypeInfo, gp2, gp3, io1, io2, sc1, st1, standard, volume_types
-from .workloads import ClosedLoop, Idle, OpenLoop, Workload
+from .workloads import ClosedLoop, Idle, OpenLoop, PhasedClosedLoop, Workload
 
 __version__ = "0.1.0"
 
@@ -54,6 +54,7 @@ __all__ = [
     "Limits",
     "NoEbsLimitsWarning",
     "OpenLoop",
+    "PhasedClosedLoop",
     "RunResult",
     "Simulation",
     "Volume",

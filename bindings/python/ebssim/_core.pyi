@@ -156,6 +156,15 @@ class OpenLoop(metaclass=_pybind11_type):
     @property
     def max_in_flight(self) -> float: ...
 
+class PhasedClosedLoop(metaclass=_pybind11_type):
+    def __init__(self, loop: ClosedLoop, in_flight: npt.ArrayLike, think_time_s: npt.ArrayLike) -> None: ...
+    @property
+    def loop(self) -> ClosedLoop: ...
+    @property
+    def in_flight(self) -> _FloatArray: ...
+    @property
+    def think_time_s(self) -> _FloatArray: ...
+
 def counted_ops_per_io(params: VolumeParams, io_bytes: float, sequential: bool) -> float: ...
 
 # bind_instance.cpp
@@ -325,7 +334,7 @@ class Simulation(metaclass=_pybind11_type):
     def __init__(self, volumes: list[VolumeSpec], instance: InstanceSpec, dt_s: float = ...) -> None: ...
     def run(
         self,
-        workloads: list[Idle | ClosedLoop | OpenLoop],
+        workloads: list[Idle | ClosedLoop | OpenLoop | PhasedClosedLoop],
         n_steps: int,
         record: bool = ...,
         max_volume_steps: int = ...,

@@ -124,7 +124,7 @@ def offered_iops(r: "VolumeResult") -> FloatArray:
     closed loop's unthrottled rate ``in_flight / (service time + think time)`` (the core's rule,
     :func:`ebssim.closed_loop_rate`), 0 at rest. Empty without series."""
     from .burst import closed_loop_rate
-    from .workloads import ClosedLoop, OpenLoop
+    from .workloads import ClosedLoop, OpenLoop, PhasedClosedLoop
 
     n = r.iops.shape[0]
     w = r.workload
@@ -132,6 +132,20 @@ def offered_iops(r: "VolumeResult") -> FloatArray:
         return np.asarray(w.ops[:n], dtype=np.float64) / r.dt_s
     if isinstance(w, ClosedLoop):
         return np.full(n, closed_loop_rate(r.volume, w).offered_iops)
+    if isinstance(w, PhasedClosedLoop) and n:
+        # Each distinct (users, think time) asks the core once: the rule stays in one place.
+        pairs = np.column_stack([w.in_flight, np.asarray(w.think_time_ms)])
+        uniq, inverse = np.unique(pairs, axis=0, return_inverse=True)
+        rates = [
+            closed_loop_rate(
+                r.volume,
+                ClosedLoop(u, w.io_size, w.read_fraction, w.pattern, w.service_time_ms, z, w.counted_per_io),
+            ).offered_iops
+            if u > 0
+            else 0.0
+            for u, z in uniq
+        ]
+        return np.asarray(rates, dtype=np.float64)[inverse.ravel()]
     return np.zeros(n)
 
 

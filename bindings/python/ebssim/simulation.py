@@ -31,7 +31,7 @@ from ._units import flag, integer, real
 from .instances import Instance, _resolve_instance
 from .latency import SERVICE_TIME_SHAPE, latency_quantiles
 from .volumes import Volume
-from .workloads import ClosedLoop, Idle, OpenLoop, Workload, _dt, _steps
+from .workloads import ClosedLoop, Idle, OpenLoop, PhasedClosedLoop, Workload, _dt, _steps
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -335,7 +335,7 @@ class VolumeResult:
         st_ms = getattr(w, "service_time_ms", None)
         if st_ms is not None:
             return float(st_ms) / 1e3
-        if isinstance(w, ClosedLoop):
+        if isinstance(w, (ClosedLoop, PhasedClosedLoop)):
             return self.volume.service_time_s(w.io_bytes)
         if isinstance(w, OpenLoop) and float(w.ops.sum()) > 0:
             return self.volume.service_time_s(float(w.bytes.sum()) / float(w.ops.sum()))
@@ -688,14 +688,16 @@ class Simulation:
         Split a longer run into consecutive runs, use a coarser ``dt``, pass ``record=False``,
         or raise the limits.
         """
-        if isinstance(workloads, (ClosedLoop, OpenLoop, Idle, str)) or not isinstance(workloads, Iterable):
+        if isinstance(workloads, (ClosedLoop, OpenLoop, PhasedClosedLoop, Idle, str)) or not isinstance(
+            workloads, Iterable
+        ):
             raise ValueError(f"workloads={workloads!r} must be a sequence with one workload per volume")
         ws = list(workloads)
         if len(ws) != len(self.volumes):
             raise ValueError(f"workloads has {len(ws)} entries but the simulation has {len(self.volumes)} volumes")
         for i, w in enumerate(ws):
-            if not isinstance(w, (ClosedLoop, OpenLoop, Idle)):
-                raise ValueError(f"workloads[{i}]={w!r} must be a ClosedLoop, OpenLoop or Idle")
+            if not isinstance(w, (ClosedLoop, OpenLoop, PhasedClosedLoop, Idle)):
+                raise ValueError(f"workloads[{i}]={w!r} must be a ClosedLoop, OpenLoop, PhasedClosedLoop or Idle")
         n = self._n_steps(ws, duration_s)
         record = flag(record, "record")
         try:
@@ -755,12 +757,15 @@ class Simulation:
         )
 
     def _n_steps(self, ws: List[Workload], duration_s: Optional[float]) -> int:
-        trace_steps = {w.n_steps for w in ws if isinstance(w, OpenLoop)}
+        trace_steps = {w.n_steps for w in ws if isinstance(w, (OpenLoop, PhasedClosedLoop))}
         if len(trace_steps) > 1:
-            raise ValueError(f"open-loop traces have different lengths {sorted(trace_steps)}: they must match")
+            raise ValueError(
+                f"per-step workloads (OpenLoop, PhasedClosedLoop) have different lengths {sorted(trace_steps)}: "
+                f"they must match"
+            )
         if duration_s is None:
             if not trace_steps:
-                raise ValueError("duration_s is required unless an OpenLoop trace sets the length")
+                raise ValueError("duration_s is required unless an OpenLoop or PhasedClosedLoop sets the length")
             return trace_steps.pop()
         n = _steps(duration_s, self.dt)
         if trace_steps and n != next(iter(trace_steps)):

@@ -94,7 +94,19 @@ struct OpenLoop {
     double max_in_flight = std::numeric_limits<double>::infinity();  ///< I/Os outstanding at the device at most
 };
 
-using Workload = std::variant<Idle, ClosedLoop, OpenLoop>;
+/// A closed loop whose users and think time change from step to step: a day of traffic, a batch
+/// that ramps up, fio phases without rests. Step k offers in_flight[k] / (service time +
+/// think_time_s[k]) x dt completions, exactly as a ClosedLoop with those values would; the
+/// I/O (size, mix, pattern, service time, counted_per_io) is `loop`'s, whose own in_flight and
+/// think_time_s are not used. An in_flight of 0 is a step without users. The spans must outlive
+/// the run.
+struct PhasedClosedLoop {
+    ClosedLoop loop;                       ///< the I/O every step issues
+    std::span<const double> in_flight;     ///< users (I/Os outstanding) in each step, >= 0
+    std::span<const double> think_time_s;  ///< think time in each step, >= 0
+};
+
+using Workload = std::variant<Idle, ClosedLoop, OpenLoop, PhasedClosedLoop>;
 
 /// Largest open-loop demand per step (ops or bytes) accepted, so that sums stay finite.
 inline constexpr double max_demand_per_step = 1e15;
