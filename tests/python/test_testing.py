@@ -86,7 +86,7 @@ def test_every_cliff_is_listed():
     (c,) = check_plan(r, no_cliff=True).checks
     assert c.got == "BurstBalance ran dry at 2 s"
     assert c.detail.splitlines() == [
-        "bound by demand at 300 IOPS (300 arriving) for 2 s, until 4 s",
+        "no limit bound at 300 IOPS (300 arriving) for 2 s, until 4 s",
         "2 cliffs in the run: 2 s for 2 s, 5.07 s for 1.93 s",
     ]
 

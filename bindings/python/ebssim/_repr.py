@@ -58,6 +58,17 @@ def number(x: Optional[float], unit: str = "") -> str:
     return f"{text} {unit}".strip()
 
 
+def latency(ms: Optional[float]) -> str:
+    """A latency in ms, or as a duration once it reaches a second (queues can wait minutes).
+
+    >>> latency(10.666), latency(106.7), latency(291024.9)
+    ('10.7 ms', '107 ms', '4.85 min')
+    """
+    if ms is None or math.isnan(ms) or abs(ms) < 1000:
+        return number(ms, "ms")
+    return duration(ms / 1e3)
+
+
 def html_table(title: str, rows: Iterable[Tuple[str, str]], note: Optional[str] = None) -> str:
     """A two-column table (name, value) with a caption, escaped, for ``_repr_html_``.
 
@@ -146,7 +157,7 @@ def volume_result_html(r: Any) -> str:
     rows = [
         ("workload", str(r.workload)),
         ("run", _span_of_run(r.n_steps, r.dt_s, r.t0_s)),
-        ("served", f"{number(r.mean_iops, 'IOPS')} mean, {number(r.mean_latency_ms, 'ms')} mean latency"),
+        ("served", f"{number(r.mean_iops, 'IOPS')} mean, {latency(r.mean_latency_ms)} mean latency"),
     ]
     cliffs = r.cliffs
     if not r.volume.has_bucket:
@@ -196,7 +207,7 @@ def run_result_html(run: Any) -> str:
                 str(r.volume),
                 str(r.workload),
                 number(r.mean_iops),
-                number(r.mean_latency_ms, "ms"),
+                latency(r.mean_latency_ms),
                 f"{len(r.totals.cliffs)}{first}",
                 _held_back(r.bound_s),
             ]

@@ -86,9 +86,9 @@ class Cliff:
 
     def __str__(self) -> str:
         end = "the end of the run (still empty)" if self.end_s is None else _repr.when(self.end_s)
+        held = "no limit bound" if self.limit == "demand" else f"bound by {self.limit}"
         text = (
-            f"{self.bucket} empty from {_repr.when(self.start_s)} to {end}: {_repr.duration(self.duration_s)}, "
-            f"bound by {self.limit}"
+            f"{self.bucket} empty from {_repr.when(self.start_s)} to {end}: {_repr.duration(self.duration_s)}, {held}"
         )
         if not math.isnan(self.iops):
             text += f" at {_repr.number(self.iops, 'IOPS')}"

@@ -486,7 +486,7 @@ def plot(
                     lw=0.7,
                     ls=(0, (1.5, 1.5)),
                     alpha=0.8,
-                    zorder=4,
+                    zorder=2,
                     label=f"offered{who}",
                 )
         if "throughput" in panel:
@@ -573,8 +573,8 @@ def plot(
     if "iops" in panel:
         a = panel["iops"]
         a.set_ylabel("IOPS" if vols else "instance EBS IOPS")
-        a.set_ylim(bottom=0)
-        a.margins(y=0.12)
+        # Room above the data for the cliff labels.
+        a.set_ylim(0, max(a.get_ylim()[1], 1.0) * 1.15)
     if "throughput" in panel:
         panel["throughput"].set_ylabel("MiB/s" if vols else "instance MB/s")
         panel["throughput"].set_ylim(bottom=0)

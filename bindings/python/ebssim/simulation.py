@@ -131,7 +131,7 @@ class VolumeSummary(_Record[object]):
     def __str__(self) -> str:
         lines = [f"{self.volume} under {self.workload}"]
         lines.append(
-            f"  {_repr.number(self.mean_iops, 'IOPS')} mean, {_repr.number(self.mean_latency_ms, 'ms')} mean latency"
+            f"  {_repr.number(self.mean_iops, 'IOPS')} mean, {_repr.latency(self.mean_latency_ms)} mean latency"
         )
         if self.cliff_time_s is None:
             bucket = "no credit bucket" if self.burst_balance_end_pct is None else "the credit bucket never ran dry"

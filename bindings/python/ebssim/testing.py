@@ -92,6 +92,16 @@ class PlanReport:
     def __bool__(self) -> bool:
         return self.ok
 
+    def __repr__(self) -> str:
+        n, bad = len(self.checks), len(self.failures)
+        state = "met" if bad == 0 else f"not met, {bad} of {n} criteria fail"
+        return f"<PlanReport: {state} ({n} checks over {len(self.subjects)} result{'s' * (len(self.subjects) != 1)})>"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<pre>{html.escape(str(self))}</pre>"
+
     def __str__(self) -> str:
         n, bad = len(self.checks), len(self.failures)
         head = "capacity plan met" if bad == 0 else f"capacity plan not met ({bad} of {n} criteria fail)"
@@ -352,7 +362,7 @@ def _spans_text(r: VolumeResult, spans: List[Span], what: str) -> str:
 def _latency_check(r: VolumeResult, criterion: str, got_ms: float, limit_ms: float) -> Check:
     ok = got_ms <= limit_ms
     ratio = f" ({got_ms / limit_ms:.3g} x the plan)" if limit_ms > 0 and not ok else ""
-    got = f"got {_repr.number(got_ms, 'ms')}{ratio}"
+    got = f"got {_repr.latency(got_ms)}{ratio}"
     if ok:
         return Check(criterion, True, got)
     spans = spans_above_latency(r, limit_ms)
@@ -374,7 +384,7 @@ def _max_latency_check(r: VolumeResult, limit_ms: float) -> Check:
         return Check(criterion, True, "no I/O completed")
     k = int(np.nanargmax(lat))
     worst = float(lat[k])
-    got = f"got {_repr.number(worst, 'ms')} at most, at {_repr.when(r.time_s[k])}"
+    got = f"got {_repr.latency(worst)} at most, at {_repr.when(r.time_s[k])}"
     if worst <= limit_ms:
         return Check(criterion, True, got)
     spans = spans_above_latency(r, limit_ms)
@@ -401,7 +411,7 @@ def _cliff_check(r: VolumeResult, within_h: Optional[float]) -> Check:
     if within_h is not None:
         early = f", {_repr.duration(r.t0_s + within_h * 3600.0 - c.start_s)} early"
     got = f"{c.bucket} ran dry at {_repr.when(c.start_s)}{early}"
-    how = f"bound by {c.limit}"
+    how = "no limit bound" if c.limit == "demand" else f"bound by {c.limit}"
     if not math.isnan(c.iops):
         how += f" at {_repr.number(c.iops, 'IOPS')}"
         if not math.isnan(c.offered_iops):
