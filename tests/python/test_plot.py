@@ -268,3 +268,19 @@ def test_argument_errors(cliff_pair):
     nr = simulate(gp2(100), ClosedLoop(32, "4k"), duration_s=10, record=False)
     with pytest.raises(ValueError, match=r"record=False"):
         ebssim.plot(nr)
+
+
+def test_results_that_carry_their_own_dates():
+    # A result with a time_index of dates (traces with a DatetimeIndex) or a t0 Timestamp: simulated
+    # time 0 is its first step's date minus its t0_s (here 60 s into the Simulation).
+    pd = pytest.importorskip("pandas")
+    import types
+
+    from ebssim.plot import _result_start
+
+    idx = pd.date_range("2025-06-02 00:01", periods=3, freq="1s")
+    dated = types.SimpleNamespace(time_index=idx, t0_s=60.0)
+    assert _result_start(dated) == np.datetime64("2025-06-02T00:00:00", "us")
+    stamped = types.SimpleNamespace(t0=pd.Timestamp("2025-06-02 00:01", tz="UTC"), t0_s=60.0)
+    assert _result_start(stamped) == np.datetime64("2025-06-02T00:00:00", "us")
+    assert _result_start(types.SimpleNamespace(t0_s=0.0)) is None
