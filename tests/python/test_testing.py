@@ -216,4 +216,4 @@ def test_a_suite_of_plans_runs_in_seconds():
         r = simulate(gp2(size), w)
         check_plan(r, p99_ms=20, no_cliff_within_h=8, min_burst_balance_pct=20, throttled_s=60, max_backlog_ops=1e4)
     elapsed = time.perf_counter() - t0
-    assert elapsed < 10.0  # measured about 1 s (docs/analysis.md)
+    assert elapsed < 10.0  # measured 0.4 s (docs/analysis.md); generous for a shared machine
