@@ -104,7 +104,9 @@ def pure_python_replay(ops: List[float], nbytes: List[float], dt: float = 1.0, r
     b_ops = b_bytes = b_cnt = 0.0
     dem_ops = dem_bytes = 0.0
     srv_ops = srv_bytes = srv_cnt = lat_ops_s = 0.0
-    steps_bound = [0, 0, 0, 0, 0]  # demand, volume IOPS, volume throughput, instance IOPS, instance throughput
+    # One count per ebssim.BOUND_NAMES: demand, volume IOPS, volume throughput, instance IOPS,
+    # instance throughput, max_in_flight (this loop has no instance and no bound on in-flight I/O).
+    steps_bound = [0] * len(ebssim.BOUND_NAMES)
     cliff_seen = False
     cliff_time_s = nan
 

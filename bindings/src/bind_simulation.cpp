@@ -2,6 +2,7 @@
 // totals, per-step series, and the run that holds them.
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <utility>
@@ -26,7 +27,7 @@ py::array_t<T> to_numpy(Series<T>&& v) {
 // The per-step outputs of one volume as numpy arrays, made once per run; empty (length 0) when
 // the run was not recorded.
 struct PyVolumeSeries {
-    py::array_t<double> iops, ebs_iops, throughput_mib_s, credits, latency_s;
+    py::array_t<double> iops, ebs_iops, throughput_mib_s, credits, latency_s, backlog_ops;
     py::array_t<std::uint8_t> bound;
 
     explicit PyVolumeSeries(StepSeries&& s)
@@ -35,6 +36,7 @@ struct PyVolumeSeries {
           throughput_mib_s(to_numpy(std::move(s.throughput_mib_s))),
           credits(to_numpy(std::move(s.credits))),
           latency_s(to_numpy(std::move(s.latency_s))),
+          backlog_ops(to_numpy(std::move(s.backlog_ops))),
           bound(to_numpy(std::move(s.bound))) {}
 };
 
@@ -86,12 +88,36 @@ py::tuple steps_tuple(const std::int64_t (&steps)[n_bounds]) {
     return t;
 }
 
+py::tuple episodes_tuple(const std::vector<CliffEpisode>& episodes) {
+    py::tuple t(episodes.size());
+    for (std::size_t i = 0; i < episodes.size(); ++i) t[i] = py::cast(episodes[i]);
+    return t;
+}
+
 bool on_main_thread() {
     py::module_ threading = py::module_::import("threading");
     return threading.attr("current_thread")().is(threading.attr("main_thread")());
 }
 
 void bind_results(py::module_& m) {
+    py::class_<CliffEpisode> ce(m, "CliffEpisode",
+                                "A stretch of one run in which a credit bucket was empty, simulated seconds.");
+    ce.def_readonly("start_s", &CliffEpisode::start_s,
+                    "When the bucket ran dry (interpolated inside the step); the run's start when it started the "
+                    "run empty under demand.")
+        .def_readonly("end_s", &CliffEpisode::end_s,
+                      "Start of the first step that ended with credits again (NaN: still empty at the end of the "
+                      "run).")
+        .def(
+            "__eq__",
+            [](const CliffEpisode& a, const CliffEpisode& b) {
+                // The same episode: NaN (still empty at the end of the run) matches NaN.
+                auto same = [](double x, double y) { return x == y || (std::isnan(x) && std::isnan(y)); };
+                return same(a.start_s, b.start_s) && same(a.end_s, b.end_s);
+            },
+            py::is_operator());
+    def_fields_repr(ce);
+
     py::class_<VolumeTotals> vt(m, "VolumeTotals", "One volume's totals over one run (always computed).");
     vt.def_readonly("demanded_ops", &VolumeTotals::demanded_ops,
                     "I/Os that arrived (open loop) or were issued (closed loop).")
@@ -110,7 +136,10 @@ void bind_results(py::module_& m) {
                       "First time the bucket ran dry in this run, simulated seconds (NaN: it never did).")
         .def_property_readonly(
             "steps_bound", [](const VolumeTotals& t) { return steps_tuple(t.steps_bound); },
-            "Steps spent in each bound, indexed like ebssim.BOUND_NAMES.");
+            "Steps spent in each bound, indexed like ebssim.BOUND_NAMES.")
+        .def_property_readonly(
+            "cliffs", [](const VolumeTotals& t) { return episodes_tuple(t.cliffs); },
+            "Every CliffEpisode of this run in which the credit bucket was empty, in order.");
     def_fields_repr(vt);
     def_field_subscript(vt);
 
@@ -125,7 +154,13 @@ void bind_results(py::module_& m) {
                       "First time EBSByteBalance% reached 0 in this run, simulated seconds (NaN: never).")
         .def_property_readonly(
             "steps_bound", [](const InstanceTotals& t) { return steps_tuple(t.steps_bound); },
-            "Steps spent in each bound, indexed like ebssim.BOUND_NAMES.");
+            "Steps spent in each bound, indexed like ebssim.BOUND_NAMES.")
+        .def_property_readonly(
+            "io_cliffs", [](const InstanceTotals& t) { return episodes_tuple(t.io_cliffs); },
+            "Every CliffEpisode of this run with EBSIOBalance% at 0, in order.")
+        .def_property_readonly(
+            "bytes_cliffs", [](const InstanceTotals& t) { return episodes_tuple(t.bytes_cliffs); },
+            "Every CliffEpisode of this run with EBSByteBalance% at 0, in order.");
     def_fields_repr(it);
     def_field_subscript(it);
 
@@ -141,6 +176,9 @@ void bind_results(py::module_& m) {
                       "Burst credits at the end of the step (I/O credits; MiB on st1 and sc1; 0 without a bucket).")
         .def_readonly("latency_s", &PyVolumeSeries::latency_s,
                       "Mean latency of the I/Os completed in the step, seconds (NaN where none completed).")
+        .def_readonly("backlog_ops", &PyVolumeSeries::backlog_ops,
+                      "I/Os waiting at the end of the step (arrived, not completed, not in service): queued at the "
+                      "device or, above an open loop's max_in_flight, held back in the application.")
         .def_readonly("bound", &PyVolumeSeries::bound,
                       "Which limit held the volume back (uint8): an index into ebssim.BOUND_NAMES.");
     def_fields_repr(vs);

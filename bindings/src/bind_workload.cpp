@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -21,6 +22,13 @@ struct PyOpenLoop {
     OpenLoop w;
 };
 
+// A phased closed loop that owns the numpy buffers its spans point into.
+struct PyPhasedClosedLoop {
+    InArray in_flight;
+    InArray think_time_s;
+    PhasedClosedLoop w;
+};
+
 InArray as_1d(const py::handle& obj, const char* field) {
     InArray a = InArray::ensure(obj);
     if (!a) throw ConfigError(fmt::format("{} must be a 1-D array of numbers", field));
@@ -36,6 +44,7 @@ Workload to_workload(const py::handle& h) {
     if (py::isinstance<ClosedLoop>(h)) return h.cast<ClosedLoop>();
     if (py::isinstance<Idle>(h)) return Idle{};
     if (py::isinstance<PyOpenLoop>(h)) return h.cast<const PyOpenLoop&>().w;
+    if (py::isinstance<PyPhasedClosedLoop>(h)) return h.cast<const PyPhasedClosedLoop&>().w;
     throw ConfigError(fmt::format("workload must be ClosedLoop, OpenLoop or Idle, got {}",
                                   std::string(py::str(py::type::of(h).attr("__name__")))));
 }
@@ -61,21 +70,35 @@ void bind_workload(py::module_& m) {
 
     py::class_<PyOpenLoop>(m, "OpenLoop")
         .def(py::init([](const py::object& ops, const py::object& bytes, double read_fraction, bool sequential,
-                         double service_time_s) {
+                         double service_time_s, double max_in_flight) {
                  auto o = std::make_unique<PyOpenLoop>();
                  o->ops = as_1d(ops, "ops");
                  o->bytes = as_1d(bytes, "bytes");
-                 o->w = OpenLoop{as_span(o->ops), as_span(o->bytes), read_fraction, pattern_of(sequential),
-                                 service_time_s};
+                 o->w = OpenLoop{as_span(o->ops),        as_span(o->bytes), read_fraction,
+                                 pattern_of(sequential), service_time_s,    max_in_flight};
                  return o;
              }),
              py::arg("ops"), py::arg("bytes"), py::arg("read_fraction") = 1.0, py::arg("sequential") = false,
-             py::arg("service_time_s") = unset)
+             py::arg("service_time_s") = unset, py::arg("max_in_flight") = std::numeric_limits<double>::infinity())
         .def_readonly("ops", &PyOpenLoop::ops)
         .def_readonly("bytes", &PyOpenLoop::bytes)
         .def_property_readonly("read_fraction", [](const PyOpenLoop& o) { return o.w.read_fraction; })
         .def_property_readonly("sequential", [](const PyOpenLoop& o) { return o.w.pattern == Pattern::sequential; })
-        .def_property_readonly("service_time_s", [](const PyOpenLoop& o) { return o.w.service_time_s; });
+        .def_property_readonly("service_time_s", [](const PyOpenLoop& o) { return o.w.service_time_s; })
+        .def_property_readonly("max_in_flight", [](const PyOpenLoop& o) { return o.w.max_in_flight; });
+
+    py::class_<PyPhasedClosedLoop>(m, "PhasedClosedLoop")
+        .def(py::init([](const ClosedLoop& loop, const py::object& in_flight, const py::object& think_time_s) {
+                 auto o = std::make_unique<PyPhasedClosedLoop>();
+                 o->in_flight = as_1d(in_flight, "in_flight");
+                 o->think_time_s = as_1d(think_time_s, "think_time_s");
+                 o->w = PhasedClosedLoop{loop, as_span(o->in_flight), as_span(o->think_time_s)};
+                 return o;
+             }),
+             py::arg("loop"), py::arg("in_flight"), py::arg("think_time_s"))
+        .def_property_readonly("loop", [](const PyPhasedClosedLoop& o) { return o.w.loop; })
+        .def_readonly("in_flight", &PyPhasedClosedLoop::in_flight)
+        .def_readonly("think_time_s", &PyPhasedClosedLoop::think_time_s);
 
     m.def(
         "counted_ops_per_io",

@@ -20,14 +20,36 @@ namespace {
 constexpr double inf = std::numeric_limits<double>::infinity();
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
-// Records, once per run, when a bucket ran dry in step k (which starts at step_start_s): it runs
-// dry in this step, or starts the run dry while the demand spends faster than the bucket earns.
-// `spend` is the net drain per step the demand asked for; the time is interpolated in the step.
-inline void note_cliff(double before, double after, std::int64_t k, double spend, double step_start_s, double dt,
-                       double& at) {
-    if (after > 0 || !std::isnan(at) || (before <= 0 && k != 0)) return;
-    if (before > 0 || spend > 0) at = step_start_s + dt * (spend > 0 ? std::min(1.0, before / spend) : 1.0);
-}
+// The episodes of one run in which a bucket was empty (CliffEpisode). Each step ends with the
+// bucket empty or not; only a change costs more than a comparison.
+class CliffTracker {
+public:
+    /// True when the bucket is empty at the end of a step (`after`) and the tracker does not yet
+    /// know it: call note() then.
+    [[nodiscard, gnu::always_inline]] bool changes(double after) const noexcept { return (after <= 0) != dry_; }
+
+    /// The bucket went from `before` to `after` credits in the step starting at step_start_s.
+    /// It runs dry in this step, or was already dry (at the start of the run, or at exactly the
+    /// rate it earns) and the demand now spends faster than it earns: an episode starts,
+    /// interpolated inside the step at the net drain per step the demand asked for (`spend`).
+    /// It earns again: the open episode ends at the start of this step.
+    void note(double before, double after, double spend, double step_start_s, double dt,
+              std::vector<CliffEpisode>& episodes, double& first) {
+        if (after > 0) {
+            episodes.back().end_s = step_start_s;
+            dry_ = false;
+            return;
+        }
+        if (!(before > 0 || spend > 0)) return;  // empty, but not drained by this step's demand
+        const double at = step_start_s + dt * (spend > 0 ? std::min(1.0, before / spend) : 1.0);
+        episodes.push_back({at, nan});
+        if (std::isnan(first)) first = at;
+        dry_ = true;
+    }
+
+private:
+    bool dry_ = false;  // an episode is open
+};
 
 // What a workload offers in one step: new arrivals (open loop) or the completions the closed
 // loop would reach unthrottled, in application ops, bytes and EBS-counted operations.
@@ -41,11 +63,32 @@ struct Offer {
 struct ClosedSource {
     static constexpr bool closed = true;
     Offer offer;
-    double in_flight;
+    double in_flight_;
     double service_time_s;
-    double think_time_s;
+    double think_time_s_;
     Offer operator()(std::int64_t) const noexcept { return offer; }  // validated up front
     void prefetch(std::int64_t) const noexcept {}
+    [[nodiscard]] double in_flight(std::int64_t) const noexcept { return in_flight_; }
+    [[nodiscard]] double think_time_s(std::int64_t) const noexcept { return think_time_s_; }
+};
+
+// A closed loop whose users and think time change per step (PhasedClosedLoop): the same
+// offer as ClosedSource, with the step's values (offered_iops's rule, workload.hpp).
+struct PhasedSource {
+    static constexpr bool closed = true;
+    const double* users;
+    const double* think;
+    double service_time_s;
+    double io_bytes;
+    double counted_per_io;
+    double dt;
+    Offer operator()(std::int64_t k) const noexcept {  // validated up front
+        const double ops = users[k] / (service_time_s + think[k]) * dt;
+        return {ops, ops * io_bytes, ops * counted_per_io, true};
+    }
+    void prefetch(std::int64_t) const noexcept {}
+    [[nodiscard]] double in_flight(std::int64_t k) const noexcept { return users[k]; }
+    [[nodiscard]] double think_time_s(std::int64_t k) const noexcept { return think[k]; }
 };
 
 struct OpenSource {
@@ -54,6 +97,7 @@ struct OpenSource {
     const double* bytes;
     IoCounting count;
     double service_time_s;  // NaN: from the mean I/O size
+    double max_in_flight;   // infinity: no bound on outstanding I/Os
     void prefetch(std::int64_t k) const noexcept {
         // Stepping many volumes together reads many traces at once, which defeats the hardware
         // prefetcher; ask for the lines a few steps ahead.
@@ -70,6 +114,7 @@ struct OpenSource {
 struct IdleSource {
     static constexpr bool closed = false;
     double service_time_s = nan;
+    double max_in_flight = inf;
     Offer operator()(std::int64_t) const noexcept { return {0, 0, 0, true}; }
     void prefetch(std::int64_t) const noexcept {}
 };
@@ -111,6 +156,17 @@ public:
         const Throttle t = throttle(av_cnt_, av_bytes_, cap_cnt_, cap_bytes);
         f_ = t.f;
         bound_ = t.bound;
+        if constexpr (!Source::closed) {
+            // The application's bound on outstanding I/Os: at most max_in_flight / s completions
+            // per second (Little's law); what is beyond waits in the application.
+            if (src_.max_in_flight < inf && av_ops_ > 0) {
+                const double cap_ops = src_.max_in_flight * dt_ / service_time(av_ops_, av_bytes_);
+                if (cap_ops < f_ * av_ops_) {
+                    f_ = cap_ops / av_ops_;
+                    bound_ = Bound::max_in_flight;
+                }
+            }
+        }
     }
     [[nodiscard]] double want_counted() const noexcept {
         return bound_ == Bound::volume_iops ? cap_cnt_ : f_ * av_cnt_;
@@ -156,7 +212,7 @@ public:
             double c = pool_ - served_cnt;
             c = c < 0 ? 0 : (c > p_.credit_capacity ? p_.credit_capacity : c);
             s_.credits = c;
-            if (c <= 0 && std::isnan(tot_.cliff_time_s)) {
+            if (cliffs_.changes(c)) {
                 // The bucket drained at the rate the demand asked for while credits last (the
                 // throughput cap with credits).
                 double wanted =
@@ -164,27 +220,28 @@ public:
                 // Behind an instance that held the volume back last step, its credits drained at
                 // the share the instance allowed, not at what the volume alone would ask.
                 if (prev_instance_bound_) wanted = std::min(wanted, prev_served_cnt_);
-                note_cliff(before, c, k, wanted - earned_, t0_ + static_cast<double>(k) * dt_, dt_, tot_.cliff_time_s);
+                cliffs_.note(before, c, wanted - earned_, t0_ + static_cast<double>(k) * dt_, dt_, tot_.cliffs,
+                             tot_.cliff_time_s);
             }
         }
 
-        // Little's law: mean latency = mean outstanding I/Os / completion rate.
+        // Little's law: mean latency = mean outstanding I/Os / completion rate. For an open loop
+        // with max_in_flight, the outstanding I/Os include those held in the application: latency
+        // counts from arrival.
         const double rate = served_ops * inv_dt_;
         double st;
         if constexpr (Source::closed) {
             st = src_.service_time_s;
         } else {
-            st = !std::isnan(src_.service_time_s) ? src_.service_time_s
-                 : av_ops_ > 0                    ? p_.latency_s + av_bytes_ / av_ops_ * inv_transfer_
-                                                  : p_.latency_s;
+            st = service_time(av_ops_, av_bytes_);
         }
         const double waiting = 0.5 * (prev_b_ops + s_.backlog_ops);
         double outstanding;
         double latency = nan;
         if constexpr (Source::closed) {
             // Little's law over the whole cycle (latency + think time) of each user.
-            outstanding = src_.in_flight + waiting;
-            latency = closed_loop_latency_s(outstanding, rate, st, src_.think_time_s);
+            outstanding = src_.in_flight(k) + waiting;
+            latency = closed_loop_latency_s(outstanding, rate, st, src_.think_time_s(k));
         } else {
             outstanding = rate * st + waiting;
             // Nothing waiting: every I/O completes in its service time (no division needed).
@@ -205,11 +262,19 @@ public:
             out_->throughput_mib_s[k] = served_bytes * inv_dt_ * (1.0 / units::MiB);
             out_->credits[k] = s_.credits;
             out_->latency_s[k] = latency;
+            out_->backlog_ops[k] = s_.backlog_ops;
             out_->bound[k] = static_cast<std::uint8_t>(bound);
         }
     }
 
 private:
+    // Unloaded service time of an open loop's I/Os in a step: the workload's, else the volume's
+    // model at the mean size of the I/Os available.
+    [[nodiscard]] double service_time(double ops, double bytes) const noexcept {
+        if (!std::isnan(src_.service_time_s)) return src_.service_time_s;
+        return ops > 0 ? p_.latency_s + bytes / ops * inv_transfer_ : p_.latency_s;
+    }
+
     const VolumeParams& p_;
     Simulation::State& s_;
     Source src_;
@@ -220,13 +285,14 @@ private:
     bool input_ok_ = true;
     bool prev_instance_bound_ = false;
     double prev_served_cnt_ = 0;
+    CliffTracker cliffs_;
     // Scratch between offer() and commit().
     Offer a_{};
     double av_ops_ = 0, av_bytes_ = 0, av_cnt_ = 0, pool_ = 0, cap_cnt_ = 0, f_ = 1;
     Bound bound_ = Bound::demand;
 };
 
-using AnyStepper = std::variant<Stepper<ClosedSource>, Stepper<OpenSource>, Stepper<IdleSource>>;
+using AnyStepper = std::variant<Stepper<ClosedSource>, Stepper<OpenSource>, Stepper<IdleSource>, Stepper<PhasedSource>>;
 
 AnyStepper make_stepper(const VolumeParams& p, Simulation::State& s, const Workload& w, double dt, double t0,
                         StepSeries* out, VolumeTotals& tot) {
@@ -240,10 +306,18 @@ AnyStepper make_stepper(const VolumeParams& p, Simulation::State& s, const Workl
                                                   c->think_time_s},
                                      dt, t0, out, tot);
     }
+    if (const auto* ph = std::get_if<PhasedClosedLoop>(&w)) {
+        return Stepper<PhasedSource>(
+            p, s,
+            PhasedSource{ph->in_flight.data(), ph->think_time_s.data(), service_time_s(p, ph->loop), ph->loop.io_bytes,
+                         counted_per_io(p, ph->loop), dt},
+            dt, t0, out, tot);
+    }
     if (const auto* o = std::get_if<OpenLoop>(&w)) {
         return Stepper<OpenSource>(
-            p, s, OpenSource{o->ops.data(), o->bytes.data(), IoCounting(p, o->pattern), o->service_time_s}, dt, t0, out,
-            tot);
+            p, s,
+            OpenSource{o->ops.data(), o->bytes.data(), IoCounting(p, o->pattern), o->service_time_s, o->max_in_flight},
+            dt, t0, out, tot);
     }
     return Stepper<IdleSource>(p, s, IdleSource{}, dt, t0, out, tot);
 }
@@ -254,6 +328,7 @@ void resize_series(StepSeries& s, std::size_t n) {  // uninitialised: every step
     s.throughput_mib_s.resize(n);
     s.credits.resize(n);
     s.latency_s.resize(n);
+    s.backlog_ops.resize(n);
     s.bound.resize(n);
 }
 
@@ -404,7 +479,8 @@ void coupled_loop(Steppers& steppers, const InstanceParams& ip, double& io_credi
     const double inv_dt = 1.0 / dt;
     double served_counted = 0, served_bytes = 0;
     double io_cliff = it.io_cliff_time_s, bytes_cliff = it.bytes_cliff_time_s;
-    std::int64_t steps_bound[n_bounds] = {0, 0, 0, 0, 0};
+    CliffTracker io_track, by_track;
+    std::int64_t steps_bound[n_bounds] = {};
 
     // Asked every `chunk` steps, as in_chunks does; a countdown costs nothing next to a step of
     // every volume.
@@ -460,14 +536,15 @@ void coupled_loop(Steppers& steppers, const InstanceParams& ip, double& io_credi
         io.use(used_cnt);
         by.use(used_bytes);
         // As for volumes: a bucket that runs dry in this step, or starts the run dry under demand
-        // above baseline, has its cliff here (interpolated inside the step).
-        if ((io.credits <= 0 && ip.io_capacity > 0) || (by.credits <= 0 && ip.bytes_capacity > 0)) {
-            const double t = t0 + static_cast<double>(k) * dt;
-            auto cliff = [&](double before, const InstanceBucket& b, double want, double& at) {
-                if (b.capacity > 0) note_cliff(before, b.credits, k, std::min(want, b.max) - b.base, t, dt, at);
-            };
-            cliff(io_before, io, sum_cnt, io_cliff);
-            cliff(by_before, by, sum_bytes, bytes_cliff);
+        // above baseline, has its cliff here (interpolated inside the step); one that earns again
+        // ends its episode.
+        const double t = t0 + static_cast<double>(k) * dt;
+        if (ip.io_capacity > 0 && io_track.changes(io.credits)) {
+            io_track.note(io_before, io.credits, std::min(sum_cnt, io.max) - io.base, t, dt, it.io_cliffs, io_cliff);
+        }
+        if (ip.bytes_capacity > 0 && by_track.changes(by.credits)) {
+            by_track.note(by_before, by.credits, std::min(sum_bytes, by.max) - by.base, t, dt, it.bytes_cliffs,
+                          bytes_cliff);
         }
         served_counted += used_cnt;
         served_bytes += used_bytes;
@@ -583,6 +660,19 @@ RunResult Simulation::run(const std::vector<Workload>& workloads, std::int64_t n
     for (std::size_t i = 0; i < workloads.size(); ++i) {
         try {
             validate_workload(workloads[i], n_steps, /*check_values=*/false);
+            if (const auto* ph = std::get_if<PhasedClosedLoop>(&workloads[i])) {
+                // The same bound as a closed loop's, in every step.
+                const double st = service_time_s(params_[i], ph->loop);
+                for (std::size_t k = 0; k < ph->in_flight.size(); ++k) {
+                    const double ops_per_step = ph->in_flight[k] / (st + ph->think_time_s[k]) * dt_s_;
+                    if (!(ops_per_step <= max_demand_per_step)) {
+                        throw ConfigError(fmt::format(
+                            "in_flight[{}]={} offers {:.4g} I/Os per step, above the {:g} per step the engine "
+                            "accepts (max_demand_per_step)",
+                            k, ph->in_flight[k], ops_per_step, max_demand_per_step));
+                    }
+                }
+            }
             if (const auto* c = std::get_if<ClosedLoop>(&workloads[i])) {
                 // The bound a trace has per step, so that totals stay finite (not NaN).
                 const double ops_per_step = offered_iops(params_[i], *c) * dt_s_;

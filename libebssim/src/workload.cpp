@@ -1,6 +1,8 @@
 #include "ebssim/workload.hpp"
 
 #include <cmath>
+#include <limits>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -54,7 +56,36 @@ void validate_trace(std::span<const double> ops, std::span<const double> bytes) 
     }
 }
 
+namespace {
+// The I/O of a closed loop: size, mix, service time, counting.
+void check_closed_io(const ClosedLoop& c) {
+    require_positive(c.io_bytes, "io_bytes");
+    if (c.io_bytes > 1024.0 * 1024.0 * 1024.0) {
+        throw ConfigError(fmt::format("io_bytes={} exceeds the 1 GiB limit on one I/O", c.io_bytes));
+    }
+    check_read_fraction(c.read_fraction);
+    check_service_time(c.service_time_s);
+    if (!std::isnan(c.counted_per_io)) require_positive(c.counted_per_io, "counted_per_io");
+}
+}  // namespace
+
 void validate_workload(const Workload& w, std::int64_t n_steps, bool check_values) {
+    if (const auto* ph = std::get_if<PhasedClosedLoop>(&w)) {
+        check_closed_io(ph->loop);
+        for (auto [span, field] :
+             {std::pair{ph->in_flight, "in_flight"}, std::pair{ph->think_time_s, "think_time_s"}}) {
+            if (static_cast<std::int64_t>(span.size()) != n_steps) {
+                throw ConfigError(
+                    fmt::format("{} has {} steps but the run has n_steps={}", field, span.size(), n_steps));
+            }
+            for (std::size_t i = 0; i < span.size(); ++i) {
+                if (!(span[i] >= 0 && span[i] < std::numeric_limits<double>::infinity())) {  // also NaN
+                    throw ConfigError(fmt::format("{}[{}]={} must be a finite number >= 0", field, i, span[i]));
+                }
+            }
+        }
+        return;
+    }
     if (const auto* c = std::get_if<ClosedLoop>(&w)) {
         require_positive(c->in_flight, "in_flight");
         require_positive(c->io_bytes, "io_bytes");
@@ -77,6 +108,11 @@ void validate_workload(const Workload& w, std::int64_t n_steps, bool check_value
         if (check_values) validate_trace(o->ops, o->bytes);
         check_read_fraction(o->read_fraction);
         check_service_time(o->service_time_s);
+        if (!(o->max_in_flight > 0)) {  // also NaN; infinity is "no bound"
+            throw ConfigError(fmt::format(
+                "max_in_flight={} must be a positive number of I/Os (infinity: no bound on outstanding I/Os)",
+                o->max_in_flight));
+        }
     }
 }
 

@@ -309,9 +309,9 @@ TEST_CASE("run: one workload per volume, n_steps >= 0") {
         CHECK(contains(config_error_message([&] { sim.run({Idle{}, Idle{}}, -1); }), "n_steps=-1"));
     }
     SUBCASE("too many recorded steps") {
-        // 2 volumes x 41 bytes = 82 per step; 2^32 / 82 = 52,377,649.9 steps fit in 4 GiB.
-        std::string msg = config_error_message([&] { sim.run({Idle{}, Idle{}}, 52'377'650, true); });
-        CHECK(contains(msg, "n_steps=52377650"));
+        // 2 volumes x 49 bytes = 98 per step; 2^32 / 98 = 43,826,196.9 steps fit in 4 GiB.
+        std::string msg = config_error_message([&] { sim.run({Idle{}, Idle{}}, 43'826'197, true); });
+        CHECK(contains(msg, "n_steps=43826197"));
         CHECK(contains(msg, "max_memory_bytes"));
     }
     SUBCASE("the bad workload is named by index") {

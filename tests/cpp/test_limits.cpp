@@ -69,19 +69,19 @@ TEST_CASE("limits: the default work bound is 1e10 volume-steps, refused before a
 }
 
 TEST_CASE("limits: the memory bound covers every volume's series and the instance's") {
-    // Per step: 2 volumes x (5 x 8 + 1) + the instance's 4 x 8 + 1 = 82 + 33 = 115 bytes.
-    CHECK(recorded_bytes_per_volume_step == 41);
+    // Per step: 2 volumes x (6 x 8 + 1) + the instance's 4 x 8 + 1 = 98 + 33 = 131 bytes.
+    CHECK(recorded_bytes_per_volume_step == 49);
     CHECK(recorded_bytes_per_instance_step == 33);
     Simulation sim = two_on_m5_large();
     const Workload w = closed_loop(8, 16 * KiB);
-    const RunLimits cap = limits(RunLimits{}.max_volume_steps, 1150);
-    CHECK(sim.run({w, w}, 10, true, cap).n_steps == 10);  // 10 x 115 = 1,150: at the limit
-    const std::string msg = limit_error_message([&] { sim.run({w, w}, 11, true, cap); });  // 1,265
+    const RunLimits cap = limits(RunLimits{}.max_volume_steps, 1310);
+    CHECK(sim.run({w, w}, 10, true, cap).n_steps == 10);  // 10 x 131 = 1,310: at the limit
+    const std::string msg = limit_error_message([&] { sim.run({w, w}, 11, true, cap); });  // 1,441
     CHECK(contains(msg, "n_steps=11"));
     CHECK(contains(msg, "2 volumes and the instance"));
-    CHECK(contains(msg, "1265 bytes"));
-    CHECK(contains(msg, "115 per step"));
-    CHECK(contains(msg, "max_memory_bytes=1150"));
+    CHECK(contains(msg, "1441 bytes"));
+    CHECK(contains(msg, "131 per step"));
+    CHECK(contains(msg, "max_memory_bytes=1310"));
     CHECK(contains(msg, "record=False"));
     // Totals only: nothing is recorded, so the bound does not apply.
     CHECK(sim.run({w, w}, 11, false, cap).n_steps == 11);
@@ -89,20 +89,20 @@ TEST_CASE("limits: the memory bound covers every volume's series and the instanc
 
 TEST_CASE("limits: the memory bound is for the run, not for each volume") {
     Simulation sim(std::vector<VolumeSpec>{gp2_spec(100), gp2_spec(100), gp2_spec(100)});
-    // 3 x 41 = 123 bytes per step; 10 steps = 1,230. 11 steps = 1,353 is refused although one
-    // volume's series (11 x 41 = 451 bytes) is far below the limit.
-    const RunLimits cap = limits(RunLimits{}.max_volume_steps, 1230);
+    // 3 x 49 = 147 bytes per step; 10 steps = 1,470. 11 steps = 1,617 is refused although one
+    // volume's series (11 x 49 = 539 bytes) is far below the limit.
+    const RunLimits cap = limits(RunLimits{}.max_volume_steps, 1470);
     CHECK(sim.run({Idle{}, Idle{}, Idle{}}, 10, true, cap).n_steps == 10);
-    CHECK(contains(limit_error_message([&] { sim.run({Idle{}, Idle{}, Idle{}}, 11, true, cap); }), "1353 bytes"));
+    CHECK(contains(limit_error_message([&] { sim.run({Idle{}, Idle{}, Idle{}}, 11, true, cap); }), "1617 bytes"));
 }
 
 TEST_CASE("limits: the default memory bound is 4 GiB, refused before allocating") {
     Simulation sim = single(gp2_spec(100));
-    // 2^32 / 41 = 104,755,299.9: 104,755,300 steps take 4,294,967,300 bytes > 4,294,967,296.
-    const std::string msg = limit_error_message([&] { run1(sim, Idle{}, 104'755'300, true); });
+    // 2^32 / 49 = 87,652,393.8: 87,652,394 steps take 4,294,967,306 bytes > 4,294,967,296.
+    const std::string msg = limit_error_message([&] { run1(sim, Idle{}, 87'652'394, true); });
     CHECK(contains(msg, "4.295e+09 bytes"));
     CHECK(contains(msg, "max_memory_bytes=4.295e+09"));
-    // The old bound was 2e8 steps for each volume: 8.2 GB for one volume is now refused.
+    // The old bound was 2e8 steps for each volume: 9.8 GB for one volume is now refused.
     CHECK_THROWS_AS(run1(sim, Idle{}, 200'000'000, true), LimitError);
 }
 

@@ -1,4 +1,4 @@
-"""Public API surface: plot(), record=False, the GIL, Volume properties, size parsing."""
+"""Public API surface: record=False, the GIL, Volume properties, size parsing (plot(): test_plot.py)."""
 
 from __future__ import annotations
 
@@ -9,101 +9,8 @@ import ebssim
 import numpy as np
 import pytest
 from ebssim import ClosedLoop, Idle, OpenLoop, Simulation, Volume, gp2, gp3, simulate
-from matplotlib.figure import Figure
 
 MiB = 2**20
-
-
-# --------------------------------------------------------------------------------------------
-# plot()
-# --------------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def cliff_pair():
-    w = ClosedLoop(32, "4k")
-    # 1 % of the bucket = 54,000 credits; 54,000 / 2,700 = 20 s to the cliff.
-    return simulate(gp2(100, burst_balance_pct=1), w, duration_s=60), simulate(gp3(100), w, duration_s=60)
-
-
-def data_lines(ax, n):
-    """Lines that plot a per-step series of n points."""
-    return [ln for ln in ax.lines if len(ln.get_xdata()) == n]
-
-
-def vertical_lines(ax):
-    """Vertical marker lines (axvline): two points at the same x."""
-    out = []
-    for ln in ax.lines:
-        x = np.asarray(ln.get_xdata(), dtype=float)
-        if x.shape == (2,) and x[0] == x[1]:
-            out.append(float(x[0]))
-    return out
-
-
-def all_titles(fig):
-    return [fig.get_suptitle()] + [ax.get_title() for ax in fig.axes]
-
-
-def test_plot_one_result(cliff_pair, tmp_path):
-    r, _ = cliff_pair
-    fig = ebssim.plot(r)
-    assert isinstance(fig, Figure)
-    assert len(fig.axes) == 3
-    ax_iops, ax_bb, ax_lat = fig.axes
-    (iops_line,) = data_lines(ax_iops, 60)
-    np.testing.assert_array_equal(iops_line.get_xdata(), r.time_s)
-    np.testing.assert_array_equal(iops_line.get_ydata(), r.iops)
-    (bb_line,) = data_lines(ax_bb, 60)
-    np.testing.assert_allclose(bb_line.get_ydata(), r.burst_balance_pct)
-    (lat_line,) = data_lines(ax_lat, 60)
-    np.testing.assert_allclose(lat_line.get_ydata(), r.latency_ms)
-    # The cliff (20 s) is marked on every panel.
-    for ax in fig.axes:
-        marks = vertical_lines(ax)
-        assert len(marks) == 1
-        assert marks[0] == pytest.approx(20.0, abs=1.0)
-    out = tmp_path / "cliff.png"
-    fig.savefig(out)
-    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert out.stat().st_size > 1000
-
-
-def test_plot_several_results(cliff_pair, tmp_path):
-    g2, g3 = cliff_pair
-    fig = ebssim.plot([g2, g3], labels=["gp2", "gp3"], title="gp2 vs gp3", time_unit="min")
-    assert isinstance(fig, Figure)
-    assert len(fig.axes) == 3
-    ax_iops, ax_bb, ax_lat = fig.axes
-    lines = data_lines(ax_iops, 60)
-    assert [ln.get_label() for ln in lines] == ["gp2", "gp3"]
-    np.testing.assert_array_equal(lines[1].get_ydata(), g3.iops)
-    # Time axis in minutes: the last step starts at 59 s = 0.9833 min; the cliff at 20 s = 1/3 min.
-    assert lines[0].get_xdata()[-1] == pytest.approx(59 / 60)
-    assert vertical_lines(ax_iops) == [pytest.approx(20 / 60, abs=1 / 60)]  # gp3 has no cliff
-    # gp3 has no BurstBalance: only gp2 is drawn there.
-    assert len(data_lines(ax_bb, 60)) == 1
-    assert len(data_lines(ax_lat, 60)) == 2
-    assert "gp2 vs gp3" in all_titles(fig)
-    assert ax_lat.get_xlabel() == "time (min)"
-    out = tmp_path / "pair.png"
-    fig.savefig(out, dpi=50)
-    assert out.read_bytes()[:4] == b"\x89PNG"
-
-
-def test_plot_default_labels_name_the_volumes(cliff_pair):
-    fig = ebssim.plot(list(cliff_pair))
-    labels = [ln.get_label() for ln in data_lines(fig.axes[0], 60)]
-    assert labels == [str(cliff_pair[0].volume), str(cliff_pair[1].volume)]
-    assert labels[0].startswith("gp2 100 GiB") and labels[1].startswith("gp3 100 GiB")
-
-
-def test_plot_four_results(cliff_pair):
-    results = [*cliff_pair, *cliff_pair]
-    fig = ebssim.plot(results, labels=["a", "b", "c", "d"])
-    assert len(fig.axes) == 3
-    assert len(data_lines(fig.axes[0], 60)) == 4
-    assert len(data_lines(fig.axes[2], 60)) == 4
 
 
 # --------------------------------------------------------------------------------------------
@@ -127,7 +34,7 @@ def test_record_false_keeps_totals_only():
     assert s["mean_iops"] == pytest.approx(6.03e6 / 2100)
     # (6e6 x 32/3,000 + 30,000 x 32/300) / 6.03e6 s = (64,000 + 3,200) / 6.03e6 = 11.144 ms
     assert s["mean_latency_ms"] == pytest.approx(67200 / 6.03e6 * 1e3, rel=1e-9)
-    assert r.to_pandas().shape == (0, 12)
+    assert r.to_pandas().shape == (0, 13)
 
 
 def test_record_false_same_totals_as_recorded():
@@ -137,7 +44,7 @@ def test_record_false_same_totals_as_recorded():
     b = simulate(gp2(50, burst_balance_pct=0.05), w, record=False)
     # Typed totals (were a dict): compare every field the binding declares.
     fields = [name for name, attr in vars(ebssim.VolumeTotals).items() if isinstance(attr, property)]
-    assert len(fields) == 11
+    assert len(fields) == 12
     for key in fields:
         assert getattr(a.totals, key) == getattr(b.totals, key), key  # deterministic: bit-identical
     assert a.summary() == b.summary()
@@ -365,4 +272,5 @@ def test_output_arrays_are_numpy_float64():
         "volume_throughput",
         "instance_iops",
         "instance_throughput",
+        "max_in_flight",
     )

@@ -43,6 +43,7 @@ def test_doc_samples_run(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyP
         line = text[: text.index(block)].count("\n")
         test = parser.get_doctest(block, globs, path.name, str(path), line)
         runner.run(test, clear_globs=False)
+        globs.update(test.globs)  # get_doctest ran the block on a copy
     assert runner.failures == 0, f"{runner.failures} sample(s) in {path.name} failed (see the output above)"
 
 

@@ -310,7 +310,7 @@ def test_bad_workload_is_rejected_when_built():
 
 def test_error_in_second_workload_names_it():
     sim = Simulation([gp2(100), gp2(100)])
-    with raises(r"workloads\[1\]=.*randread.*ClosedLoop, OpenLoop or Idle"):
+    with raises(r"workloads\[1\]=.*randread.*ClosedLoop, OpenLoop, PhasedClosedLoop or Idle"):
         sim.run([Idle(), "randread"], duration_s=1)
     # Nothing ran: the clock did not move and credits are untouched.
     assert sim.time_s == 0.0
@@ -363,8 +363,8 @@ def test_plot_argument_errors():
     r = simulate(gp2(100), ClosedLoop(32, "4k"), duration_s=10)
     with raises(r"results is empty"):
         ebssim.plot([])
-    with raises(r"time_unit='d'"):
-        ebssim.plot(r, time_unit="d")
+    with raises(r"time_unit='week'"):
+        ebssim.plot(r, time_unit="week")
     with raises(r"labels has 1 entries for 2 results"):
         ebssim.plot([r, r], labels=["one"])
     nr = simulate(gp2(100), ClosedLoop(32, "4k"), duration_s=10, record=False)

@@ -1,7 +1,7 @@
 """Long runs are bounded and interruptible: work and memory are refused up front with the figure
 and the way out, and Ctrl-C stops a run in the compiled loop, leaving the Simulation as it was.
 
-Recorded bytes per step (docs/model.md, "Limits"): 41 per volume (5 doubles and a bound code),
+Recorded bytes per step (docs/model.md, "Limits"): 49 per volume (6 doubles and a bound code),
 33 for the instance (4 doubles and a code).
 """
 
@@ -108,27 +108,27 @@ def test_whole_floats_are_accepted_as_limits():
 
 
 def test_recorded_memory_is_summed_over_volumes():
-    # 3 gp2 volumes x 41 bytes = 123 bytes per step. 35,000,000 steps are 4.305e9 bytes, above
-    # 4 GiB = 4.295e9, although each volume's series (1.435e9 bytes, 35 M steps) is far below the
+    # 3 gp2 volumes x 49 bytes = 147 bytes per step. 30,000,000 steps are 4.41e9 bytes, above
+    # 4 GiB = 4.295e9, although each volume's series (1.47e9 bytes, 30 M steps) is far below the
     # old per-volume cap of 2e8 steps.
     sim = Simulation([gp2(100)] * 3)
     with pytest.raises(LimitError) as e:
-        sim.rest(35_000_000)
+        sim.rest(30_000_000)
     msg = str(e.value)
-    assert "recording n_steps=35000000 for 3 volumes takes 4.305e+09 bytes (123 per step)" in msg
+    assert "recording n_steps=30000000 for 3 volumes takes 4.41e+09 bytes (147 per step)" in msg
     assert "max_memory_bytes=4.295e+09" in msg
     assert "record=False" in msg
-    # Totals only: 1.05e8 volume-steps, nothing recorded.
-    assert sim.rest(35_000_000, record=False)[0].n_steps == 35_000_000
+    # Totals only: 9e7 volume-steps, nothing recorded.
+    assert sim.rest(30_000_000, record=False)[0].n_steps == 30_000_000
 
 
 def test_recorded_memory_includes_the_instance():
-    # 2 volumes x 41 + 33 for the instance = 115 bytes per step: 10 steps = 1,150 bytes.
+    # 2 volumes x 49 + 33 for the instance = 131 bytes per step: 10 steps = 1,310 bytes.
     sim = Simulation([gp3(100), gp3(100)], instance="m5.large")
     w = [ClosedLoop(8, "16k")] * 2
-    assert sim.run(w, 10, max_memory_bytes=1150).instance is not None
-    with pytest.raises(LimitError, match=r"2 volumes and the instance takes 1265 bytes \(115 per step\)"):
-        sim.run(w, 11, max_memory_bytes=1150)
+    assert sim.run(w, 10, max_memory_bytes=1310).instance is not None
+    with pytest.raises(LimitError, match=r"2 volumes and the instance takes 1441 bytes \(131 per step\)"):
+        sim.run(w, 11, max_memory_bytes=1310)
 
 
 def test_open_loop_constant_refuses_a_huge_trace():

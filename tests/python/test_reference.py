@@ -510,6 +510,7 @@ def test_summary(gp2_qd32):
         "volume_throughput": 0.0,
         "instance_iops": 0.0,
         "instance_throughput": 0.0,
+        "max_in_flight": 0.0,
     }
     assert s["backlog_ops_end"] == 0.0
     assert "gp2" in s["volume"] and "100" in s["volume"]
@@ -528,6 +529,7 @@ def test_summary_gp3_and_throttled_fraction_mix():
         "volume_throughput": 0.0,
         "instance_iops": 0.0,
         "instance_throughput": 0.0,
+        "max_in_flight": 0.0,
     }
     assert s["cliff_time_s"] is None
     assert s["burst_balance_end_pct"] is None
@@ -580,6 +582,7 @@ def test_to_pandas(gp2_qd32):
         "credits",
         "burst_balance_pct",
         "queue_length",
+        "backlog_ops",
         "latency_ms",
         "bound",
     ]

@@ -23,6 +23,7 @@ VOLUME_TOTALS = (
     "credits_end",
     "cliff_time_s",
     "steps_bound",
+    "cliffs",
 )
 INSTANCE_TOTALS = (
     "served_counted",
@@ -32,8 +33,10 @@ INSTANCE_TOTALS = (
     "io_cliff_time_s",
     "bytes_cliff_time_s",
     "steps_bound",
+    "io_cliffs",
+    "bytes_cliffs",
 )
-VOLUME_SERIES = ("iops", "ebs_iops", "throughput_mib_s", "credits", "latency_s", "bound")
+VOLUME_SERIES = ("iops", "ebs_iops", "throughput_mib_s", "credits", "latency_s", "backlog_ops", "bound")
 INSTANCE_SERIES = ("iops", "throughput_mb_s", "io_balance_pct", "byte_balance_pct", "bound")
 
 
@@ -107,7 +110,7 @@ def test_fields_are_read_only(gp2_run, shared_run):
 def test_field_types(gp2_run, shared_run):
     t = gp2_run.totals
     assert isinstance(t, ebssim.VolumeTotals)
-    for name in VOLUME_TOTALS[:-1]:
+    for name in VOLUME_TOTALS[:-2]:
         assert type(getattr(t, name)) is float, name
     assert type(t.steps_bound) is tuple and all(type(n) is int for n in t.steps_bound)
     assert len(t.steps_bound) == len(ebssim.BOUND_NAMES)
@@ -119,7 +122,10 @@ def test_field_types(gp2_run, shared_run):
         assert a.dtype == (np.uint8 if name == "bound" else np.float64), name
     it = shared_run.instance.totals
     assert isinstance(it, ebssim.InstanceTotals)
-    assert all(type(getattr(it, n)) is float for n in INSTANCE_TOTALS[:-1])
+    assert all(type(getattr(it, n)) is float for n in INSTANCE_TOTALS[:-3])
+    for episodes in (t.cliffs, it.io_cliffs, it.bytes_cliffs):
+        assert type(episodes) is tuple and all(isinstance(c, ebssim.CliffEpisode) for c in episodes)
+    assert [type(x) for x in (t.cliffs[0].start_s, t.cliffs[0].end_s)] == [float, float]
     for name in INSTANCE_SERIES:
         a = getattr(shared_run.instance.series, name)
         assert a.shape == (2400,) and a.dtype == (np.uint8 if name == "bound" else np.float64), name
@@ -145,7 +151,9 @@ def test_volume_totals_by_hand(gp2_run):
     assert t.cliff_time_s == 2000.0
     assert t.credits_end == 0.0
     # Every step is held by the volume's IOPS cap (3,000 with credits, then 300).
-    assert t.steps_bound == (0, 2100, 0, 0, 0)
+    assert t.steps_bound == (0, 2100, 0, 0, 0, 0)
+    # One episode with an empty bucket: from 2,000 s, still empty at the end.
+    assert [(c.start_s, math.isnan(c.end_s)) for c in t.cliffs] == [(2000.0, True)]
 
 
 def test_volume_series_by_hand(gp2_run):
@@ -166,18 +174,21 @@ def test_instance_totals_by_hand(shared_run):
     assert it.served_bytes == pytest.approx(served * 16384)
     assert it.io_cliff_time_s == 1800.0
     assert it.io_credits_end == 0.0
-    assert it.steps_bound == (0, 0, 0, 2400, 0)
+    assert it.steps_bound == (0, 0, 0, 2400, 0, 0)
+    # EBSIOBalance% empty from 1,800 s to the end; the byte bucket never empties.
+    assert [(c.start_s, math.isnan(c.end_s)) for c in it.io_cliffs] == [(1800.0, True)]
+    assert it.bytes_cliffs == ()
     # The volumes share it half and half.
     for v in shared_run:
         assert v.totals.served_ops == pytest.approx(served / 2)
-        assert v.totals.steps_bound == (0, 0, 0, 2400, 0)
+        assert v.totals.steps_bound == (0, 0, 0, 2400, 0, 0)
         assert math.isnan(v.totals.cliff_time_s)  # gp3: no bucket
 
 
 def test_dict_style_reads_still_work(gp2_run, shared_run):
     # Results were dicts: t["served_ops"] still reads t.served_ops.
     assert gp2_run.totals["served_ops"] == gp2_run.totals.served_ops
-    assert gp2_run.totals["steps_bound"] == (0, 2100, 0, 0, 0)
+    assert gp2_run.totals["steps_bound"] == (0, 2100, 0, 0, 0, 0)
     assert shared_run.instance.totals["io_cliff_time_s"] == 1800.0
     with pytest.raises(KeyError, match="'served' is not a field of VolumeTotals; fields: demanded_ops, "):
         gp2_run.totals["served"]
@@ -186,11 +197,12 @@ def test_dict_style_reads_still_work(gp2_run, shared_run):
 def test_reprs_name_the_fields(gp2_run):
     r = repr(gp2_run.totals)
     assert r.startswith("VolumeTotals(demanded_ops=6030000.0, ")
-    assert "cliff_time_s=2000.0, steps_bound=(0, 2100, 0, 0, 0))" in r
+    assert "cliff_time_s=2000.0, steps_bound=(0, 2100, 0, 0, 0, 0), " in r
+    assert r.endswith("cliffs=(CliffEpisode(start_s=2000.0, end_s=nan),))")
     # Series show their length and type, not 2,100 numbers.
     assert repr(gp2_run.series) == (
         "VolumeSeries(iops=<2100 float64>, ebs_iops=<2100 float64>, throughput_mib_s=<2100 float64>, "
-        "credits=<2100 float64>, latency_s=<2100 float64>, bound=<2100 uint8>)"
+        "credits=<2100 float64>, latency_s=<2100 float64>, backlog_ops=<2100 float64>, bound=<2100 uint8>)"
     )
 
 
@@ -263,6 +275,11 @@ def test_summary_is_a_typed_record(gp2_run):
         "burst_balance_end_pct",
         "throttled_fraction",
         "backlog_ops_end",
+        "cliff_count",
+        "bucket_empty_s",
+        "bound_s",
+        "instance_bound_s",
+        "instance_cliff_time_s",
     ]
     assert s.volume == "gp2 100 GiB (300 IOPS baseline, burst 3000, 128 MiB/s)"
     assert s.mean_iops == pytest.approx(6.03e6 / 2100)
@@ -275,8 +292,13 @@ def test_summary_is_a_typed_record(gp2_run):
         "volume_throughput": 0.0,
         "instance_iops": 0.0,
         "instance_throughput": 0.0,
+        "max_in_flight": 0.0,
     }
     assert s.backlog_ops_end == 0.0
+    # One cliff at 2,000 s; the bucket is empty from then to the end, 2,100 s: 100 s.
+    assert (s.cliff_count, s.bucket_empty_s) == (1, 100.0)
+    assert s.bound_s["volume_iops"] == 2100.0 and s.instance_bound_s == 0.0
+    assert s.instance_cliff_time_s is None
 
 
 def test_records_make_pandas_rows(gp2_run):

@@ -8,15 +8,18 @@
 
 from __future__ import annotations
 
-# Submodules with their own namespace: ebssim.trace (pandas traces), ebssim.aws (AWS input).
-from . import aws, trace
+# Submodules with their own namespace: ebssim.trace (pandas traces), ebssim.aws (AWS input),
+# ebssim.analysis (cliffs, bound time, latency spans), ebssim.testing (capacity plans as tests).
+from . import analysis, aws, testing, trace
 from ._limits import LimitError, Limits, limits
+from .analysis import Cliff
 from .burst import ClosedLoopRate, burst_duration_s, cliff_time_s, closed_loop_rate, counted_iops, refill_time_s
 from .instances import SHARE_POLICIES, Catalog, Instance, NoEbsLimitsWarning, instance, load_catalog
 from .latency import SERVICE_TIME_SHAPE, closed_loop_latency_s, latency_moments, latency_quantiles
 from .plot import plot
 from .simulation import (
     BOUND_NAMES,
+    CliffEpisode,
     InstanceResult,
     InstanceSeries,
     InstanceTotals,
@@ -30,7 +33,7 @@ from .simulation import (
     simulate,
 )
 from .volumes import VOLUME_TYPES, Volume, VolumeTypeInfo, gp2, gp3, io1, io2, sc1, st1, standard, volume_types
-from .workloads import ClosedLoop, Idle, OpenLoop, Workload
+from .workloads import ClosedLoop, Idle, OpenLoop, PhasedClosedLoop, Workload
 
 __version__ = "0.1.0"
 
@@ -40,6 +43,8 @@ __all__ = [
     "SHARE_POLICIES",
     "VOLUME_TYPES",
     "Catalog",
+    "Cliff",
+    "CliffEpisode",
     "Instance",
     "InstanceResult",
     "InstanceSeries",
@@ -51,6 +56,7 @@ __all__ = [
     "Limits",
     "NoEbsLimitsWarning",
     "OpenLoop",
+    "PhasedClosedLoop",
     "RunResult",
     "Simulation",
     "Volume",
@@ -62,6 +68,7 @@ __all__ = [
     "WindowStats",
     "Workload",
     "aws",
+    "analysis",
     "burst_duration_s",
     "cliff_time_s",
     "closed_loop_latency_s",
@@ -82,6 +89,7 @@ __all__ = [
     "plot",
     "refill_time_s",
     "simulate",
+    "testing",
     "volume_types",
     "trace",
 ]

@@ -35,7 +35,7 @@ class Limits:
         the engine's 50-100 M volume-steps per second.
     max_memory_bytes : int
         Most bytes one call allocates for per-step arrays: a recorded run's series, all volumes
-        and the instance together (41 bytes per volume-step, 33 per step of the instance), or
+        and the instance together (49 bytes per volume-step, 33 per step of the instance), or
         the two arrays of :meth:`OpenLoop.constant` (16 bytes per step). Default 4 GiB.
 
     The module-level :data:`ebssim.limits` holds the bounds for the session (assign to its

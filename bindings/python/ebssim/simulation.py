@@ -26,16 +26,18 @@ from typing import (
 import numpy as np
 import numpy.typing as npt
 
-from . import _core, _limits
-from ._core import InstanceSeries, InstanceTotals, VolumeSeries, VolumeTotals
+from . import _core, _limits, _repr
+from ._core import CliffEpisode, InstanceSeries, InstanceTotals, VolumeSeries, VolumeTotals
 from ._units import flag, integer, real
 from .instances import Instance, _resolve_instance
 from .latency import SERVICE_TIME_SHAPE, latency_quantiles
 from .volumes import Volume
-from .workloads import ClosedLoop, Idle, OpenLoop, Workload, _dt, _steps
+from .workloads import ClosedLoop, Idle, OpenLoop, PhasedClosedLoop, Workload, _dt, _steps
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
+
+    from .analysis import Cliff
 
 __all__ = [
     "simulate",
@@ -48,6 +50,7 @@ __all__ = [
     "InstanceTotals",
     "VolumeSeries",
     "InstanceSeries",
+    "CliffEpisode",
     "WindowStats",
     "VolumeSummary",
 ]
@@ -115,6 +118,44 @@ class VolumeSummary(_Record[object]):
     """Share of the steps spent in each bound, keyed by :data:`BOUND_NAMES`."""
     backlog_ops_end: float
     """I/Os still queued at the end of the run (open loop)."""
+    cliff_count: int
+    """Episodes in which the credit bucket was empty (:attr:`VolumeResult.cliffs`)."""
+    bucket_empty_s: float
+    """Simulated seconds with the credit bucket empty, all episodes together."""
+    bound_s: Dict[str, float]
+    """Simulated seconds in each bound, keyed by :data:`BOUND_NAMES`."""
+    instance_bound_s: float
+    """Simulated seconds in which the instance's budget held the volume back (0 without one)."""
+    instance_cliff_time_s: Optional[float]
+    """When an instance bucket (EBSIOBalance%, EBSByteBalance%) first ran dry (None: never, or no instance)."""
+
+    def __str__(self) -> str:
+        lines = [f"{self.volume} under {self.workload}"]
+        lines.append(
+            f"  {_repr.number(self.mean_iops, 'IOPS')} mean, {_repr.latency(self.mean_latency_ms)} mean latency"
+        )
+        if self.cliff_time_s is None:
+            bucket = "no credit bucket" if self.burst_balance_end_pct is None else "the credit bucket never ran dry"
+            lines.append(f"  {bucket}")
+        else:
+            lines.append(
+                f"  {self.cliff_count} cliff{'s' * (self.cliff_count != 1)}, the first at "
+                f"{_repr.when(self.cliff_time_s)}; bucket empty {_repr.duration(self.bucket_empty_s)} in all"
+            )
+        if self.burst_balance_end_pct is not None:
+            lines.append(f"  BurstBalance {self.burst_balance_end_pct:.1f} % at the end")
+        total = sum(self.bound_s.values())
+        held = [(k, v) for k, v in self.bound_s.items() if k != "demand" and v > 0]
+        if held:
+            parts = ", ".join(f"{k} {_repr.duration(v)} ({v / total:.0%})" for k, v in held)
+            lines.append(f"  held back by: {parts}")
+        else:
+            lines.append("  never held back by a limit")
+        if self.instance_cliff_time_s is not None:
+            lines.append(f"  instance balance ran dry at {_repr.when(self.instance_cliff_time_s)}")
+        if self.backlog_ops_end > 0:
+            lines.append(f"  {_repr.number(self.backlog_ops_end)} I/Os still queued at the end")
+        return "\n".join(lines)
 
 
 @dataclass(frozen=True)
@@ -138,6 +179,9 @@ class VolumeResult:
     the run was not recorded)."""
     totals: VolumeTotals
     """Totals over the run (always computed): served ops and bytes, backlog, credits at the end, ..."""
+    instance: Optional["InstanceResult"] = None
+    """The run of the instance the volume is attached to (shared with the other volumes on it);
+    None without an instance."""
 
     @property
     def iops(self) -> FloatArray:
@@ -184,6 +228,53 @@ class VolumeResult:
     @property
     def latency_ms(self) -> FloatArray:
         return self.latency_s * 1e3
+
+    @property
+    def backlog_ops(self) -> FloatArray:
+        """I/Os waiting at the end of each step (arrived, not completed, not in service): queued at
+        the device, or held in the application above an open loop's ``max_in_flight``."""
+        return self.series.backlog_ops
+
+    @property
+    def offered_iops(self) -> FloatArray:
+        """I/Os per second the workload offered in each step (an open loop's arrivals, a closed
+        loop's unthrottled rate, 0 at rest): the demand next to what was served, :attr:`iops`."""
+        from .analysis import offered_iops
+
+        return offered_iops(self)
+
+    @property
+    def cliffs(self) -> Tuple["Cliff", ...]:
+        """Every episode of this run in which the credit bucket was empty, in order (each with its
+        start, end, duration, the limit that bound and the IOPS served): see :mod:`ebssim.analysis`."""
+        from .analysis import cliffs
+
+        return cliffs(self)
+
+    @property
+    def bound_s(self) -> Dict[str, float]:
+        """Simulated seconds spent in each bound, keyed by :data:`BOUND_NAMES` (``demand``: not held back)."""
+        from .analysis import bound_seconds
+
+        return bound_seconds(self)
+
+    @property
+    def instance_bound_s(self) -> float:
+        """Simulated seconds in which the instance's EBS budget held this volume back."""
+        b = self.bound_s
+        return b["instance_iops"] + b["instance_throughput"]
+
+    def time_above_latency(self, ms: float) -> float:
+        """Simulated seconds in which the mean latency was above ``ms`` (needs the per-step series).
+
+        >>> import ebssim
+        >>> r = ebssim.simulate(ebssim.gp2(100), ebssim.ClosedLoop(32, "4k"), duration_s=2700)
+        >>> r.time_above_latency(20)   # after the cliff at 2,000 s: 32 / 300 IOPS = 106.7 ms
+        700.0
+        """
+        from .analysis import time_above_latency
+
+        return time_above_latency(self, ms)
 
     @property
     def read_fraction(self) -> float:
@@ -259,7 +350,7 @@ class VolumeResult:
         st_ms = getattr(w, "service_time_ms", None)
         if st_ms is not None:
             return float(st_ms) / 1e3
-        if isinstance(w, ClosedLoop):
+        if isinstance(w, (ClosedLoop, PhasedClosedLoop)):
             return self.volume.service_time_s(w.io_bytes)
         if isinstance(w, OpenLoop) and float(w.ops.sum()) > 0:
             return self.volume.service_time_s(float(w.bytes.sum()) / float(w.ops.sum()))
@@ -321,6 +412,9 @@ class VolumeResult:
         """The run in a few numbers."""
         steps = self.totals.steps_bound
         n = max(1, self.n_steps)
+        run_end = self.t0_s + self.n_steps * self.dt_s
+        eps = self.totals.cliffs
+        empty = sum((run_end if math.isnan(e.end_s) else e.end_s) - e.start_s for e in eps)
         return VolumeSummary(
             volume=str(self.volume),
             workload=str(self.workload),
@@ -330,6 +424,11 @@ class VolumeResult:
             burst_balance_end_pct=self.burst_balance_end_pct,
             throttled_fraction={name: steps[i] / n for i, name in enumerate(BOUND_NAMES)},
             backlog_ops_end=self.totals.backlog_ops,
+            cliff_count=len(eps),
+            bucket_empty_s=float(empty),
+            bound_s=self.bound_s,
+            instance_bound_s=self.instance_bound_s,
+            instance_cliff_time_s=self.instance.cliff_time_s if self.instance is not None else None,
         )
 
     def to_pandas(self) -> "pd.DataFrame":
@@ -351,6 +450,7 @@ class VolumeResult:
                 "credits": self.credits,
                 "burst_balance_pct": self.burst_balance_pct,
                 "queue_length": self.queue_length,
+                "backlog_ops": self.backlog_ops,
                 "latency_ms": self.latency_ms,
                 "bound": pd.Categorical.from_codes(self.bound.astype(np.int8), categories=pd.Index(BOUND_NAMES)),
             },
@@ -358,13 +458,33 @@ class VolumeResult:
         )
         return df
 
+    def _cliff_text(self) -> str:
+        eps = self.totals.cliffs
+        if not eps:
+            return "no cliff"
+        first = f"cliff at {self.cliff_time_s:.0f} s"
+        return first if len(eps) == 1 else f"{len(eps)} cliffs, the first at {self.cliff_time_s:.0f} s"
+
+    def _instance_text(self) -> str:
+        if self.instance is None:
+            return ""
+        held = self.instance_bound_s
+        run = self.n_steps * self.dt_s
+        share = f" ({held / run:.0%})" if run > 0 else ""
+        text = f", instance-bound {_repr.duration(held)}{share}" if held > 0 else ", never instance-bound"
+        if self.instance.cliff_time_s is not None:
+            text += f", instance balance ran dry at {self.instance.cliff_time_s:.0f} s"
+        return text
+
     def __repr__(self) -> str:
-        cliff = self.cliff_time_s
-        c = f"cliff at {cliff:.0f} s" if cliff is not None else "no cliff"
         return (
             f"<VolumeResult {self.volume}: {self.n_steps} steps of {self.dt_s:g} s, "
-            f"{self.mean_iops:.0f} IOPS mean, {self.mean_latency_ms:.2f} ms mean latency, {c}>"
+            f"{self.mean_iops:.0f} IOPS mean, {self.mean_latency_ms:.2f} ms mean latency, "
+            f"{self._cliff_text()}{self._instance_text()}>"
         )
+
+    def _repr_html_(self) -> str:
+        return _repr.volume_result_html(self)
 
 
 @dataclass(frozen=True)
@@ -428,6 +548,20 @@ class InstanceResult:
         cap = float(self.instance._params.bytes_capacity)
         return self.totals.bytes_credits_end / cap * 100.0 if cap > 0 else 100.0
 
+    @property
+    def cliffs(self) -> Tuple["Cliff", ...]:
+        """Every episode of this run with EBSIOBalance% or EBSByteBalance% at 0, in order of start."""
+        from .analysis import cliffs
+
+        return cliffs(self)
+
+    @property
+    def bound_s(self) -> Dict[str, float]:
+        """Simulated seconds in each bound (``demand``, ``instance_iops``, ``instance_throughput``)."""
+        from .analysis import bound_seconds
+
+        return bound_seconds(self)
+
     def to_pandas(self) -> "pd.DataFrame":
         import pandas as pd
 
@@ -445,7 +579,14 @@ class InstanceResult:
     def __repr__(self) -> str:
         cliff = self.cliff_time_s
         c = f"balance ran out at {cliff:.0f} s" if cliff is not None else "balance never ran out"
-        return f"<InstanceResult {self.instance}: {c}>"
+        b = self.bound_s
+        held = b["instance_iops"] + b["instance_throughput"]
+        run = self.n_steps * self.dt_s
+        bound = f", binding {_repr.duration(held)} ({held / run:.0%} of the run)" if held > 0 and run > 0 else ""
+        return f"<InstanceResult {self.instance}: {c}{bound}>"
+
+    def _repr_html_(self) -> str:
+        return _repr.instance_result_html(self)
 
 
 class RunResult(Sequence[VolumeResult]):
@@ -478,6 +619,9 @@ class RunResult(Sequence[VolumeResult]):
     def __repr__(self) -> str:
         inst = f",\n  {self.instance!r}" if self.instance is not None else ""
         return "RunResult([\n  " + ",\n  ".join(repr(r) for r in self._results) + inst + "\n])"
+
+    def _repr_html_(self) -> str:
+        return _repr.run_result_html(self)
 
 
 class Simulation:
@@ -562,14 +706,16 @@ class Simulation:
         Split a longer run into consecutive runs, use a coarser ``dt``, pass ``record=False``,
         or raise the limits.
         """
-        if isinstance(workloads, (ClosedLoop, OpenLoop, Idle, str)) or not isinstance(workloads, Iterable):
+        if isinstance(workloads, (ClosedLoop, OpenLoop, PhasedClosedLoop, Idle, str)) or not isinstance(
+            workloads, Iterable
+        ):
             raise ValueError(f"workloads={workloads!r} must be a sequence with one workload per volume")
         ws = list(workloads)
         if len(ws) != len(self.volumes):
             raise ValueError(f"workloads has {len(ws)} entries but the simulation has {len(self.volumes)} volumes")
         for i, w in enumerate(ws):
-            if not isinstance(w, (ClosedLoop, OpenLoop, Idle)):
-                raise ValueError(f"workloads[{i}]={w!r} must be a ClosedLoop, OpenLoop or Idle")
+            if not isinstance(w, (ClosedLoop, OpenLoop, PhasedClosedLoop, Idle)):
+                raise ValueError(f"workloads[{i}]={w!r} must be a ClosedLoop, OpenLoop, PhasedClosedLoop or Idle")
             if isinstance(w, OpenLoop) and w.dt is not None and w.dt != self.dt:
                 raise ValueError(_dt_mismatch(f"workloads[{i}]", w.dt, self.dt, "Simulation(..., dt=)"))
         n = self._n_steps(ws, duration_s)
@@ -587,18 +733,6 @@ class Simulation:
             raise _limits.LimitError(
                 f"{what}: {err} (keywords max_volume_steps= and max_memory_bytes=, or ebssim.limits)"
             ) from None
-        out = [
-            VolumeResult(
-                volume=v,
-                workload=w,
-                t0_s=raw.t0_s,
-                dt_s=raw.dt_s,
-                n_steps=raw.n_steps,
-                series=series,
-                totals=totals,
-            )
-            for v, w, series, totals in zip(self.volumes, ws, raw.series, raw.totals)
-        ]
         inst = None
         if self.instance is not None:
             assert raw.instance_series is not None and raw.instance_totals is not None  # the core ran it attached
@@ -610,6 +744,19 @@ class Simulation:
                 series=raw.instance_series,
                 totals=raw.instance_totals,
             )
+        out = [
+            VolumeResult(
+                volume=v,
+                workload=w,
+                t0_s=raw.t0_s,
+                dt_s=raw.dt_s,
+                n_steps=raw.n_steps,
+                series=series,
+                totals=totals,
+                instance=inst,
+            )
+            for v, w, series, totals in zip(self.volumes, ws, raw.series, raw.totals)
+        ]
         return RunResult(out, inst)
 
     def rest(
@@ -630,12 +777,15 @@ class Simulation:
         )
 
     def _n_steps(self, ws: List[Workload], duration_s: Optional[float]) -> int:
-        trace_steps = {w.n_steps for w in ws if isinstance(w, OpenLoop)}
+        trace_steps = {w.n_steps for w in ws if isinstance(w, (OpenLoop, PhasedClosedLoop))}
         if len(trace_steps) > 1:
-            raise ValueError(f"open-loop traces have different lengths {sorted(trace_steps)}: they must match")
+            raise ValueError(
+                f"per-step workloads (OpenLoop, PhasedClosedLoop) have different lengths {sorted(trace_steps)}: "
+                f"they must match"
+            )
         if duration_s is None:
             if not trace_steps:
-                raise ValueError("duration_s is required unless an OpenLoop trace sets the length")
+                raise ValueError("duration_s is required unless an OpenLoop or PhasedClosedLoop sets the length")
             return trace_steps.pop()
         n = _steps(duration_s, self.dt)
         if trace_steps and n != next(iter(trace_steps)):

@@ -190,7 +190,9 @@ class Volume:
         return f"{self.type} {self.size_gib:g} GiB ({limits})"
 
     def _repr_html_(self) -> str:
-        return f"<code>{self!s}</code>"
+        from . import _repr
+
+        return _repr.volume_html(self)
 
 
 def gp2(size_gib: float, *, burst_balance_pct: Optional[float] = None, latency_ms: Optional[float] = None) -> Volume:

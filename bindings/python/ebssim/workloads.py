@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
 
-from . import _core, _limits
+from . import _core, _limits, _repr
 from ._units import SizeLike, parse_size, real
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["ClosedLoop", "OpenLoop", "Idle", "Workload", "PATTERNS"]
+__all__ = ["ClosedLoop", "OpenLoop", "PhasedClosedLoop", "Idle", "Workload", "PATTERNS"]
 
 PATTERNS = ("random", "sequential")
 
@@ -47,6 +47,17 @@ def _counted_per_io(counted_per_io: Optional[float]) -> float:
     if not math.isfinite(c) or c <= 0:
         raise ValueError(f"counted_per_io={counted_per_io!r} must be a positive, finite number of operations")
     return c
+
+
+def _max_in_flight(max_in_flight: Optional[float]) -> float:
+    if max_in_flight is None:
+        return math.inf
+    m = real(max_in_flight, "max_in_flight", "a number of I/Os")
+    if not m > 0:  # also NaN
+        raise ValueError(
+            f"max_in_flight={max_in_flight!r} must be a positive number of I/Os (None: no bound on outstanding I/Os)"
+        )
+    return m
 
 
 def _service_time_s(service_time_ms: Optional[float]) -> float:
@@ -119,6 +130,9 @@ class ClosedLoop:
     def io_bytes(self) -> float:
         return parse_size(self.io_size)
 
+    def _repr_html_(self) -> str:
+        return _repr.closed_loop_html(self)
+
     def __str__(self) -> str:
         size = self.io_bytes
         size_s = f"{size / 2**20:g} MiB" if size >= 2**20 else f"{size / 1024:g} KiB"
@@ -157,8 +171,24 @@ class OpenLoop:
         Seconds per measurement the trace was spread from (at least ``dt``, a whole number of
         steps): each measurement was spread evenly over its steps, so variation and queueing
         inside one measurement cannot be seen. Default: ``dt``.
+    max_in_flight : float, optional
+        The application's bound on outstanding I/Os (its threads, connections or queue depth).
+        Arrivals beyond it wait in the application, not in the device's queue, so the device
+        completes at most ``max_in_flight / service time`` I/Os per second (``bound`` reports
+        ``max_in_flight`` when that binds first). Latency counts from arrival: the wait in the
+        application is part of it. Default None: no bound, every arrival queues at the device.
 
     :meth:`from_pandas` builds a trace, with all of these, from a pandas Series or DataFrame.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ops = np.array([3000.0, 3000.0, 0.0])
+    >>> w = OpenLoop(ops, ops * 4096, service_time_ms=1, max_in_flight=2)   # 2 / 1 ms = 2,000 IOPS at most
+    >>> import ebssim
+    >>> r = ebssim.simulate(ebssim.gp3(100), w)
+    >>> r.iops.tolist(), r.backlog_ops.tolist()
+    ([2000.0, 2000.0, 2000.0], [1000.0, 2000.0, 0.0])
     """
 
     ops: npt.NDArray[np.float64]
@@ -171,6 +201,7 @@ class OpenLoop:
     dt: Optional[float] = None
     start: Optional["pd.Timestamp"] = None
     resolution_s: Optional[float] = None
+    max_in_flight: Optional[float] = None
     _native: _core.OpenLoop = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -194,6 +225,7 @@ class OpenLoop:
             read_fraction=read_fraction,
             sequential=sequential,
             service_time_s=_service_time_s(self.service_time_ms),
+            max_in_flight=_max_in_flight(self.max_in_flight),
         )
         object.__setattr__(self, "_native", native)
 
@@ -328,7 +360,14 @@ class OpenLoop:
         if self.resolution_s is not None and self.resolution_s != self.dt:
             steps += f" (measured per {self.resolution_s:g} s, spread evenly)"
         since = "" if self.start is None else f" from {self.start.isoformat()}"
-        return f"open-loop trace of {steps}{since} ({self.ops.sum():.4g} I/Os)"
+        bound = f", at most {self.max_in_flight:g} in flight" if self.max_in_flight is not None else ""
+        return f"open-loop trace of {steps}{since} ({self.ops.sum():.4g} I/Os{bound})"
+
+    def __repr__(self) -> str:
+        return _repr.open_loop_repr(self)
+
+    def _repr_html_(self) -> str:
+        return _repr.open_loop_html(self)
 
 
 def _as_series(x: Any, name: str) -> npt.NDArray[np.float64]:
@@ -362,6 +401,148 @@ def _as_series(x: Any, name: str) -> npt.NDArray[np.float64]:
     return np.ascontiguousarray(raw, dtype=np.float64)
 
 
+@dataclass(frozen=True, eq=False)
+class PhasedClosedLoop:
+    """A closed loop whose users (I/Os in flight) and think time change from step to step: a day
+    of traffic, a batch that ramps up, fio phases back to back. In every step the engine does
+    exactly what a :class:`ClosedLoop` with that step's ``in_flight`` and think time would do
+    (one run, one result; the rule is the core's, as for ClosedLoop). The I/O (size, mix,
+    pattern, service time, counting) is the same in every step.
+
+    Parameters
+    ----------
+    in_flight : array_like
+        Users in each step (length = number of steps); 0 is a step without users.
+    think_time_ms : float or array_like
+        Think time of every step, or of each step.
+    io_size, read_fraction, pattern, service_time_ms, counted_per_io
+        As for :class:`ClosedLoop`.
+
+    Examples
+    --------
+    32 users for 2,000 s, then 4 with 10 ms think time, on a 100 GiB gp2: the bucket empties at
+    5.4e6 / (3,000 - 300) = 2,000 s, and the 4 users then offer 4 / (0.504 + 10) ms = 381 IOPS,
+    above the 300 baseline:
+
+    >>> import ebssim
+    >>> w = PhasedClosedLoop.from_phases([(2000, 32), (700, 4, 10.0)], io_size="4k")
+    >>> w
+    PhasedClosedLoop(2,700 steps of 4 KiB random reads in 2 phases: 32 in flight for 2,000 steps,
+    4 in flight and 10 ms think time for 700 steps)
+    >>> r = ebssim.simulate(ebssim.gp2(100), w)
+    >>> print(r.cliff_time_s, r.iops[0], r.iops[-1])
+    2000.0 3000.0 300.0
+    """
+
+    in_flight: npt.NDArray[np.float64]
+    think_time_ms: Union[float, npt.NDArray[np.float64]] = 0.0
+    io_size: SizeLike = 4096
+    read_fraction: float = 1.0
+    pattern: str = "random"
+    service_time_ms: Optional[float] = None
+    counted_per_io: Optional[float] = None
+    _native: _core.PhasedClosedLoop = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        sequential = _check_pattern(self.pattern)
+        users = _as_series(self.in_flight, "in_flight")
+        if isinstance(self.think_time_ms, (int, float, np.integer, np.floating)) and not isinstance(
+            self.think_time_ms, bool
+        ):
+            _think_time_s(float(self.think_time_ms))
+            think = np.full(users.shape[0], float(self.think_time_ms))
+        else:
+            think = _as_series(self.think_time_ms, "think_time_ms")
+            if think.shape != users.shape:
+                raise ValueError(
+                    f"think_time_ms has {think.shape[0]} steps but in_flight has {users.shape[0]}: give one think "
+                    f"time, or one per step"
+                )
+        for name, a in (("in_flight", users), ("think_time_ms", think)):
+            bad = ~(np.isfinite(a) & (a >= 0))
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise ValueError(f"{name}[{i}]={float(a[i])!r} must be a finite number >= 0")
+        object.__setattr__(self, "in_flight", users)
+        object.__setattr__(self, "think_time_ms", think)
+        loop = _core.ClosedLoop(
+            1.0,
+            parse_size(self.io_size),
+            read_fraction=_check_read_fraction(self.read_fraction),
+            sequential=sequential,
+            service_time_s=_service_time_s(self.service_time_ms),
+            counted_per_io=_counted_per_io(self.counted_per_io),
+        )
+        object.__setattr__(self, "_native", _core.PhasedClosedLoop(loop, users, think / 1e3))
+
+    @classmethod
+    def from_phases(
+        cls,
+        phases: Sequence[Union[Tuple[float, float], Tuple[float, float, float]]],
+        io_size: SizeLike = 4096,
+        *,
+        dt: float = 1.0,
+        **kwargs: Any,
+    ) -> "PhasedClosedLoop":
+        """Phases one after the other: ``(duration_s, in_flight)`` or ``(duration_s, in_flight,
+        think_time_ms)``, each a whole number of steps of ``dt``; other keywords as for the class."""
+        if isinstance(phases, (str, bytes)) or not isinstance(phases, Sequence) or not phases:
+            raise ValueError(f"phases={phases!r} must be a non-empty list of (duration_s, in_flight[, think_time_ms])")
+        users: List[np.ndarray] = []
+        think: List[np.ndarray] = []
+        for i, ph in enumerate(phases):
+            if not isinstance(ph, (tuple, list)) or len(ph) not in (2, 3):
+                raise ValueError(
+                    f"phases[{i}]={ph!r} must be (duration_s, in_flight) or (duration_s, in_flight, think_time_ms)"
+                )
+            n = _steps(ph[0], dt)
+            users.append(np.full(n, real(ph[1], f"phases[{i}] in_flight", "a number of I/Os")))
+            think.append(
+                np.full(n, real(ph[2], f"phases[{i}] think_time_ms", "a number of ms") if len(ph) == 3 else 0.0)
+            )
+        return cls(np.concatenate(users), np.concatenate(think), io_size, **kwargs)
+
+    @property
+    def n_steps(self) -> int:
+        return int(self.in_flight.shape[0])
+
+    @property
+    def io_bytes(self) -> float:
+        return parse_size(self.io_size)
+
+    def phases(self) -> List[Tuple[int, float, float]]:
+        """The runs of steps with the same users and think time: (steps, in_flight, think_time_ms)."""
+        th = np.asarray(self.think_time_ms)
+        change = np.flatnonzero((np.diff(self.in_flight) != 0) | (np.diff(th) != 0)) + 1
+        starts = np.concatenate([[0], change])
+        ends = np.append(change, self.n_steps)
+        return [(int(b - a), float(self.in_flight[a]), float(th[a])) for a, b in zip(starts, ends)]
+
+    def __str__(self) -> str:
+        loop = ClosedLoop(1, self.io_size, self.read_fraction, self.pattern)
+        what = str(loop).rsplit(" at queue depth", 1)[0]
+        lo, hi = float(self.in_flight.min()), float(self.in_flight.max())
+        depth = f"queue depth {lo:g}" if lo == hi else f"queue depth {lo:g} to {hi:g}"
+        return f"{what}, {depth} over {self.n_steps:,} steps"
+
+    def __repr__(self) -> str:
+        loop = ClosedLoop(1, self.io_size, self.read_fraction, self.pattern)
+        what = str(loop).rsplit(" at queue depth", 1)[0]
+        phases = self.phases()
+        shown = [
+            f"{u:g} in flight" + (f" and {z:g} ms think time" if z else "") + f" for {n:,} steps"
+            for n, u, z in phases[:4]
+        ]
+        more = f", ... ({len(phases) - 4} more)" if len(phases) > 4 else ""
+        return (
+            f"PhasedClosedLoop({self.n_steps:,} steps of {what} in {len(phases)} phase{'s' * (len(phases) != 1)}: "
+            f"{', '.join(shown)}{more})"
+        )
+
+    def _repr_html_(self) -> str:
+        return _repr.html_table("PhasedClosedLoop", [("", repr(self)[len("PhasedClosedLoop(") : -1])])
+
+
 @dataclass(frozen=True)
 class Idle:
     """The volume rests: no new I/O; gp2 earns credits; a queued backlog still drains."""
@@ -374,8 +555,11 @@ class Idle:
     def __str__(self) -> str:
         return "idle"
 
+    def _repr_html_(self) -> str:
+        return "<b>Idle</b>: no new I/O (a queued backlog still drains; gp2 earns credits)"
 
-Workload = Union[ClosedLoop, OpenLoop, Idle]
+
+Workload = Union[ClosedLoop, OpenLoop, PhasedClosedLoop, Idle]
 
 
 def _dt(dt: float) -> float:

@@ -27,12 +27,15 @@ enum class Bound : std::uint8_t {
     volume_throughput = 2,    ///< the volume's throughput limit
     instance_iops = 3,        ///< the instance's EBS IOPS budget, shared with the other volumes
     instance_throughput = 4,  ///< the instance's EBS throughput budget
+    /// the open loop's own bound on outstanding I/Os (OpenLoop::max_in_flight): at most
+    /// max_in_flight / service time completions per second; the rest waits in the application
+    max_in_flight = 5,
 };
-inline constexpr int n_bounds = 5;
+inline constexpr int n_bounds = 6;
 
 /// The name of each Bound, indexed by its code (what results and reports print).
-inline constexpr std::string_view bound_names[n_bounds] = {"demand", "volume_iops", "volume_throughput",
-                                                           "instance_iops", "instance_throughput"};
+inline constexpr std::string_view bound_names[n_bounds] = {"demand",        "volume_iops",         "volume_throughput",
+                                                           "instance_iops", "instance_throughput", "max_in_flight"};
 
 /// What a volume's own limits let through in one step: the fraction `f` (<= 1) of what it is
 /// asked that it serves, and which limit bound. Whichever limit binds first wins; a tie goes to
@@ -59,7 +62,11 @@ struct StepSeries {
     Series<double> throughput_mib_s;  ///< MiB/s completed
     Series<double> credits;           ///< burst credits at the end of the step (I/O credits; MiB on st1/sc1)
     Series<double> latency_s;         ///< mean latency of the I/Os completed (NaN if none)
-    Series<std::uint8_t> bound;       ///< Bound code
+    /// I/Os waiting at the end of the step: arrived (open loop) and neither completed nor in
+    /// service, whether queued at the device or, above an open loop's max_in_flight, held back
+    /// in the application
+    Series<double> backlog_ops;
+    Series<std::uint8_t> bound;  ///< Bound code
 
     /// Mean I/Os outstanding (waiting + in service) in step k: by Little's law, latency x rate.
     /// Derived rather than stored, which keeps recording cheap.
@@ -77,6 +84,18 @@ struct InstanceSeries {
     Series<std::uint8_t> bound;       ///< Bound::demand, instance_iops or instance_throughput
 };
 
+/// One stretch of time in which a credit bucket was empty (a "cliff" and what follows it, until
+/// the bucket earns again). Times are simulated seconds.
+struct CliffEpisode {
+    /// When the bucket ran dry: interpolated inside the step in which it did, at the rate the
+    /// demand drained it; the start of the run when it starts the run empty under demand that
+    /// spends faster than the bucket earns.
+    double start_s = unset;
+    /// Start of the first step that ends with credits in the bucket again (the demand fell below
+    /// what the bucket earns); NaN when the bucket was still empty at the end of the run.
+    double end_s = unset;
+};
+
 /// Cheap per-run totals of one volume, always computed.
 struct VolumeTotals {
     double demanded_ops = 0;  ///< I/Os that arrived (open loop) or were issued (closed loop)
@@ -88,8 +107,11 @@ struct VolumeTotals {
     double backlog_ops = 0;     ///< queued at the end of the run (open loop)
     double backlog_bytes = 0;
     double credits_end = 0;
-    double cliff_time_s = unset;  ///< first time the credit bucket ran dry in this run (NaN: never)
-    std::int64_t steps_bound[n_bounds] = {0, 0, 0, 0, 0};  ///< steps spent in each Bound
+    double cliff_time_s = unset;              ///< first time the credit bucket ran dry in this run (NaN: never)
+    std::int64_t steps_bound[n_bounds] = {};  ///< steps spent in each Bound
+    /// Every episode of this run in which the credit bucket was empty, in order; the first
+    /// starts at cliff_time_s. Recorded whether or not the run records series.
+    std::vector<CliffEpisode> cliffs;
 };
 
 /// Per-run totals of the instance.
@@ -100,7 +122,9 @@ struct InstanceTotals {
     double bytes_credits_end = 0;
     double io_cliff_time_s = unset;     ///< first time EBSIOBalance% reached 0 in this run
     double bytes_cliff_time_s = unset;  ///< first time EBSByteBalance% reached 0 in this run
-    std::int64_t steps_bound[n_bounds] = {0, 0, 0, 0, 0};
+    std::int64_t steps_bound[n_bounds] = {};
+    std::vector<CliffEpisode> io_cliffs;     ///< every episode with EBSIOBalance% at 0, in order
+    std::vector<CliffEpisode> bytes_cliffs;  ///< every episode with EBSByteBalance% at 0, in order
 };
 
 /// Outputs of one run.
@@ -115,9 +139,9 @@ struct RunResult {
     InstanceTotals instance_totals;
 };
 
-/// Bytes the per-step series take: per volume-step 5 doubles and a Bound code (StepSeries),
+/// Bytes the per-step series take: per volume-step 6 doubles and a Bound code (StepSeries),
 /// per step of the instance 4 doubles and a code (InstanceSeries).
-inline constexpr std::int64_t recorded_bytes_per_volume_step = 5 * 8 + 1;
+inline constexpr std::int64_t recorded_bytes_per_volume_step = 6 * 8 + 1;
 inline constexpr std::int64_t recorded_bytes_per_instance_step = 4 * 8 + 1;
 
 /// Bounds on the work and memory of one run, checked before it allocates or steps anything, so
@@ -127,7 +151,7 @@ struct RunLimits {
     /// core at the engine's 50-100 M volume-steps per second.
     std::int64_t max_volume_steps = 10'000'000'000;
     /// Most bytes of per-step series one recorded run allocates, all volumes and the instance
-    /// together (recorded_bytes_per_*). The default, 4 GiB, holds about 100 M volume-steps.
+    /// together (recorded_bytes_per_*). The default, 4 GiB, holds about 88 M volume-steps.
     std::int64_t max_memory_bytes = std::int64_t{4} << 30;
 };
 

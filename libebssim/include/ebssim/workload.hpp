@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <variant>
 
@@ -78,15 +79,34 @@ struct ClosedLoop {
 
 /// Demanded application ops and bytes per step. Demand above the limits queues (a fluid,
 /// work-conserving queue) and is served in later steps. The spans must outlive the run.
+///
+/// An application keeps at most max_in_flight I/Os outstanding at the device; arrivals beyond
+/// it wait in the application (not in the device's queue) until a slot frees. With service time
+/// s, the device then completes at most max_in_flight / s I/Os per second (Little's law), on
+/// top of the volume's limits (Bound::max_in_flight when that is what binds). Latency counts
+/// from arrival, so the wait in the application is part of it. Infinity (the default): no bound.
 struct OpenLoop {
     std::span<const double> ops;    ///< I/Os arriving in each step
     std::span<const double> bytes;  ///< bytes arriving in each step
     double read_fraction = 1.0;
     Pattern pattern = Pattern::random;
     double service_time_s = unset;  ///< default: the volume's model at the step's mean I/O size
+    double max_in_flight = std::numeric_limits<double>::infinity();  ///< I/Os outstanding at the device at most
 };
 
-using Workload = std::variant<Idle, ClosedLoop, OpenLoop>;
+/// A closed loop whose users and think time change from step to step: a day of traffic, a batch
+/// that ramps up, fio phases without rests. Step k offers in_flight[k] / (service time +
+/// think_time_s[k]) x dt completions, exactly as a ClosedLoop with those values would; the
+/// I/O (size, mix, pattern, service time, counted_per_io) is `loop`'s, whose own in_flight and
+/// think_time_s are not used. An in_flight of 0 is a step without users. The spans must outlive
+/// the run.
+struct PhasedClosedLoop {
+    ClosedLoop loop;                       ///< the I/O every step issues
+    std::span<const double> in_flight;     ///< users (I/Os outstanding) in each step, >= 0
+    std::span<const double> think_time_s;  ///< think time in each step, >= 0
+};
+
+using Workload = std::variant<Idle, ClosedLoop, OpenLoop, PhasedClosedLoop>;
 
 /// Largest open-loop demand per step (ops or bytes) accepted, so that sums stay finite.
 inline constexpr double max_demand_per_step = 1e15;

@@ -26,6 +26,7 @@ What a prediction may cost is in :mod:`ebssim.fio.cost`.
 from __future__ import annotations
 
 import dataclasses
+import html
 import math
 import os
 from dataclasses import dataclass, field
@@ -212,6 +213,34 @@ class FioPrediction:
     def to_normal(self) -> str:
         """A report that reads like fio's normal output."""
         return _normal_report(self.jobs)
+
+    def _repr_html_(self) -> str:
+        """A table with a row per job (Jupyter shows it): IOPS, bandwidth, latency, cliff, binding limit."""
+        header = ["run", "job", "IOPS", "MiB/s", "mean latency (ms)", "p99 (ms)", "cliff (s)", "bound by"]
+        rows = []
+        for j in self.jobs:
+            p99 = j.percentiles_s.get(99.0, math.nan) * 1e3
+            rows.append(
+                [
+                    j.run,
+                    j.name if j.clones == 1 else f"{j.name} (x{j.clones})",
+                    f"{j.iops:,.0f}",
+                    f"{j.bw_bytes_s / 2**20:,.1f}",
+                    f"{j.latency_mean_s * 1e3:.3g}",
+                    f"{p99:.3g}",
+                    "none" if j.cliff_time_s is None else f"{j.cliff_time_s:,.1f}",
+                    j.bound,
+                ]
+            )
+        cell = '<td style="text-align:left;padding:1px 10px 1px 0">{}</td>'
+        head = "".join(f'<th style="text-align:left;padding:1px 10px 1px 0">{html.escape(h)}</th>' for h in header)
+        body = "".join("<tr>" + "".join(cell.format(html.escape(c)) for c in r) + "</tr>" for r in rows)
+        n = len(self.jobs)
+        return (
+            '<table style="border-collapse:collapse;font-size:90%">'
+            f'<caption style="text-align:left;font-weight:bold">FioPrediction: {n} job{"s" * (n != 1)}</caption>'
+            f"<tr>{head}</tr>{body}</table>"
+        )
 
 
 # --------------------------------------------------------------------------------------------
@@ -591,7 +620,7 @@ def _summarise(members: List[_Clone], dt: float, label: str, *, weighted: bool) 
     else:
         mean = std = lo = hi = math.nan
         pct = {float(p): math.nan for p in FIO_PERCENTILES}
-    weights = np.bincount(bound, weights=ops, minlength=len(BOUND_NAMES)) if bound.size else np.zeros(5)
+    weights = np.bincount(bound, weights=ops, minlength=len(BOUND_NAMES)) if bound.size else np.zeros(len(BOUND_NAMES))
     wsum = float(weights.sum())
     cliffs = [m.cliff_s for m in members if m.cliff_s is not None]
     icliffs = [m.instance_cliff_s for m in members if m.instance_cliff_s is not None]

@@ -1,0 +1,291 @@
+"""Text and HTML renderings shared by the results, workloads and volumes: durations that read
+well ("5.78 h", not "20808.0"), and small HTML tables for Jupyter's ``_repr_html_``."""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+__all__ = ["duration", "when", "number", "html_table", "html_grid"]
+
+
+def duration(seconds: float) -> str:
+    """A duration in the unit that reads best: seconds up to 2 minutes, minutes up to 2 hours,
+    hours up to 2 days, then days; three significant digits.
+
+    >>> duration(45), duration(2000), duration(20808), duration(604800)
+    ('45 s', '33.3 min', '5.78 h', '7 d')
+    """
+    s = float(seconds)
+    if math.isnan(s):
+        return "n/a"
+    if math.isinf(s):
+        return "forever"
+    a = abs(s)
+    if a < 120:
+        return f"{s:.3g} s"
+    if a < 7200:
+        return f"{s / 60:.3g} min"
+    if a < 172800:
+        return f"{s / 3600:.3g} h"
+    return f"{s / 86400:.3g} d"
+
+
+def when(t_s: float) -> str:
+    """A simulated time: seconds, and the same in a larger unit when that reads better.
+
+    >>> when(30), when(8000)
+    ('30 s', '8,000 s (2.22 h)')
+    """
+    t = float(t_s)
+    if abs(t) < 120:
+        return f"{t:.3g} s"
+    return f"{t:,.0f} s ({duration(t)})"
+
+
+def number(x: Optional[float], unit: str = "") -> str:
+    """A number as people compare them: thousands separators from 1,000, else three significant
+    digits; None and NaN read "n/a".
+
+    >>> number(36.198431810100715, "ms"), number(18750.0, "IOPS"), number(0.50390625, "ms"), number(None)
+    ('36.2 ms', '18,750 IOPS', '0.504 ms', 'n/a')
+    """
+    if x is None or math.isnan(x):
+        return "n/a"
+    v = float(x)
+    text = "inf" if math.isinf(v) else f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
+    return f"{text} {unit}".strip()
+
+
+def latency(ms: Optional[float]) -> str:
+    """A latency in ms, or as a duration once it reaches a second (queues can wait minutes).
+
+    >>> latency(10.666), latency(106.7), latency(291024.9)
+    ('10.7 ms', '107 ms', '4.85 min')
+    """
+    if ms is None or math.isnan(ms) or abs(ms) < 1000:
+        return number(ms, "ms")
+    return duration(ms / 1e3)
+
+
+def html_table(title: str, rows: Iterable[Tuple[str, str]], note: Optional[str] = None) -> str:
+    """A two-column table (name, value) with a caption, escaped, for ``_repr_html_``.
+
+    >>> html_table("gp2", [("IOPS", "300")]).count("<tr>")
+    1
+    """
+    cells = "".join(
+        f'<tr><th style="text-align:left;padding:1px 8px 1px 0;font-weight:normal;color:#555">{html.escape(k)}</th>'
+        f'<td style="text-align:left;padding:1px 0">{html.escape(v)}</td></tr>'
+        for k, v in rows
+    )
+    foot = (
+        f'<tr><td colspan="2" style="text-align:left;color:#777;padding-top:3px">{html.escape(note)}</td></tr>'
+        if note
+        else ""
+    )
+    return (
+        '<table style="border-collapse:collapse;font-size:90%">'
+        f'<caption style="text-align:left;font-weight:bold;padding-bottom:3px">{html.escape(title)}</caption>'
+        f"{cells}{foot}</table>"
+    )
+
+
+def html_grid(title: str, header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    """A table with a header row, escaped, for ``_repr_html_`` of collections.
+
+    >>> html_grid("runs", ["volume", "IOPS"], [["gp2", "300"]]).count("<tr>")
+    2
+    """
+    th = "".join(f'<th style="text-align:left;padding:1px 10px 1px 0">{html.escape(h)}</th>' for h in header)
+    td = '<td style="text-align:left;padding:1px 10px 1px 0">{}</td>'
+    body = "".join("<tr>" + "".join(td.format(html.escape(c)) for c in r) + "</tr>" for r in rows)
+    return (
+        '<table style="border-collapse:collapse;font-size:90%">'
+        f'<caption style="text-align:left;font-weight:bold;padding-bottom:3px">{html.escape(title)}</caption>'
+        f"<tr>{th}</tr>{body}</table>"
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Summaries of the public objects (their _repr_html_ and OpenLoop's repr call these)
+# --------------------------------------------------------------------------------------------
+
+_MAX_CLIFFS_SHOWN = 6
+
+
+def size(nbytes: float) -> str:
+    """Bytes as KiB or MiB.
+
+    >>> size(4096), size(1.5 * 2**20), size(512)
+    ('4 KiB', '1.5 MiB', '512 B')
+    """
+    b = float(nbytes)
+    if b >= 2**20:
+        return f"{b / 2**20:.3g} MiB"
+    if b >= 1024:
+        return f"{b / 1024:.3g} KiB"
+    return f"{b:.3g} B"
+
+
+def _span_of_run(n_steps: int, dt_s: float, t0_s: float) -> str:
+    return f"{n_steps:,} steps of {dt_s:g} s ({duration(n_steps * dt_s)}) from t = {when(t0_s)}"
+
+
+def _held_back(bound_s: Dict[str, float]) -> str:
+    total = sum(bound_s.values())
+    held = [(k, v) for k, v in bound_s.items() if k != "demand" and v > 0]
+    if not held or total <= 0:
+        return "never"
+    return ", ".join(f"{k} {duration(v)} ({v / total:.0%})" for k, v in held)
+
+
+def _cliff_rows(cliffs: Sequence[Any]) -> List[Tuple[str, str]]:
+    rows = []
+    for i, c in enumerate(cliffs[:_MAX_CLIFFS_SHOWN]):
+        end = "still empty at the end" if c.end_s is None else f"for {duration(c.duration_s)}"
+        at = f" at {number(c.iops, 'IOPS')}" if not math.isnan(c.iops) else ""
+        rows.append((f"cliff {i + 1}", f"{c.bucket} empty from {when(c.start_s)} {end}, {c.limit}{at}"))
+    if len(cliffs) > _MAX_CLIFFS_SHOWN:
+        rows.append(("", f"... and {len(cliffs) - _MAX_CLIFFS_SHOWN} more (.cliffs lists them all)"))
+    return rows
+
+
+def volume_result_html(r: Any) -> str:
+    """The HTML summary of a :class:`~ebssim.VolumeResult` (no arrays)."""
+    rows = [
+        ("workload", str(r.workload)),
+        ("run", _span_of_run(r.n_steps, r.dt_s, r.t0_s)),
+        ("served", f"{number(r.mean_iops, 'IOPS')} mean, {latency(r.mean_latency_ms)} mean latency"),
+    ]
+    cliffs = r.cliffs
+    if not r.volume.has_bucket:
+        rows.append(("cliffs", "none (no credit bucket)"))
+    elif not cliffs:
+        rows.append(("cliffs", "none: the bucket never ran dry"))
+    else:
+        rows += _cliff_rows(cliffs)
+    if r.burst_balance_end_pct is not None:
+        rows.append(("BurstBalance at end", f"{r.burst_balance_end_pct:.1f} %"))
+    rows.append(("held back by", _held_back(r.bound_s)))
+    if r.instance is not None:
+        run = r.n_steps * r.dt_s
+        held = r.instance_bound_s
+        text = f"{r.instance.instance.name}: bound {duration(held)}" + (f" ({held / run:.0%})" if run > 0 else "")
+        if r.instance.cliff_time_s is not None:
+            text += f", a balance ran dry at {when(r.instance.cliff_time_s)}"
+        rows.append(("instance", text))
+    if r.totals.backlog_ops > 0:
+        rows.append(("queued at end", f"{number(r.totals.backlog_ops)} I/Os"))
+    note = None if r.series.iops.shape[0] == r.n_steps else "run with record=False: totals only"
+    return html_table(f"VolumeResult: {r.volume}", rows, note)
+
+
+def instance_result_html(r: Any) -> str:
+    """The HTML summary of an :class:`~ebssim.InstanceResult`."""
+    rows = [
+        ("run", _span_of_run(r.n_steps, r.dt_s, r.t0_s)),
+        ("EBSIOBalance at end", f"{r.io_balance_end_pct:.1f} %"),
+        ("EBSByteBalance at end", f"{r.byte_balance_end_pct:.1f} %"),
+        ("binding", _held_back(r.bound_s)),
+    ]
+    cliffs = r.cliffs
+    rows += _cliff_rows(cliffs) if cliffs else [("cliffs", "none: the balances never ran dry")]
+    return html_table(f"InstanceResult: {r.instance}", rows)
+
+
+def run_result_html(run: Any) -> str:
+    """The HTML summary of a :class:`~ebssim.RunResult`: a row per volume, and the instance's."""
+    header = ["#", "volume", "workload", "IOPS", "latency", "cliffs", "held back by"]
+    rows = []
+    for i, r in enumerate(run):
+        first = f", first at {when(r.cliff_time_s)}" if r.cliff_time_s is not None else ""
+        rows.append(
+            [
+                str(i),
+                str(r.volume),
+                str(r.workload),
+                number(r.mean_iops),
+                latency(r.mean_latency_ms),
+                f"{len(r.totals.cliffs)}{first}",
+                _held_back(r.bound_s),
+            ]
+        )
+    if run.instance is not None:
+        ir = run.instance
+        first = f", first at {when(ir.cliff_time_s)}" if ir.cliff_time_s is not None else ""
+        rows.append(["", str(ir.instance), "all volumes", "", "", f"{len(ir.cliffs)}{first}", _held_back(ir.bound_s)])
+    return html_grid(f"RunResult: {len(run)} volume{'s' * (len(run) != 1)}", header, rows)
+
+
+def volume_html(v: Any) -> str:
+    """The HTML summary of a :class:`~ebssim.Volume`."""
+    rows = [("type", v.type), ("size", f"{v.size_gib:g} GiB")]
+    if v.has_bucket:
+        rows += [
+            ("baseline", f"{number(v.baseline_iops, 'IOPS')}, {number(v.baseline_throughput_mib_s, 'MiB/s')}"),
+            ("burst", f"{number(v.max_iops, 'IOPS')}, {number(v.max_throughput_mib_s, 'MiB/s')} while credits last"),
+            ("bucket", f"{number(v.credit_capacity)} credits, {v.initial_credits / v.credit_capacity:.0%} full"),
+        ]
+    else:
+        rows.append(("limits", f"{number(v.max_iops, 'IOPS')}, {number(v.max_throughput_mib_s, 'MiB/s')}"))
+    rows.append(("service time (4 KiB)", number(v.service_time_s(4096) * 1e3, "ms")))
+    return html_table(f"Volume: {v}", rows)
+
+
+def closed_loop_html(w: Any) -> str:
+    """The HTML summary of a :class:`~ebssim.ClosedLoop`."""
+    rows = [
+        ("in flight", f"{w.in_flight:g} I/Os"),
+        ("I/O size", size(w.io_bytes)),
+        ("reads", f"{w.read_fraction:.0%}"),
+        ("pattern", w.pattern),
+        ("think time", f"{w.think_time_ms:g} ms"),
+        ("service time", "the volume's model" if w.service_time_ms is None else f"{w.service_time_ms:g} ms"),
+    ]
+    return html_table(f"ClosedLoop: {w}", rows)
+
+
+def open_loop_summary(w: Any) -> Dict[str, str]:
+    """What an :class:`~ebssim.OpenLoop` trace holds, in a few words (not its arrays)."""
+    ops = w.ops
+    total = float(ops.sum())
+    mean_size = float(w.bytes.sum()) / total if total > 0 else math.nan
+    out = {
+        "steps": f"{w.n_steps:,}",
+        "I/Os": f"{total:.4g}",
+        "per step": f"{number(float(ops.mean()))} mean, {number(float(ops.max()))} peak",
+        "I/O size": size(mean_size) + " mean" if total > 0 else "n/a",
+        "reads": f"{w.read_fraction:.0%}",
+        "pattern": w.pattern,
+    }
+    if w.max_in_flight is not None:
+        out["max in flight"] = f"{w.max_in_flight:g} I/Os"
+    return out
+
+
+def open_loop_repr(w: Any) -> str:
+    """OpenLoop's plain repr: a summary, not the arrays.
+
+    >>> import numpy as np, ebssim
+    >>> ebssim.OpenLoop(np.array([100.0, 300.0]), np.array([100.0, 300.0]) * 4096)
+    OpenLoop(2 steps, 400 I/Os, 200 per step mean, 300 peak, 4 KiB mean, 100% reads, random)
+    """
+    s = open_loop_summary(w)
+    parts = [
+        f"{s['steps']} steps",
+        f"{s['I/Os']} I/Os",
+        s["per step"].replace(" mean,", " per step mean,"),
+        s["I/O size"],
+        f"{s['reads']} reads",
+        s["pattern"],
+    ]
+    if "max in flight" in s:
+        parts.append(f"max_in_flight={w.max_in_flight:g}")
+    return f"OpenLoop({', '.join(parts)})"
+
+
+def open_loop_html(w: Any) -> str:
+    """The HTML summary of an :class:`~ebssim.OpenLoop` (not its arrays)."""
+    return html_table("OpenLoop trace", list(open_loop_summary(w).items()))
