@@ -284,3 +284,19 @@ def test_results_that_carry_their_own_dates():
     stamped = types.SimpleNamespace(t0=pd.Timestamp("2025-06-02 00:01", tz="UTC"), t0_s=60.0)
     assert _result_start(stamped) == np.datetime64("2025-06-02T00:00:00", "us")
     assert _result_start(types.SimpleNamespace(t0_s=0.0)) is None
+
+
+def test_a_pandas_trace_puts_its_dates_on_the_axis():
+    # OpenLoop.from_pandas keeps the trace's start; the plot's x axis then shows wall-clock time.
+    pd = pytest.importorskip("pandas")
+    from matplotlib.dates import num2date
+
+    idx = pd.date_range("2026-11-02 09:00", periods=120, freq="60s")
+    df = pd.DataFrame({"ops": np.full(120, 60.0), "bytes": np.full(120, 60.0 * 4096)}, index=idx)
+    r = simulate(gp3(100), OpenLoop.from_pandas(df))
+    fig = ebssim.plot(r)
+    lines = data_lines(fig.axes[0], 120)  # served and offered
+    assert lines
+    for line in lines:
+        assert num2date(line.get_xdata()[0]).replace(tzinfo=None) == pd.Timestamp("2026-11-02 09:00").to_pydatetime()
+    assert fig.axes[-1].get_xlabel() == ""  # dates, not "time (s)"

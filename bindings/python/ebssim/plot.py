@@ -140,8 +140,12 @@ def _as_datetime64(value: Any, field: str) -> np.datetime64:
 
 
 def _result_start(r: Any) -> Optional[np.datetime64]:
-    """The wall-clock time of simulated time 0, for results that carry one: a ``time_index``
-    (DatetimeIndex of the steps) or a ``t0`` Timestamp of the run's first step."""
+    """The wall-clock time of simulated time 0, for results that carry one: a trace workload with
+    a ``start`` (:meth:`OpenLoop.from_pandas`: the wall clock of the run's first step), a
+    ``time_index`` (DatetimeIndex of the steps) or a ``t0`` Timestamp of the run's first step."""
+    start = getattr(getattr(r, "workload", None), "start", None)
+    if start is not None:
+        return _as_datetime64(start, "workload.start") - np.timedelta64(int(round(r.t0_s * 1e6)), "us")
     index = getattr(r, "time_index", None)
     if index is not None and len(index) > 0 and hasattr(index[0], "to_datetime64"):
         return _as_datetime64(index[0], "time_index[0]") - np.timedelta64(int(round(r.t0_s * 1e6)), "us")
