@@ -8,8 +8,9 @@
 
 from __future__ import annotations
 
-# Submodules with their own namespace: ebssim.trace (pandas traces), ebssim.aws (AWS input).
-from . import aws, trace
+# Submodules with their own namespace: ebssim.trace (pandas traces), ebssim.aws (AWS input),
+# ebssim.cost (prices), ebssim.advise (migration advice), ebssim.k8s (Kubernetes manifests).
+from . import advise, aws, cost, k8s, trace
 from ._limits import LimitError, Limits, limits
 from .burst import ClosedLoopRate, burst_duration_s, cliff_time_s, closed_loop_rate, counted_iops, refill_time_s
 from .instances import SHARE_POLICIES, Catalog, Instance, NoEbsLimitsWarning, instance, load_catalog
@@ -61,7 +62,9 @@ __all__ = [
     "VolumeTypeInfo",
     "WindowStats",
     "Workload",
+    "advise",
     "aws",
+    "cost",
     "burst_duration_s",
     "cliff_time_s",
     "closed_loop_latency_s",
@@ -72,6 +75,7 @@ __all__ = [
     "instance",
     "io1",
     "io2",
+    "k8s",
     "latency_moments",
     "latency_quantiles",
     "limits",
