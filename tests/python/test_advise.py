@@ -332,3 +332,23 @@ def test_normal_report(cli):
     assert lines[5].split() == ["defaults", "gp3:size=2000,iops=3000,throughput=125", "176.00", "104.0", "104.0"]
     assert lines[6].split() == ["advice", "gp3:size=2000,iops=6000,throughput=250", "198.00", "0.0", "52.0"]
     assert "  aws ec2 modify-volume --volume-id vol-db --volume-type gp3 --iops 6000 --throughput 250" in lines
+
+
+def test_instance_limits_apply():
+    # On an m5.large (EBS baseline 3,600 IOPS, 18,750 for about 30 min from a bucket of
+    # (18,750 - 3,600) x 1,800 = 27,270,000 I/Os) the 52-minute job of 6,000 IOPS drains the bucket
+    # at 6,000 - 3,600 = 2,400 a second: 11,362 s, longer than the job, which is unchanged.
+    fleet = advise({"vol-db": ebssim.gp2(2000)}, "eu-west-1", job=BatchJob(minutes=52), instance="m5.large")
+    assert fleet["vol-db"].current.job_minutes == 52.0
+    with pytest.raises(ValueError, match="m5.lrage"):
+        advise({"vol-db": ebssim.gp2(2000)}, "eu-west-1", instance="m5.lrage")
+
+
+def test_cli_warns_about_the_modification_limit(cli):
+    args = ["advise", "--region", "eu-west-1", "--job-minutes", "5", "--output-format", "json", "vol-db=gp2:size=2000"]
+    r = cli(*args, "--recent-modifications", "vol-db=4")
+    assert r.returncode == 0, r.stderr
+    (w,) = json.loads(r.stdout)["modify_volume"]["warnings"]
+    assert w.startswith("vol-db: 4 modifications in the last 24 hours plus 1 planned is 5, more than 4")
+    r = cli(*args, "--recent-modifications", "vol-db=four")
+    assert r.returncode == 2 and "--recent-modifications 'vol-db=four': expected VOLUME_ID=N" in r.stderr

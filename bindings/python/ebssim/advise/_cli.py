@@ -2,7 +2,8 @@
 
 ebssim cost --region REGION [--output-format normal|json] [--io-requests-per-month N] SPEC [SPEC ...]
 ebssim advise --region REGION [--metrics FILE]... [--queries FILE] [--volume-id ID]... [--instance TYPE]
-              [--headroom PCT] [--job-minutes M] [--job-io-size SIZE] [--alarm-minutes M] [--output-format normal|json]
+              [--headroom PCT] [--job-minutes M] [--job-io-size SIZE] [--alarm-minutes M]
+              [--recent-modifications ID=N]... [--output-format normal|json]
               INPUT [INPUT ...]
 
 An INPUT is an ``aws ec2 describe-volumes`` JSON file, a Kubernetes manifest file (YAML or
@@ -81,6 +82,13 @@ def add_parsers(sub: Any) -> None:
     a.add_argument("--job-minutes", type=float, default=60.0, metavar="M", help="synthetic job length (60)")
     a.add_argument("--job-io-size", default="16k", metavar="SIZE", help="synthetic job's I/O size (16k)")
     a.add_argument("--alarm-minutes", type=float, default=15.0, metavar="M", help="BurstBalance alarm warning (15)")
+    a.add_argument(
+        "--recent-modifications",
+        action="append",
+        default=[],
+        metavar="ID=N",
+        help="the volume had N modifications in the last 24 hours: warn when the plan passes AWS's limit",
+    )
     a.add_argument("--output-format", choices=["normal", "json"], default="normal")
     a.add_argument(
         "inputs",
@@ -197,7 +205,13 @@ def run_advise(args: argparse.Namespace) -> Tuple[str, int]:
         job=BatchJob(minutes=args.job_minutes, io_size=args.job_io_size),
         alarm_minutes=args.alarm_minutes,
     )
-    plan = modify_volume_plan(fleet)
+    recent: Dict[str, int] = {}
+    for item in args.recent_modifications:
+        vid, eq, n = item.partition("=")
+        if not eq or not n.isdigit():
+            raise ValueError(f"--recent-modifications {item!r}: expected VOLUME_ID=N, N a whole number")
+        recent[vid] = int(n)
+    plan = modify_volume_plan(fleet, recent_modifications=recent)
     manifests, patches = k8s.advice_manifests(claims, {v.volume_id: v.advice.volume for v in fleet.volumes})
     if args.output_format == "json":
         doc = fleet.to_dict()
