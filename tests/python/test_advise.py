@@ -74,7 +74,7 @@ def test_2000_gib_gp2_with_defaults_is_slower_and_the_advice_is_not():
     assert (db.current.monthly_usd, db.defaults.monthly_usd, db.advice.monthly_usd) == (220.0, 176.0, 198.0)
     assert db.job_bytes == 52 * 60 * 6000 * 16384
     assert db.needs_provisioned and not db.can_use_defaults
-    assert "6000 IOPS baseline, never bursts" in db.reason
+    assert "6000 IOPS baseline, never bursts" in db.reason  # its baseline is at least 3,000
     assert "the job takes 104 min against 52 (2.00x the time)" in db.reason
     assert db.alarm is None  # a 2,000 GiB gp2 never bursts
     s = fleet.summary

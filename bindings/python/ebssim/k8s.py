@@ -482,8 +482,6 @@ def volume_attributes_class(
     """
     if not isinstance(volume, Volume):
         raise ValueError(f"volume={volume!r} must be an ebssim.Volume")
-    if volume.size_gib and volume.type not in VOLUME_TYPES:
-        raise ValueError(f"volume type {volume.type!r} is not an EBS type")
     params: Dict[str, str] = {"type": volume.type}
     if volume.type in ("gp3", "io1", "io2"):
         params["iops"] = f"{volume.baseline_iops:g}"

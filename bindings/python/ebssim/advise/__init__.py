@@ -12,7 +12,7 @@
 
 >>> import ebssim
 >>> from ebssim.advise import advise
->>> fleet = advise({"vol-1": ebssim.gp2(100)}, "us-east-1", )
+>>> fleet = advise({"vol-1": ebssim.gp2(100)}, "us-east-1")
 >>> fleet["vol-1"].advice.spec
 'gp3:size=100,iops=3000,throughput=128'
 """

@@ -166,8 +166,9 @@ class FleetAdvice:
     @property
     def summary(self) -> Dict[str, Any]:
         """Counts and money: volumes that can use gp3's defaults, volumes that need provisioned
-        performance, volumes left as they are, and the monthly totals and savings of migrating
-        every volume with defaults versus with the advice."""
+        performance, volumes left as they are, volumes whose job takes more than 1 % longer on gp3's
+        defaults, the monthly totals and savings of migrating every volume with defaults versus
+        with the advice, and the throttled minutes of each choice over the fleet."""
         current = _total([v.current.monthly_usd for v in self.volumes])
         defaults = _total([v.defaults.monthly_usd for v in self.volumes])
         advice = _total([v.advice.monthly_usd for v in self.volumes])
@@ -449,7 +450,7 @@ def _observed(trace: OpenLoop, probe: Volume) -> Tuple[float, float]:
 
 def _describe_gp2(v: Volume) -> str:
     if v.max_iops <= v.baseline_iops:
-        burst = "never bursts (1,000 GiB or more)"
+        burst = "never bursts (its baseline is at least its burst rate)"
     else:
         full = burst_duration_s(v, v.max_iops, burst_balance_pct=100.0) / 60.0
         refill = refill_time_s(v, 0.0, burst_balance_pct=0.0) / 60.0

@@ -145,7 +145,8 @@ def read_inputs(inputs: List[str]) -> Tuple[Dict[str, Volume], List[k8s.Claim]]:
                 doc: Any = json.loads(text)
             except ValueError:
                 doc = None
-            if isinstance(doc, dict) and "Volumes" in doc or (isinstance(doc, list) and doc and "Volumes" in doc[0]):
+            pages = doc if isinstance(doc, list) else [doc]
+            if pages and all(isinstance(p, dict) and "Volumes" in p for p in pages):
                 for vid, vol in aws.read_volumes(str(path)).items():
                     add(vid, vol, item)
                 continue
