@@ -8,6 +8,7 @@ import io
 import pkgutil
 
 import ebssim
+import ebssim.advise
 import ebssim.aws
 import ebssim.fio
 import ebssim.fit
@@ -18,6 +19,11 @@ MODULES = [
     "ebssim._limits",
     "ebssim._repr",
     "ebssim._units",
+    "ebssim.advise",
+    "ebssim.advise._advisor",
+    "ebssim.advise._alarms",
+    "ebssim.advise._cli",
+    "ebssim.advise._plan",
     "ebssim.aws",
     "ebssim.aws._cloudwatch",
     "ebssim.aws._ec2",
@@ -25,7 +31,9 @@ MODULES = [
     "ebssim.analysis",
     "ebssim.burst",
     "ebssim.cli",
+    "ebssim.cost",
     "ebssim.instances",
+    "ebssim.k8s",
     "ebssim.latency",
     "ebssim.plot",
     "ebssim.simulation",
@@ -74,6 +82,7 @@ def test_every_module_is_covered():
     found |= {f"ebssim.fio.{m.name}" for m in pkgutil.iter_modules(ebssim.fio.__path__)}
     found |= {f"ebssim.fit.{m.name}" for m in pkgutil.iter_modules(ebssim.fit.__path__)}
     found |= {f"ebssim.aws.{m.name}" for m in pkgutil.iter_modules(ebssim.aws.__path__)}
+    found |= {f"ebssim.advise.{m.name}" for m in pkgutil.iter_modules(ebssim.advise.__path__)}
     assert found | {"ebssim"} == set(MODULES)
 
 
@@ -89,6 +98,8 @@ def test_the_documented_modules_have_examples():
     for name in ("ebssim", "ebssim.simulation", "ebssim._units", "ebssim._limits", "ebssim.workloads"):
         assert attempted[name] > 0, name
     assert attempted["ebssim.instances"] > 0
+    for name in ("cost", "k8s", "advise", "advise._advisor", "advise._alarms", "advise._plan"):
+        assert attempted[f"ebssim.{name}"] > 0, name
     # fio: the package docstring (predict), values, job files, command lines, logs and histograms.
     for name in ("fio", "fio.values", "fio.jobfile", "fio.cmdline", "fio.job", "fio.logs", "fio.histograms"):
         assert attempted[f"ebssim.{name}"] > 0, name

@@ -9,8 +9,9 @@
 from __future__ import annotations
 
 # Submodules with their own namespace: ebssim.trace (pandas traces), ebssim.aws (AWS input),
-# ebssim.analysis (cliffs, bound time, latency spans), ebssim.testing (capacity plans as tests).
-from . import analysis, aws, testing, trace
+# ebssim.analysis (cliffs, bound time, latency spans), ebssim.testing (capacity plans as tests),
+# ebssim.cost (prices), ebssim.advise (migration advice), ebssim.k8s (Kubernetes manifests).
+from . import advise, analysis, aws, cost, k8s, testing, trace
 from ._limits import LimitError, Limits, limits
 from .analysis import Cliff
 from .burst import ClosedLoopRate, burst_duration_s, cliff_time_s, closed_loop_rate, counted_iops, refill_time_s
@@ -67,8 +68,10 @@ __all__ = [
     "VolumeTypeInfo",
     "WindowStats",
     "Workload",
+    "advise",
     "aws",
     "analysis",
+    "cost",
     "burst_duration_s",
     "cliff_time_s",
     "closed_loop_latency_s",
@@ -79,6 +82,7 @@ __all__ = [
     "instance",
     "io1",
     "io2",
+    "k8s",
     "latency_moments",
     "latency_quantiles",
     "limits",

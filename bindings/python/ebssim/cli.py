@@ -4,6 +4,9 @@ ebssim fio [--volume TARGET=SPEC]... [--instance TYPE] [--output-format normal|j
            [--output FILE] [--dt SECONDS] [--log-dir DIR | --no-logs]
            [--allow-outside-log-paths] RUN [RUN ...]
 ebssim fit [--type TYPE] [--size GIB] [--instance TYPE] [--output-format normal|json] INPUT [INPUT ...]
+ebssim cost --region REGION [--output-format normal|json] SPEC [SPEC ...]
+ebssim advise --region REGION [--metrics FILE]... [--instance TYPE] [--headroom PCT]
+              [--output-format normal|json] INPUT [INPUT ...]
 
 Every problem ends the command with one ``ebssim: error: ...`` line on standard error and exit
 status 2 (130 when interrupted); Python warnings raised during a run appear as one
@@ -122,6 +125,9 @@ def _parser() -> argparse.ArgumentParser:
     from .fit._cli import add_parser as add_fit_parser
 
     add_fit_parser(sub)
+    from .advise._cli import add_parsers as add_advise_parsers
+
+    add_advise_parsers(sub)
     return ap
 
 
@@ -159,6 +165,12 @@ def main(argv: Optional[List[str]] = None) -> int:
                 from .fit._cli import run as run_fit
 
                 return run_fit(args)
+            if args.command in ("cost", "advise"):
+                from .advise._cli import run_advise, run_cost
+
+                text, status = (run_cost if args.command == "cost" else run_advise)(args)
+                sys.stdout.write(text)
+                return status
             return _fio(args)
     except KeyboardInterrupt:
         print("ebssim: interrupted", file=sys.stderr)

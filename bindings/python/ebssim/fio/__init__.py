@@ -33,7 +33,7 @@ from .histograms import FIO_PERCENTILES, hist_buckets, hist_percentiles, plat_id
 from .job import FioJob, FioJobError, FioJobSet
 from .jobfile import parse_job_file
 from .logs import FioLogOrderWarning, read_log, read_logs
-from .prediction import FioPrediction, JobPrediction, parse_volume_spec, predict
+from .prediction import FioPrediction, JobPrediction, parse_volume_spec, predict, volume_from_spec, volume_spec
 from .report import FioResult, parse_json, read_json
 
 __all__ = [
@@ -52,6 +52,8 @@ __all__ = [
     "parse_json",
     "parse_run",
     "parse_volume_spec",
+    "volume_from_spec",
+    "volume_spec",
     "plat_idx_to_val",
     "plat_val_to_idx",
     "predict",

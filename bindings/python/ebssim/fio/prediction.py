@@ -53,6 +53,8 @@ __all__ = [
     "FioPrediction",
     "JobPrediction",
     "parse_volume_spec",
+    "volume_from_spec",
+    "volume_spec",
     "predict",
 ]
 
@@ -73,31 +75,86 @@ def parse_volume_spec(arg: str) -> Tuple[str, Volume]:
 
     Keys: ``size`` (GiB), ``iops``, ``throughput`` (MiB/s), ``burst_balance`` (percent),
     ``latency_ms``. Omitted keys take AWS's defaults; invalid combinations raise ValueError
-    naming AWS's rule.
+    naming AWS's rule. The SPEC after ``=`` alone is :func:`volume_from_spec`.
     """
     if "=" not in arg:
         raise ValueError(f"--volume {arg!r}: expected TARGET=TYPE[:key=value,...], e.g. /dev/nvme1n1=gp3:size=100")
     target, spec = arg.split("=", 1)
     if not target:
         raise ValueError(f"--volume {arg!r}: the TARGET before '=' is empty")
+    return target, _from_spec(spec, f"--volume {arg!r}")
+
+
+def volume_from_spec(spec: str) -> Volume:
+    """A volume from a SPEC ``TYPE[:key=value,...]``, as ``ebssim fio --volume TARGET=SPEC`` reads it.
+
+    Keys: ``size`` (GiB), ``iops``, ``throughput`` (MiB/s), ``burst_balance`` (percent),
+    ``latency_ms``. Omitted keys take the EC2 console's defaults for a new volume (the C++
+    type table); configurations AWS would reject are ValueErrors naming the SPEC and the rule.
+
+    Examples
+    --------
+    >>> from ebssim.fio import volume_from_spec
+    >>> print(volume_from_spec("gp3:size=2000,iops=7000,throughput=300"))
+    gp3 2000 GiB (7000 IOPS, 300 MiB/s)
+    >>> volume_from_spec("gp4:size=10")
+    Traceback (most recent call last):
+    ...
+    ValueError: SPEC 'gp4:size=10': volume type 'gp4' is not one of gp2, gp3, io1, io2, st1, sc1, standard
+    """
+    if not isinstance(spec, str):
+        raise ValueError(f"SPEC {spec!r}: expected a string TYPE[:key=value,...], e.g. gp3:size=100")
+    return _from_spec(spec, f"SPEC {spec!r}")
+
+
+def volume_spec(volume: Volume) -> str:
+    """The SPEC (``TYPE:key=value,...``) that :func:`volume_from_spec` reads back as ``volume``.
+
+    Size always; IOPS for the types that provision it (gp3, io1, io2); throughput for gp3; the
+    initial BurstBalance and the service time only when they were set.
+
+    Examples
+    --------
+    >>> import ebssim
+    >>> from ebssim.fio import volume_spec
+    >>> volume_spec(ebssim.gp3(2000, iops=6000, throughput_mib_s=250))
+    'gp3:size=2000,iops=6000,throughput=250'
+    >>> volume_spec(ebssim.gp2(100))
+    'gp2:size=100'
+    """
+    if not isinstance(volume, Volume):
+        raise ValueError(f"volume={volume!r} must be an ebssim.Volume")
+    parts = [f"size={volume.size_gib:g}"]
+    if volume.type in ("gp3", "io1", "io2"):
+        parts.append(f"iops={volume.baseline_iops:g}")
+    if volume.type == "gp3":
+        parts.append(f"throughput={volume.max_throughput_mib_s:g}")
+    if volume.burst_balance_pct is not None:
+        parts.append(f"burst_balance={volume.burst_balance_pct:g}")
+    if volume.latency_ms is not None:
+        parts.append(f"latency_ms={volume.latency_ms:g}")
+    return f"{volume.type}:{','.join(parts)}"
+
+
+def _from_spec(spec: str, label: str) -> Volume:
     vtype, _, rest = spec.partition(":")
     if vtype not in VOLUME_TYPES:
-        raise ValueError(f"--volume {arg!r}: volume type {vtype!r} is not one of {', '.join(VOLUME_TYPES)}")
+        raise ValueError(f"{label}: volume type {vtype!r} is not one of {', '.join(VOLUME_TYPES)}")
     kwargs: Dict[str, Any] = {}
     for item in filter(None, rest.split(",")):
         key, eq, value = item.partition("=")
         if not eq:
-            raise ValueError(f"--volume {arg!r}: {item!r} is not key=value")
+            raise ValueError(f"{label}: {item!r} is not key=value")
         if key not in _SPEC_KEYS:
-            raise ValueError(f"--volume {arg!r}: unknown key {key!r}; expected one of {', '.join(_SPEC_KEYS)}")
+            raise ValueError(f"{label}: unknown key {key!r}; expected one of {', '.join(_SPEC_KEYS)}")
         if _SPEC_KEYS[key] in kwargs:
-            raise ValueError(f"--volume {arg!r}: key {key!r} is given twice; give each key once")
+            raise ValueError(f"{label}: key {key!r} is given twice; give each key once")
         try:
             number = float(value) if len(value) <= 64 else math.nan
         except ValueError:
             number = math.nan
         if not math.isfinite(number):
-            raise ValueError(f"--volume {arg!r}: {key}={value[:64]!r} is not a number: expected a finite number")
+            raise ValueError(f"{label}: {key}={value[:64]!r} is not a number: expected a finite number")
         kwargs[_SPEC_KEYS[key]] = number
     # Omitted size and IOPS: the EC2 console's defaults for a new volume (the C++ type table).
     info = volume_types()[vtype]
@@ -105,9 +162,9 @@ def parse_volume_spec(arg: str) -> Tuple[str, Volume]:
     if info.default_iops is not None:
         kwargs.setdefault("iops", info.default_iops)
     try:
-        return target, Volume(vtype, **kwargs)
+        return Volume(vtype, **kwargs)
     except ValueError as e:
-        raise ValueError(f"--volume {arg!r}: {e}") from None
+        raise ValueError(f"{label}: {e}") from None
 
 
 @dataclass(eq=False)

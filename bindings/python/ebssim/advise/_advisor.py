@@ -1,0 +1,654 @@
+"""The migration advisor: gp2 -> gp3 and io1 -> io2, checked by replaying the load on each choice."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+from .. import aws
+from ..burst import burst_duration_s, closed_loop_rate, refill_time_s
+from ..cost import Cost, RegionPrices, monthly_cost, prices
+from ..fio.prediction import volume_spec
+from ..instances import Instance
+from ..simulation import Simulation
+from ..volumes import Volume, volume_types
+from ..workloads import ClosedLoop, OpenLoop
+from ._alarms import BurstBalanceAlarm, burst_balance_alarm
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["BatchJob", "Scenario", "VolumeAdvice", "FleetAdvice", "advise", "gp3_for"]
+
+FloatArray = npt.NDArray[np.float64]
+
+# How long a job may run on a choice before it counts as never finishing (a week).
+_MAX_RUN_S = 7 * 86400.0
+# A stretch of the measured load is the "job" while its bytes per period stay above this share
+# of the busiest period's.
+_JOB_SHARE = 0.25
+
+
+@dataclass(frozen=True)
+class BatchJob:
+    """The stated synthetic load used when a volume comes without CloudWatch metrics.
+
+    A batch job that asks for I/Os of ``io_size`` as fast as the *current* volume serves them
+    (its peak rate, with burst credits: :func:`ebssim.closed_loop_rate` of a deep queue) for
+    ``minutes``: an open-loop demand, so on a slower volume the rest queues and the job takes
+    longer. Every choice starts from a full bucket.
+    """
+
+    minutes: float = 60.0
+    io_size: Union[str, int, float] = "16k"
+    read_fraction: float = 1.0
+    pattern: str = "random"
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.minutes, (int, float)) and math.isfinite(self.minutes) and self.minutes > 0):
+            raise ValueError(f"BatchJob minutes={self.minutes!r} must be a positive number of minutes")
+        # Validates io_size, read_fraction and pattern as a workload would.
+        ClosedLoop(1, self.io_size, read_fraction=self.read_fraction, pattern=self.pattern)
+
+    def describe(self) -> str:
+        size = self.io_size if isinstance(self.io_size, str) else f"{self.io_size:g} B"
+        reads = f"{self.read_fraction * 100:g}% reads"
+        return (
+            f"a {self.minutes:g}-minute batch job of {size} {self.pattern} I/O ({reads}) at the current "
+            f"volume's peak rate"
+        )
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One configuration of a volume, what it costs and how the load fares on it.
+
+    ``throttled_minutes``: simulated minutes in which a limit (the volume's or the instance's)
+    held the load back. ``job_minutes``: how long the job (the busiest stretch of the metrics,
+    or the :class:`BatchJob`) takes from its start until its bytes are served; None when it had
+    not finished after a week.
+    """
+
+    spec: str
+    volume: Volume = field(repr=False)
+    cost: Cost = field(repr=False)
+    throttled_minutes: float
+    job_minutes: Optional[float]
+
+    @property
+    def monthly_usd(self) -> float:
+        return self.cost.monthly_usd
+
+
+@dataclass(frozen=True)
+class VolumeAdvice:
+    """The advice for one volume: its current configuration, gp3 with defaults, and the advice."""
+
+    volume_id: str
+    current: Scenario
+    defaults: Scenario
+    advice: Scenario
+    reason: str
+    load: str
+    job_bytes: float
+    alarm: Optional[BurstBalanceAlarm] = None
+
+    @property
+    def changes(self) -> bool:
+        """True when the advice differs from the current configuration."""
+        return self.advice.spec != self.current.spec
+
+    @property
+    def can_use_defaults(self) -> bool:
+        """True when the volume moves and gp3 with its defaults is the advice."""
+        return self.changes and self.advice.spec == self.defaults.spec
+
+    @property
+    def needs_provisioned(self) -> bool:
+        """True when the volume moves to gp3 with IOPS or throughput above the defaults."""
+        return self.changes and self.advice.volume.type == "gp3" and self.advice.spec != self.defaults.spec
+
+    def to_dict(self) -> Dict[str, Any]:
+        """This volume's entry of ``ebssim advise --output-format json``."""
+        names = ("current", "defaults", "advice")
+        scenarios = (self.current, self.defaults, self.advice)
+        return {
+            "volume_id": self.volume_id,
+            "current": self.current.spec,
+            "defaults": self.defaults.spec,
+            "advice": self.advice.spec,
+            "monthly_usd": {n: s.monthly_usd for n, s in zip(names, scenarios)},
+            "breakdown_usd": {n: dict(s.cost.breakdown) for n, s in zip(names, scenarios)},
+            "throttled_minutes": {n: round(s.throttled_minutes, 2) for n, s in zip(names, scenarios)},
+            "job_minutes": {
+                n: None if s.job_minutes is None else round(s.job_minutes, 2) for n, s in zip(names, scenarios)
+            },
+            "job_bytes": self.job_bytes,
+            "load": self.load,
+            "can_use_defaults": self.can_use_defaults,
+            "needs_provisioned": self.needs_provisioned,
+            "reason": self.reason,
+            "burst_balance_alarm": None
+            if self.alarm is None
+            else {
+                "threshold_pct": self.alarm.threshold_pct,
+                "warning_minutes": self.alarm.warning_minutes,
+                "iops": self.alarm.iops,
+                "command": self.alarm.command,
+            },
+        }
+
+
+def _total(values: Sequence[float]) -> float:
+    return round(sum(values), 2)
+
+
+@dataclass(frozen=True)
+class FleetAdvice:
+    """The advice for a fleet: one :class:`VolumeAdvice` per volume and a summary."""
+
+    region: str
+    prices_as_of: str
+    headroom_pct: float
+    volumes: List[VolumeAdvice]
+
+    def __getitem__(self, volume_id: str) -> VolumeAdvice:
+        for v in self.volumes:
+            if v.volume_id == volume_id:
+                return v
+        raise KeyError(volume_id)
+
+    @property
+    def summary(self) -> Dict[str, Any]:
+        """Counts and money: volumes that can use gp3's defaults, volumes that need provisioned
+        performance, volumes left as they are, volumes whose job takes more than 1 % longer on gp3's
+        defaults, the monthly totals and savings of migrating every volume with defaults versus
+        with the advice, and the throttled minutes of each choice over the fleet."""
+        current = _total([v.current.monthly_usd for v in self.volumes])
+        defaults = _total([v.defaults.monthly_usd for v in self.volumes])
+        advice = _total([v.advice.monthly_usd for v in self.volumes])
+
+        def pct(saved: float) -> Optional[float]:
+            return None if current == 0 else round(100.0 * saved / current, 1)
+
+        slower = [
+            v.volume_id
+            for v in self.volumes
+            if v.current.job_minutes is not None
+            and (v.defaults.job_minutes is None or v.defaults.job_minutes > v.current.job_minutes * 1.01)
+        ]
+        return {
+            "volumes": len(self.volumes),
+            "can_use_defaults": [v.volume_id for v in self.volumes if v.can_use_defaults],
+            "need_provisioned": [v.volume_id for v in self.volumes if v.needs_provisioned],
+            "unchanged": [v.volume_id for v in self.volumes if not v.changes],
+            "slower_with_defaults": slower,
+            "monthly_usd": {"current": current, "defaults": defaults, "advice": advice},
+            "savings_usd": {"defaults": round(current - defaults, 2), "advice": round(current - advice, 2)},
+            "savings_pct": {"defaults": pct(current - defaults), "advice": pct(current - advice)},
+            "throttled_minutes": {
+                name: round(sum(getattr(v, name).throttled_minutes for v in self.volumes), 2)
+                for name in ("current", "defaults", "advice")
+            },
+        }
+
+    def to_dict(self) -> Dict[str, Any]:
+        """``ebssim advise --output-format json``: {region, prices_as_of, volumes, summary}."""
+        return {
+            "region": self.region,
+            "prices_as_of": self.prices_as_of,
+            "currency": "USD",
+            "headroom_pct": self.headroom_pct,
+            "volumes": [v.to_dict() for v in self.volumes],
+            "summary": self.summary,
+        }
+
+    def to_pandas(self) -> "pd.DataFrame":
+        """One row per volume: the three SPECs, their monthly cost, throttled and job minutes."""
+        import pandas as pd
+
+        rows = []
+        for v in self.volumes:
+            row: Dict[str, Any] = {"volume_id": v.volume_id}
+            for name in ("current", "defaults", "advice"):
+                s = getattr(v, name)
+                row[name] = s.spec
+                row[f"{name}_usd"] = s.monthly_usd
+                row[f"{name}_throttled_min"] = round(s.throttled_minutes, 1)
+                row[f"{name}_job_min"] = None if s.job_minutes is None else round(s.job_minutes, 1)
+            rows.append(row)
+        return pd.DataFrame(rows).set_index("volume_id")
+
+    def to_normal(self) -> str:
+        """The human-readable report of ``ebssim advise``."""
+        lines = [f"Region {self.region}, AWS list prices of {self.prices_as_of} (USD per month)", ""]
+        for v in self.volumes:
+            lines.append(f"{v.volume_id}: {v.current.spec} -> {v.advice.spec}")
+            lines.append(f"  {'':9} {'SPEC':42} {'$/month':>9} {'throttled min':>14} {'job min':>9}")
+            for name in ("current", "defaults", "advice"):
+                s = getattr(v, name)
+                job = "never" if s.job_minutes is None else f"{s.job_minutes:.1f}"
+                lines.append(f"  {name:9} {s.spec:42} {s.monthly_usd:9.2f} {s.throttled_minutes:14.1f} {job:>9}")
+            lines.append(f"  load: {v.load}")
+            lines.append(f"  why: {v.reason}")
+            if v.alarm is not None:
+                lines.append(f"  if it stays {v.current.volume.type}: {v.alarm.command}")
+            lines.append("")
+        s = self.summary
+        lines.append(
+            f"Fleet: {s['volumes']} volumes; {len(s['can_use_defaults'])} can use gp3's defaults, "
+            f"{len(s['need_provisioned'])} need provisioned performance, {len(s['unchanged'])} unchanged"
+        )
+        m, sav = s["monthly_usd"], s["savings_usd"]
+        lines.append(
+            f"  monthly: current {m['current']:.2f}, gp3 defaults {m['defaults']:.2f} (saves {sav['defaults']:.2f}), "
+            f"advice {m['advice']:.2f} (saves {sav['advice']:.2f})"
+        )
+        if s["slower_with_defaults"]:
+            lines.append(f"  slower with defaults: {', '.join(s['slower_with_defaults'])}")
+        return "\n".join(lines) + "\n"
+
+
+# --- choosing gp3 settings within gp3's rules (the core is the judge of what is valid) ---
+
+
+def _gp3_error(size: float, iops: float, tput: float) -> Optional[str]:
+    try:
+        Volume("gp3", size, iops=iops, throughput_mib_s=tput)
+    except ValueError as e:
+        return str(e)
+    return None
+
+
+def _largest(lo: int, hi: int, ok: Any) -> int:
+    """The largest integer in [lo, hi] for which ok() holds (ok(lo) holds, ok is monotone)."""
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _smallest(lo: int, hi: int, ok: Any) -> int:
+    """The smallest integer in [lo, hi] for which ok() holds (ok(hi) holds, ok is monotone)."""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def gp3_for(size_gib: float, iops: float, throughput_mib_s: float) -> Tuple[Volume, List[str]]:
+    """The gp3 volume closest to ``iops`` and ``throughput_mib_s`` (rounded up) that AWS allows.
+
+    Never below gp3's included IOPS and throughput; IOPS raised when the throughput needs them
+    (AWS's ratio of MiB/s to IOPS); both lowered to what the size allows. The rules are the
+    core's (each attempt is a :class:`~ebssim.Volume`); the notes name each adjustment and the
+    rule that forced it.
+
+    >>> from ebssim.advise import gp3_for
+    >>> vol, notes = gp3_for(2000, 6000, 250)
+    >>> print(vol)
+    gp3 2000 GiB (6000 IOPS, 250 MiB/s)
+    >>> vol, notes = gp3_for(10, 8000, 125)
+    >>> print(vol); print(notes[0])
+    gp3 10 GiB (5000 IOPS, 125 MiB/s)
+    IOPS lowered from 8000 to 5000: iops=8000 exceeds gp3's limit of 500 IOPS per GiB:
+    size_gib=10 allows at most 5000 IOPS
+    """
+    info = volume_types()["gp3"]
+    d_iops = int(info.default_iops or 0)
+    d_tput = int(info.default_throughput_mib_s or 0)
+    want_iops = max(d_iops, int(math.ceil(iops - 1e-9)))
+    want_tput = max(d_tput, int(math.ceil(throughput_mib_s - 1e-9)))
+    notes: List[str] = []
+    if _gp3_error(size_gib, want_iops, want_tput) is None:
+        return Volume("gp3", size_gib, iops=want_iops, throughput_mib_s=want_tput), notes
+    first = _gp3_error(size_gib, want_iops, d_tput)
+    i_max = _largest(d_iops, want_iops, lambda i: _gp3_error(size_gib, i, d_tput) is None)
+    if i_max < want_iops:
+        notes.append(f"IOPS lowered from {want_iops} to {i_max}: {first}")
+    cap = max(i_max, _largest(i_max, 10**7, lambda i: _gp3_error(size_gib, i, d_tput) is None))
+    i = min(want_iops, cap)
+    if _gp3_error(size_gib, cap, want_tput) is None:
+        i2 = _smallest(i, cap, lambda k: _gp3_error(size_gib, k, want_tput) is None)
+        if i2 > i:
+            why = _gp3_error(size_gib, i, want_tput)
+            notes.append(f"IOPS raised from {i} to {i2} for {want_tput} MiB/s: {why}")
+        return Volume("gp3", size_gib, iops=i2, throughput_mib_s=want_tput), notes
+    why = _gp3_error(size_gib, cap, want_tput)
+    t = _largest(d_tput, want_tput, lambda t: _gp3_error(size_gib, cap, t) is None)
+    i2 = _smallest(i, cap, lambda k: _gp3_error(size_gib, k, t) is None)
+    notes.append(f"throughput lowered from {want_tput} to {t} MiB/s: {why}")
+    return Volume("gp3", size_gib, iops=i2, throughput_mib_s=t), notes
+
+
+# --- the load: metrics replayed, or the stated batch job ---
+
+
+@dataclass
+class _Load:
+    trace: OpenLoop
+    dt: float
+    job_start: int
+    job_bytes: float
+    description: str
+    start_balance: Optional[float]  # measured BurstBalance at the start, percent
+
+
+def _job_stretch(nbytes: FloatArray) -> Tuple[int, float]:
+    """(first step, bytes) of the busiest stretch: consecutive steps whose bytes stay at or
+    above a quarter of the busiest step's."""
+    if nbytes.size == 0 or float(nbytes.max()) <= 0:
+        return 0, 0.0
+    busy = nbytes >= _JOB_SHARE * float(nbytes.max())
+    best = (0, 0.0)
+    i = 0
+    while i < busy.size:
+        if busy[i]:
+            j = i
+            while j < busy.size and busy[j]:
+                j += 1
+            total = float(nbytes[i:j].sum())
+            if total > best[1]:
+                best = (i, total)
+            i = j
+        else:
+            i += 1
+    return best
+
+
+def _metrics_load(trace: OpenLoop, metrics: "pd.DataFrame", vid: str) -> _Load:
+    dt = float(trace.dt or 60.0)
+    start, nbytes = _job_stretch(np.asarray(trace.bytes, dtype=np.float64))
+    balance: Optional[float] = None
+    rows = metrics[(metrics["volume_id"] == vid) & (metrics["metric"] == "BurstBalance")]
+    if len(rows) and trace.start is not None:
+        first = rows[rows["timestamp"] == trace.start]
+        if len(first):
+            balance = float(first["value"].iloc[0])
+    n = trace.n_steps
+    desc = (
+        f"CloudWatch metrics replayed ({n} periods of {dt:g} s); the job is the busiest stretch "
+        f"({nbytes / 2**30:.1f} GiB from period {start})"
+    )
+    return _Load(trace, dt, start, nbytes, desc, balance)
+
+
+def _job_load(current: Volume, job: BatchJob) -> _Load:
+    deep = ClosedLoop(4096, job.io_size, read_fraction=job.read_fraction, pattern=job.pattern)
+    rate = closed_loop_rate(current, deep, with_credits=True)
+    trace = OpenLoop.constant(
+        rate.iops, job.io_size, job.minutes * 60.0, read_fraction=job.read_fraction, pattern=job.pattern
+    )
+    nbytes = float(np.asarray(trace.bytes).sum())
+    desc = (
+        f"{job.describe()} ({rate.iops:g} IOPS, {rate.throughput_mib_s:g} MiB/s on {current.type}), from a full bucket"
+    )
+    return _Load(trace, 1.0, 0, nbytes, desc, None)
+
+
+@dataclass
+class _Outcome:
+    throttled_minutes: float
+    job_minutes: Optional[float]
+
+
+def _play(volume: Volume, load: _Load, instance: Optional[Instance]) -> _Outcome:
+    """Run the load on a fresh ``volume``, then let the backlog drain; count throttled steps and
+    time the job."""
+    sim = Simulation([volume], dt=load.dt, instance=instance)
+    served: List[FloatArray] = []
+    throttled_steps = 0
+    run = sim.run([load.trace])[0]
+    served.append(np.asarray(run.throughput_mib_s, dtype=np.float64) * 2**20 * load.dt)
+    throttled_steps += sum(run.totals.steps_bound[1:])
+    backlog = run.totals.backlog_bytes
+    chunk = max(3600.0, load.trace.n_steps * load.dt)
+    elapsed = load.trace.n_steps * load.dt
+    while backlog > 0 and elapsed < _MAX_RUN_S:
+        rest = sim.rest(chunk)[0]
+        served.append(np.asarray(rest.throughput_mib_s, dtype=np.float64) * 2**20 * load.dt)
+        throttled_steps += sum(rest.totals.steps_bound[1:])
+        backlog = rest.totals.backlog_bytes
+        elapsed += chunk
+    job_minutes: Optional[float] = None
+    if load.job_bytes > 0:
+        cum = np.cumsum(np.concatenate(served)[load.job_start :])
+        done = np.nonzero(cum >= load.job_bytes * (1 - 1e-9))[0]
+        if done.size:
+            job_minutes = (int(done[0]) + 1) * load.dt / 60.0
+    else:
+        job_minutes = 0.0
+    return _Outcome(throttled_steps * load.dt / 60.0, job_minutes)
+
+
+# --- what to advise ---
+
+
+def _observed(trace: OpenLoop, probe: Volume) -> Tuple[float, float]:
+    """(p99 EBS-counted IOPS, p99 MiB/s) over the trace's periods, counted as ``probe`` counts."""
+    dt = float(trace.dt or 1.0)
+    ops = np.asarray(trace.ops, dtype=np.float64)
+    nbytes = np.asarray(trace.bytes, dtype=np.float64)
+    counted = np.zeros_like(ops)
+    busy = ops > 0
+    sizes = np.round(nbytes[busy] / ops[busy])
+    per_io = {s: probe.counted_ops_per_io(max(float(s), 1.0), trace.pattern) for s in np.unique(sizes)}
+    counted[busy] = ops[busy] * np.array([per_io[s] for s in sizes])
+    return float(np.percentile(counted / dt, 99)), float(np.percentile(nbytes / dt / 2**20, 99))
+
+
+def _describe_gp2(v: Volume) -> str:
+    if v.max_iops <= v.baseline_iops:
+        burst = "never bursts (its baseline is at least its burst rate)"
+    else:
+        full = burst_duration_s(v, v.max_iops, burst_balance_pct=100.0) / 60.0
+        refill = refill_time_s(v, 0.0, burst_balance_pct=0.0) / 60.0
+        burst = (
+            f"bursts to {v.max_iops:g} IOPS for {full:.0f} min from a full bucket, then {v.baseline_iops:g} "
+            f"(refills in {refill:.0f} min at rest)"
+        )
+    return f"gp2 {v.size_gib:g} GiB: {v.baseline_iops:g} IOPS baseline, {burst}, up to {v.max_throughput_mib_s:g} MiB/s"
+
+
+def _compare(current: _Outcome, other: _Outcome, what: str) -> str:
+    if other.job_minutes is None:
+        return f"{what}: the job does not finish within a week"
+    if current.job_minutes is None or current.job_minutes == 0:
+        return f"{what}: the job takes {other.job_minutes:.0f} min, {other.throttled_minutes:.0f} throttled"
+    ratio = other.job_minutes / current.job_minutes
+    how = "as fast" if abs(ratio - 1) < 0.01 else f"{ratio:.2f}x the time"
+    return (
+        f"{what}: the job takes {other.job_minutes:.0f} min against {current.job_minutes:.0f} ({how}), "
+        f"{other.throttled_minutes:.0f} min throttled"
+    )
+
+
+def advise(
+    volumes: Mapping[str, Volume],
+    region: str,
+    *,
+    metrics: Optional["pd.DataFrame"] = None,
+    instance: Union[Instance, str, None] = None,
+    headroom_pct: float = 20.0,
+    job: Optional[BatchJob] = None,
+    alarm_minutes: float = 15.0,
+) -> FleetAdvice:
+    """Advise gp2 -> gp3 and io1 -> io2 migrations, priced in ``region`` and checked by replay.
+
+    For each gp2 volume the advice is gp3 at the settings that keep what the volume does:
+    without metrics, everything it can do (its baseline or burst IOPS, whichever is higher, and
+    its throughput tier); with metrics, the observed 99th percentile of EBS-counted IOPS and of
+    MiB/s times ``1 + headroom_pct / 100``; never below gp3's included 3,000 IOPS and 125 MiB/s,
+    and within gp3's rules (:func:`gp3_for`). Each io1 volume becomes io2 at its provisioned
+    IOPS. Other types are left as they are.
+
+    The load — the CloudWatch metrics replayed (:func:`ebssim.aws.traces`), or the stated
+    :class:`BatchJob` — then runs on the current volume, on gp3 with its defaults and on the
+    advice, each alone (on its own ``instance`` if one is given): throttled minutes, and how long
+    the job (the busiest stretch of the metrics, or the batch job) takes.
+
+    Parameters
+    ----------
+    volumes : dict of str to Volume
+        By VolumeId (:func:`ebssim.aws.read_volumes`, :func:`ebssim.k8s.read_manifests`, SPECs).
+    region : str
+        Where the volumes are priced (:func:`ebssim.cost.prices`).
+    metrics : pandas.DataFrame, optional
+        CloudWatch metrics (:func:`ebssim.aws.read_metric_data`, ...). Every volume needs its
+        demand metrics (ValueError naming those without); a gp2 volume starts from its measured
+        BurstBalance when the metrics hold it.
+    instance : str or Instance, optional
+        Each volume runs on its own instance of this type (its EBS limits apply).
+    headroom_pct : float
+        Added to the observed p99 (default 20 %).
+    job : BatchJob, optional
+        The synthetic load when there are no metrics (default :class:`BatchJob()`).
+    alarm_minutes : float
+        Warning a gp2 volume's BurstBalance alarm gives, if it stays gp2.
+
+    Examples
+    --------
+    The classic case: a 2,000 GiB gp2 database volume (6,000 IOPS, 250 MiB/s) and a 52-minute
+    nightly job of 16 KiB reads at its full rate.
+
+    >>> import ebssim
+    >>> from ebssim.advise import advise, BatchJob
+    >>> fleet = advise({"vol-db": ebssim.gp2(2000)}, "eu-west-1", job=BatchJob(minutes=52))
+    >>> db = fleet["vol-db"]
+    >>> db.defaults.spec, db.advice.spec
+    ('gp3:size=2000,iops=3000,throughput=125', 'gp3:size=2000,iops=6000,throughput=250')
+    >>> db.current.job_minutes, db.defaults.job_minutes, db.advice.job_minutes
+    (52.0, 104.0, 52.0)
+    >>> db.current.monthly_usd, db.defaults.monthly_usd, db.advice.monthly_usd
+    (220.0, 176.0, 198.0)
+    """
+    if not isinstance(volumes, Mapping) or not volumes:
+        raise ValueError("volumes must be a non-empty mapping of VolumeId to ebssim.Volume")
+    for vid, vol in volumes.items():
+        if not isinstance(vol, Volume):
+            raise ValueError(f"volumes[{vid!r}]={vol!r} must be an ebssim.Volume")
+    p: RegionPrices = prices(region)
+    h = float(headroom_pct) if isinstance(headroom_pct, (int, float)) and not isinstance(headroom_pct, bool) else -1.0
+    if not (math.isfinite(h) and 0 <= h <= 1000):
+        raise ValueError(f"headroom_pct={headroom_pct!r} must be a percentage between 0 and 1000")
+    inst: Optional[Instance] = None
+    if instance is not None:
+        from ..instances import instance as lookup
+
+        inst = instance if isinstance(instance, Instance) else lookup(instance)
+    batch = job if job is not None else BatchJob()
+    loads: Dict[str, _Load] = {}
+    if metrics is not None:
+        if not hasattr(metrics, "columns") or "volume_id" not in metrics.columns:
+            raise ValueError("metrics must be a metrics DataFrame of ebssim.aws (columns: ebssim.aws.COLUMNS)")
+        mine = metrics[metrics["volume_id"].isin(list(volumes))]
+        found = aws.traces(mine, gaps="zero", volumes=dict(volumes)) if len(mine) else {}
+        missing = [vid for vid in volumes if vid not in found]
+        if missing:
+            have = sorted(set(metrics["volume_id"])) if "volume_id" in metrics else []
+            raise ValueError(
+                f"the metrics do not cover {len(missing)} of the volumes: no VolumeReadOps/VolumeWriteOps/"
+                f"VolumeReadBytes/VolumeWriteBytes Sum for {', '.join(missing)} (the metrics hold "
+                f"{', '.join(have) or 'no volume'})"
+            )
+        loads = {vid: _metrics_load(found[vid], metrics, vid) for vid in volumes}
+    gp3_info = volume_types()["gp3"]
+    out: List[VolumeAdvice] = []
+    for vid, vol in volumes.items():
+        load = loads.get(vid) or _job_load(vol, batch)
+        current = vol
+        if load.start_balance is not None and vol.has_bucket:
+            current = dataclasses.replace(vol, burst_balance_pct=load.start_balance)
+        defaults = Volume("gp3", vol.size_gib)
+        notes: List[str] = []
+        if vol.type == "gp2":
+            if metrics is not None:
+                p99_iops, p99_mib = _observed(load.trace, defaults)
+                k = 1 + h / 100.0
+                basis = (
+                    f"observed p99 {p99_iops:.0f} IOPS and {p99_mib:.1f} MiB/s, plus {h:g}% headroom: "
+                    f"{p99_iops * k:.0f} IOPS, {p99_mib * k:.1f} MiB/s"
+                )
+                advice, notes = gp3_for(vol.size_gib, p99_iops * k, p99_mib * k)
+            else:
+                basis = "to keep all of it on gp3 without a bucket"
+                advice, notes = gp3_for(vol.size_gib, max(vol.max_iops, vol.baseline_iops), vol.max_throughput_mib_s)
+            what = _describe_gp2(vol)
+        elif vol.type == "io1":
+            advice = Volume("io2", vol.size_gib, iops=vol.baseline_iops)
+            what = f"io1 {vol.size_gib:g} GiB at {vol.baseline_iops:g} IOPS"
+            basis = (
+                "io2 at the same IOPS: same storage price, IOPS priced in cheaper tiers above 32,000, "
+                "99.999% durability"
+            )
+        else:
+            advice = vol
+            what = f"{vol.type} {vol.size_gib:g} GiB"
+            basis = "no migration rule for this type (the advisor moves gp2 to gp3 and io1 to io2): kept"
+        outcomes = {
+            "current": _play(current, load, inst),
+            "defaults": _play(defaults, load, inst),
+            "advice": _play(advice, load, inst),
+        }
+        scen = {}
+        for name, v in (("current", vol), ("defaults", defaults), ("advice", advice)):
+            spec = volume_spec(v)
+            scen[name] = Scenario(
+                spec=spec,
+                volume=v,
+                cost=monthly_cost(v, p, spec=spec),
+                throttled_minutes=outcomes[name].throttled_minutes,
+                job_minutes=outcomes[name].job_minutes,
+            )
+        a = scen["advice"]
+        words = [f"{what}; {basis}"]
+        if vol.type == "gp2":
+            words.append(f"advice {advice.baseline_iops:g} IOPS, {advice.max_throughput_mib_s:g} MiB/s")
+        words.extend(notes)
+        words.append(
+            _compare(
+                outcomes["current"],
+                outcomes["defaults"],
+                f"gp3 defaults ({gp3_info.default_iops:g} IOPS, {gp3_info.default_throughput_mib_s:g} MiB/s)",
+            )
+        )
+        if a.spec != scen["defaults"].spec:
+            words.append(_compare(outcomes["current"], outcomes["advice"], "the advice"))
+        words.append(
+            f"${a.monthly_usd:.2f}/month against ${scen['current'].monthly_usd:.2f} now "
+            f"and ${scen['defaults'].monthly_usd:.2f} with defaults"
+        )
+        alarm = None
+        if vol.type == "gp2":
+            rate: Optional[float] = None
+            if metrics is not None:
+                rate = _observed(load.trace, vol)[0]
+                rate = rate if rate > vol.baseline_iops else None
+            try:
+                alarm = burst_balance_alarm(vol, volume_id=vid, warning_minutes=alarm_minutes, iops=rate)
+            except ValueError as e:
+                words.append(f"no BurstBalance alarm: {e}")
+        out.append(
+            VolumeAdvice(
+                volume_id=vid,
+                current=scen["current"],
+                defaults=scen["defaults"],
+                advice=a,
+                reason="; ".join(words),
+                load=load.description,
+                job_bytes=load.job_bytes,
+                alarm=alarm,
+            )
+        )
+    return FleetAdvice(region=p.region, prices_as_of=p.prices_as_of, headroom_pct=h, volumes=out)

@@ -1,0 +1,231 @@
+"""``ebssim cost`` and ``ebssim advise`` (wired into :mod:`ebssim.cli`).
+
+ebssim cost --region REGION [--output-format normal|json] [--io-requests-per-month N] SPEC [SPEC ...]
+ebssim advise --region REGION [--metrics FILE]... [--queries FILE] [--volume-id ID]... [--instance TYPE]
+              [--headroom PCT] [--job-minutes M] [--job-io-size SIZE] [--alarm-minutes M]
+              [--recent-modifications ID=N]... [--output-format normal|json]
+              INPUT [INPUT ...]
+
+An INPUT is an ``aws ec2 describe-volumes`` JSON file, a Kubernetes manifest file (YAML or
+JSON), a SPEC (``gp2:size=2000``) or ``VOLUME_ID=SPEC`` (so metrics can name it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any, Dict, List, Tuple
+
+from .. import aws, k8s
+from ..cost import PRICES_AS_OF, monthly_cost, prices
+from ..fio.prediction import volume_from_spec
+from ..volumes import VOLUME_TYPES, Volume
+from ._advisor import BatchJob, advise
+from ._plan import MODIFICATION_RULE, modify_volume_plan
+
+_ID_SPEC = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._/-]*)=(.+)$")
+
+
+def add_parsers(sub: Any) -> None:
+    """Add the ``cost`` and ``advise`` sub-commands to the ``ebssim`` parser."""
+    types = " ".join(VOLUME_TYPES)
+    c = sub.add_parser(
+        "cost",
+        help="monthly list price of EBS volumes in a region",
+        description=f"Monthly on-demand list price of each SPEC in REGION (AWS's price list of {PRICES_AS_OF}, "
+        "USD; snapshots not included).",
+    )
+    c.add_argument("--region", required=True, help="region code, e.g. eu-west-1")
+    c.add_argument("--output-format", choices=["normal", "json"], default="normal")
+    c.add_argument(
+        "--io-requests-per-month",
+        type=float,
+        default=0.0,
+        metavar="N",
+        help="I/O requests in the month, billed for standard volumes (default 0)",
+    )
+    c.add_argument(
+        "specs",
+        nargs="+",
+        metavar="SPEC",
+        help=f"TYPE[:size=,iops=,throughput=] as for 'ebssim fio --volume'; TYPE one of {types}",
+    )
+    a = sub.add_parser(
+        "advise",
+        help="advise gp2 -> gp3 and io1 -> io2 migrations, priced and checked by replay",
+        description="For each volume: gp3 (or io2) settings that keep its performance, the monthly cost of the "
+        "current volume, of gp3 with defaults and of the advice, and throttled minutes and job time of each under "
+        "the CloudWatch metrics replayed (or a stated batch job); a fleet summary; aws ec2 modify-volume commands "
+        "and, for Kubernetes inputs, VolumeAttributesClass manifests and PVC patches.",
+    )
+    a.add_argument("--region", required=True, help="region code, e.g. eu-west-1")
+    a.add_argument(
+        "--metrics",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="CloudWatch metrics: aws cloudwatch get-metric-data output (JSON) or CSV; repeatable",
+    )
+    a.add_argument(
+        "--volume-id",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="advise only these volumes of the INPUTs (repeatable)",
+    )
+    a.add_argument("--queries", metavar="FILE", help="the get-metric-data request's MetricDataQueries (JSON)")
+    a.add_argument("--instance", metavar="TYPE", help="run each volume on its own instance of this type")
+    a.add_argument("--headroom", type=float, default=20.0, metavar="PCT", help="added to the observed p99 (20)")
+    a.add_argument("--job-minutes", type=float, default=60.0, metavar="M", help="synthetic job length (60)")
+    a.add_argument("--job-io-size", default="16k", metavar="SIZE", help="synthetic job's I/O size (16k)")
+    a.add_argument("--alarm-minutes", type=float, default=15.0, metavar="M", help="BurstBalance alarm warning (15)")
+    a.add_argument(
+        "--recent-modifications",
+        action="append",
+        default=[],
+        metavar="ID=N",
+        help="the volume had N modifications in the last 24 hours: warn when the plan passes AWS's limit",
+    )
+    a.add_argument("--output-format", choices=["normal", "json"], default="normal")
+    a.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="INPUT",
+        help="describe-volumes JSON, Kubernetes manifest (YAML/JSON), SPEC or VOLUME_ID=SPEC",
+    )
+
+
+def run_cost(args: argparse.Namespace) -> Tuple[str, int]:
+    """The ``ebssim cost`` report and exit status."""
+    p = prices(args.region)
+    n = args.io_requests_per_month
+    if not (math.isfinite(n) and n >= 0):
+        raise ValueError(f"--io-requests-per-month {n!r}: expected a number of requests >= 0")
+    costs = [monthly_cost(volume_from_spec(s), p, io_requests_per_month=n, spec=s) for s in args.specs]
+    if args.output_format == "json":
+        doc = {
+            "region": p.region,
+            "prices_as_of": p.prices_as_of,
+            "currency": "USD",
+            "volumes": [c.to_dict() for c in costs],
+        }
+        return json.dumps(doc, indent=2) + "\n", 0
+    width = max(len(s) for s in args.specs)
+    lines = [f"{p.region} ({p.location}), AWS list prices of {p.prices_as_of}, USD per month"]
+    for c in costs:
+        parts = ", ".join(f"{k} {v:.2f}" for k, v in c.breakdown.items() if v)
+        lines.append(f"  {c.spec:{width}}  {c.monthly_usd:10.2f}  ({parts or 'free'})")
+    if len(costs) > 1:
+        lines.append(f"  {'total':{width}}  {sum(c.monthly_usd for c in costs):10.2f}")
+    return "\n".join(lines) + "\n", 0
+
+
+def _looks_like_path(text: str) -> bool:
+    return text.endswith((".json", ".yaml", ".yml", ".csv")) or text.startswith(("/", "./", "../"))
+
+
+def read_inputs(inputs: List[str]) -> Tuple[Dict[str, Volume], List[k8s.Claim]]:
+    """Volumes by id from INPUTs, and the Kubernetes claims among them."""
+    volumes: Dict[str, Volume] = {}
+    claims: List[k8s.Claim] = []
+
+    def add(vid: str, vol: Volume, where: str) -> None:
+        if vid in volumes:
+            raise ValueError(f"INPUT {where}: volume {vid} is given twice")
+        volumes[vid] = vol
+
+    for item in inputs:
+        path = Path(item)
+        if path.is_file():
+            text = path.read_text()
+            try:
+                doc: Any = json.loads(text)
+            except ValueError:
+                doc = None
+            pages = doc if isinstance(doc, list) else [doc]
+            if pages and all(isinstance(p, dict) and "Volumes" in p for p in pages):
+                for vid, vol in aws.read_volumes(str(path)).items():
+                    add(vid, vol, item)
+                continue
+            if doc is not None and not (isinstance(doc, dict) and "kind" in doc):
+                raise ValueError(
+                    f"INPUT {item}: neither aws ec2 describe-volumes output (no Volumes) nor a Kubernetes manifest "
+                    f"(no kind)"
+                )
+            found = k8s.read_claims(str(path))
+            if not found:
+                raise ValueError(f"INPUT {item}: the manifests hold no EBS volume (no claim of an EBS StorageClass)")
+            for c in found:
+                add(c.volume_id, c.volume, item)
+            claims.extend(found)
+        elif _looks_like_path(item):
+            raise ValueError(f"INPUT {item}: no such file")
+        else:
+            m = _ID_SPEC.match(item)
+            if m and m.group(1) not in VOLUME_TYPES and ":" not in m.group(1):
+                add(m.group(1), volume_from_spec(m.group(2)), item)
+            else:
+                add(item, volume_from_spec(item), item)
+    return volumes, claims
+
+
+def _metrics(paths: List[str], queries: Any) -> Any:
+    import pandas as pd
+
+    frames = []
+    for p in paths:
+        if p.endswith(".csv"):
+            frames.append(aws.read_metrics_csv(p))
+        else:
+            frames.append(aws.read_metric_data(p, queries=queries))
+    return aws.check_metrics(pd.concat(frames, ignore_index=True)) if len(frames) > 1 else frames[0]
+
+
+def run_advise(args: argparse.Namespace) -> Tuple[str, int]:
+    """The ``ebssim advise`` report and exit status."""
+    prices(args.region)  # an unknown region fails before any work
+    volumes, claims = read_inputs(args.inputs)
+    if args.volume_id:
+        unknown = [v for v in args.volume_id if v not in volumes]
+        if unknown:
+            raise ValueError(f"--volume-id {', '.join(unknown)}: not among the INPUTs' volumes ({', '.join(volumes)})")
+        volumes = {v: volumes[v] for v in args.volume_id}
+        claims = [c for c in claims if c.volume_id in volumes]
+    if args.queries and not args.metrics:
+        raise ValueError("--queries needs --metrics")
+    metrics = _metrics(args.metrics, args.queries) if args.metrics else None
+    fleet = advise(
+        volumes,
+        args.region,
+        metrics=metrics,
+        instance=args.instance,
+        headroom_pct=args.headroom,
+        job=BatchJob(minutes=args.job_minutes, io_size=args.job_io_size),
+        alarm_minutes=args.alarm_minutes,
+    )
+    recent: Dict[str, int] = {}
+    for item in args.recent_modifications:
+        vid, eq, n = item.partition("=")
+        if not eq or not n.isdigit():
+            raise ValueError(f"--recent-modifications {item!r}: expected VOLUME_ID=N, N a whole number")
+        recent[vid] = int(n)
+    plan = modify_volume_plan(fleet, recent_modifications=recent)
+    manifests, patches = k8s.advice_manifests(claims, {v.volume_id: v.advice.volume for v in fleet.volumes})
+    if args.output_format == "json":
+        doc = fleet.to_dict()
+        doc["modify_volume"] = {"commands": plan.commands, "warnings": plan.warnings, "rule": MODIFICATION_RULE}
+        if claims:
+            doc["kubernetes"] = {"volume_attributes_classes": manifests, "pvc_patches": patches}
+        return json.dumps(doc, indent=2) + "\n", 0
+    text = fleet.to_normal()
+    if plan.commands:
+        text += "\naws ec2 modify-volume, one modification per volume (" + MODIFICATION_RULE + "):\n"
+        text += "".join(f"  {c}\n" for c in plan.commands)
+        text += "".join(f"  warning: {w}\n" for w in plan.warnings)
+    if patches:
+        text += "\nKubernetes (apply these or the modify-volume commands, not both):\n" + manifests
+        text += "".join(f"{c}\n" for c in patches)
+    return text, 0
