@@ -16,6 +16,7 @@ import pytest
 
 MODULES = [
     "ebssim",
+    "ebssim._lazy",
     "ebssim._limits",
     "ebssim._repr",
     "ebssim._units",

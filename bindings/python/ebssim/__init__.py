@@ -8,33 +8,41 @@
 
 from __future__ import annotations
 
-# Submodules with their own namespace: ebssim.trace (pandas traces), ebssim.aws (AWS input),
-# ebssim.analysis (cliffs, bound time, latency spans), ebssim.testing (capacity plans as tests),
-# ebssim.cost (prices), ebssim.advise (migration advice), ebssim.k8s (Kubernetes manifests).
-from . import advise, analysis, aws, cost, k8s, testing, trace
-from ._limits import LimitError, Limits, limits
-from .analysis import Cliff
-from .burst import ClosedLoopRate, burst_duration_s, cliff_time_s, closed_loop_rate, counted_iops, refill_time_s
-from .instances import SHARE_POLICIES, Catalog, Instance, NoEbsLimitsWarning, instance, load_catalog
-from .latency import SERVICE_TIME_SHAPE, closed_loop_latency_s, latency_moments, latency_quantiles
-from .plot import plot
-from .simulation import (
-    BOUND_NAMES,
-    CliffEpisode,
-    InstanceResult,
-    InstanceSeries,
-    InstanceTotals,
-    RunResult,
-    Simulation,
-    VolumeResult,
-    VolumeSeries,
-    VolumeSummary,
-    VolumeTotals,
-    WindowStats,
-    simulate,
-)
-from .volumes import VOLUME_TYPES, Volume, VolumeTypeInfo, gp2, gp3, io1, io2, sc1, st1, standard, volume_types
-from .workloads import ClosedLoop, Idle, OpenLoop, PhasedClosedLoop, Workload
+import sys
+from typing import TYPE_CHECKING
+
+from . import _lazy
+
+# Every public name is imported on first use (ebssim._lazy), so that `import ebssim` and
+# `ebssim --help` stay fast; the imports below are what mypy and IDEs see.
+if TYPE_CHECKING:
+    # Submodules with their own namespace: ebssim.trace (pandas traces), ebssim.aws (AWS input),
+    # ebssim.analysis (cliffs, bound time, latency spans), ebssim.testing (capacity plans as tests),
+    # ebssim.cost (prices), ebssim.advise (migration advice), ebssim.k8s (Kubernetes manifests).
+    from . import advise, analysis, aws, cost, k8s, testing, trace
+    from ._limits import LimitError, Limits, limits
+    from .analysis import Cliff
+    from .burst import ClosedLoopRate, burst_duration_s, cliff_time_s, closed_loop_rate, counted_iops, refill_time_s
+    from .instances import SHARE_POLICIES, Catalog, Instance, NoEbsLimitsWarning, instance, load_catalog
+    from .latency import SERVICE_TIME_SHAPE, closed_loop_latency_s, latency_moments, latency_quantiles
+    from .plot import plot
+    from .simulation import (
+        BOUND_NAMES,
+        CliffEpisode,
+        InstanceResult,
+        InstanceSeries,
+        InstanceTotals,
+        RunResult,
+        Simulation,
+        VolumeResult,
+        VolumeSeries,
+        VolumeSummary,
+        VolumeTotals,
+        WindowStats,
+        simulate,
+    )
+    from .volumes import VOLUME_TYPES, Volume, VolumeTypeInfo, gp2, gp3, io1, io2, sc1, st1, standard, volume_types
+    from .workloads import ClosedLoop, Idle, OpenLoop, PhasedClosedLoop, Workload
 
 __version__ = "0.1.0"
 
@@ -97,3 +105,60 @@ __all__ = [
     "volume_types",
     "trace",
 ]
+
+_EXPORTS = {
+    "._limits": ("LimitError", "Limits", "limits"),
+    ".analysis": ("Cliff",),
+    ".burst": (
+        "ClosedLoopRate",
+        "burst_duration_s",
+        "cliff_time_s",
+        "closed_loop_rate",
+        "counted_iops",
+        "refill_time_s",
+    ),
+    ".instances": ("SHARE_POLICIES", "Catalog", "Instance", "NoEbsLimitsWarning", "instance", "load_catalog"),
+    ".latency": ("SERVICE_TIME_SHAPE", "closed_loop_latency_s", "latency_moments", "latency_quantiles"),
+    ".plot": ("plot",),
+    ".simulation": (
+        "BOUND_NAMES",
+        "CliffEpisode",
+        "InstanceResult",
+        "InstanceSeries",
+        "InstanceTotals",
+        "RunResult",
+        "Simulation",
+        "VolumeResult",
+        "VolumeSeries",
+        "VolumeSummary",
+        "VolumeTotals",
+        "WindowStats",
+        "simulate",
+    ),
+    ".volumes": (
+        "VOLUME_TYPES",
+        "Volume",
+        "VolumeTypeInfo",
+        "gp2",
+        "gp3",
+        "io1",
+        "io2",
+        "sc1",
+        "st1",
+        "standard",
+        "volume_types",
+    ),
+    ".workloads": ("ClosedLoop", "Idle", "OpenLoop", "PhasedClosedLoop", "Workload"),
+}
+
+if not TYPE_CHECKING:  # mypy sees the imports above, not a catch-all __getattr__
+    __getattr__, __dir__ = _lazy.attach(__name__, _EXPORTS, __all__)
+
+    class _Package(type(sys.modules[__name__])):
+        def __setattr__(self, name, value):
+            # `import ebssim.plot` sets ebssim.plot to the submodule; ebssim.plot stays the function.
+            if name == "plot" and getattr(value, "__name__", None) == f"{__name__}.plot":
+                value = value.plot
+            super().__setattr__(name, value)
+
+    sys.modules[__name__].__class__ = _Package

@@ -5,9 +5,8 @@ from __future__ import annotations
 import math
 import numbers
 import re
+import sys
 from typing import Any, Union
-
-from numpy import bool_ as np_bool
 
 SizeLike = Union[int, float, str]
 
@@ -36,7 +35,9 @@ def real(value: Any, field: str, what: str = "a number") -> float:
 
 def flag(value: Any, field: str) -> bool:
     """``value`` as a bool; only ``True`` and ``False`` (Python's or numpy's) are flags."""
-    if not isinstance(value, (bool, np_bool)):
+    # numpy's bool_ without importing numpy: a numpy bool exists only once numpy is imported.
+    np = sys.modules.get("numpy")
+    if not (isinstance(value, bool) or (np is not None and isinstance(value, np.bool_))):
         raise ValueError(f"{field}={value!r} must be True or False")
     return bool(value)
 

@@ -19,9 +19,14 @@
 
 from __future__ import annotations
 
-from ._advisor import BatchJob, FleetAdvice, Scenario, VolumeAdvice, advise, gp3_for
-from ._alarms import BurstBalanceAlarm, burst_balance_alarm
-from ._plan import MAX_MODIFICATIONS_PER_24H, MODIFICATION_RULE, ModifyPlan, modify_volume_plan
+from typing import TYPE_CHECKING
+
+from .. import _lazy
+
+if TYPE_CHECKING:  # imported on first use (ebssim._lazy); these are what mypy and IDEs see
+    from ._advisor import BatchJob, FleetAdvice, Scenario, VolumeAdvice, advise, gp3_for
+    from ._alarms import BurstBalanceAlarm, burst_balance_alarm
+    from ._plan import MAX_MODIFICATIONS_PER_24H, MODIFICATION_RULE, ModifyPlan, modify_volume_plan
 
 __all__ = [
     "MAX_MODIFICATIONS_PER_24H",
@@ -37,3 +42,12 @@ __all__ = [
     "gp3_for",
     "modify_volume_plan",
 ]
+
+_EXPORTS = {
+    "._advisor": ("BatchJob", "FleetAdvice", "Scenario", "VolumeAdvice", "advise", "gp3_for"),
+    "._alarms": ("BurstBalanceAlarm", "burst_balance_alarm"),
+    "._plan": ("MAX_MODIFICATIONS_PER_24H", "MODIFICATION_RULE", "ModifyPlan", "modify_volume_plan"),
+}
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = _lazy.attach(__name__, _EXPORTS, __all__)

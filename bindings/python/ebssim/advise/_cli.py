@@ -17,14 +17,17 @@ import json
 import math
 import re
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Tuple
 
-from .. import aws, k8s
+# Only what the parser needs is imported here (`ebssim --help` stays fast); the rest in run_*.
+from .. import aws
 from ..cost import PRICES_AS_OF, monthly_cost, prices
-from ..fio.prediction import volume_from_spec
-from ..volumes import VOLUME_TYPES, Volume
-from ._advisor import BatchJob, advise
+from ..volumes import VOLUME_TYPES
 from ._plan import MODIFICATION_RULE, modify_volume_plan
+
+if TYPE_CHECKING:
+    from .. import k8s
+    from ..volumes import Volume
 
 _ID_SPEC = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._/-]*)=(.+)$")
 
@@ -100,6 +103,8 @@ def add_parsers(sub: Any) -> None:
 
 def run_cost(args: argparse.Namespace) -> Tuple[str, int]:
     """The ``ebssim cost`` report and exit status."""
+    from ..fio.prediction import volume_from_spec
+
     p = prices(args.region)
     n = args.io_requests_per_month
     if not (math.isfinite(n) and n >= 0):
@@ -129,6 +134,9 @@ def _looks_like_path(text: str) -> bool:
 
 def read_inputs(inputs: List[str]) -> Tuple[Dict[str, Volume], List[k8s.Claim]]:
     """Volumes by id from INPUTs, and the Kubernetes claims among them."""
+    from .. import k8s
+    from ..fio.prediction import volume_from_spec
+
     volumes: Dict[str, Volume] = {}
     claims: List[k8s.Claim] = []
 
@@ -186,6 +194,9 @@ def _metrics(paths: List[str], queries: Any) -> Any:
 
 def run_advise(args: argparse.Namespace) -> Tuple[str, int]:
     """The ``ebssim advise`` report and exit status."""
+    from .. import k8s
+    from ._advisor import BatchJob, advise
+
     prices(args.region)  # an unknown region fails before any work
     volumes, claims = read_inputs(args.inputs)
     if args.volume_id:

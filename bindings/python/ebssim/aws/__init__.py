@@ -24,9 +24,14 @@ datapoint); :func:`check_metrics` checks one joined from several. Then:
 
 from __future__ import annotations
 
-from ._cloudwatch import COLUMNS, METRICS, check_metrics, read_metric_data, read_metric_statistics, read_metrics_csv
-from ._ec2 import Attachment, read_instances, read_volumes
-from ._replay import DEMAND_METRICS, Comparison, compare, replay, traces
+from typing import TYPE_CHECKING
+
+from .. import _lazy
+
+if TYPE_CHECKING:  # imported on first use (ebssim._lazy); these are what mypy and IDEs see
+    from ._cloudwatch import COLUMNS, METRICS, check_metrics, read_metric_data, read_metric_statistics, read_metrics_csv
+    from ._ec2 import Attachment, read_instances, read_volumes
+    from ._replay import DEMAND_METRICS, Comparison, compare, replay, traces
 
 __all__ = [
     "COLUMNS",
@@ -44,3 +49,19 @@ __all__ = [
     "replay",
     "traces",
 ]
+
+_EXPORTS = {
+    "._cloudwatch": (
+        "COLUMNS",
+        "METRICS",
+        "check_metrics",
+        "read_metric_data",
+        "read_metric_statistics",
+        "read_metrics_csv",
+    ),
+    "._ec2": ("Attachment", "read_instances", "read_volumes"),
+    "._replay": ("DEMAND_METRICS", "Comparison", "compare", "replay", "traces"),
+}
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = _lazy.attach(__name__, _EXPORTS, __all__)

@@ -28,13 +28,25 @@ logs), :mod:`~ebssim.fio.prediction` (the simulation of jobs on volumes) and
 
 from __future__ import annotations
 
-from .cmdline import parse_command_line, parse_run
-from .histograms import FIO_PERCENTILES, hist_buckets, hist_percentiles, plat_idx_to_val, plat_val_to_idx, read_hist_log
-from .job import FioJob, FioJobError, FioJobSet
-from .jobfile import parse_job_file
-from .logs import FioLogOrderWarning, read_log, read_logs
-from .prediction import FioPrediction, JobPrediction, parse_volume_spec, predict, volume_from_spec, volume_spec
-from .report import FioResult, parse_json, read_json
+from typing import TYPE_CHECKING
+
+from .. import _lazy
+
+if TYPE_CHECKING:  # imported on first use (ebssim._lazy); these are what mypy and IDEs see
+    from .cmdline import parse_command_line, parse_run
+    from .histograms import (
+        FIO_PERCENTILES,
+        hist_buckets,
+        hist_percentiles,
+        plat_idx_to_val,
+        plat_val_to_idx,
+        read_hist_log,
+    )
+    from .job import FioJob, FioJobError, FioJobSet
+    from .jobfile import parse_job_file
+    from .logs import FioLogOrderWarning, read_log, read_logs
+    from .prediction import FioPrediction, JobPrediction, parse_volume_spec, predict, volume_from_spec, volume_spec
+    from .report import FioResult, parse_json, read_json
 
 __all__ = [
     "FIO_PERCENTILES",
@@ -62,3 +74,30 @@ __all__ = [
     "read_log",
     "read_logs",
 ]
+
+_EXPORTS = {
+    ".cmdline": ("parse_command_line", "parse_run"),
+    ".histograms": (
+        "FIO_PERCENTILES",
+        "hist_buckets",
+        "hist_percentiles",
+        "plat_idx_to_val",
+        "plat_val_to_idx",
+        "read_hist_log",
+    ),
+    ".job": ("FioJob", "FioJobError", "FioJobSet"),
+    ".jobfile": ("parse_job_file",),
+    ".logs": ("FioLogOrderWarning", "read_log", "read_logs"),
+    ".prediction": (
+        "FioPrediction",
+        "JobPrediction",
+        "parse_volume_spec",
+        "predict",
+        "volume_from_spec",
+        "volume_spec",
+    ),
+    ".report": ("FioResult", "parse_json", "read_json"),
+}
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = _lazy.attach(__name__, _EXPORTS, __all__)

@@ -15,10 +15,12 @@ import re
 import stat
 import warnings
 from collections import Counter
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    pass
 
 #: A file name, as the fio readers and parsers take it.
 PathLike = Union[str, "os.PathLike[str]"]
@@ -155,6 +157,8 @@ def read_int_table(
     Anything the fast path refuses is parsed again line by line, which either reads it or names
     the offending line; every field must be >= 0 (fio logs no negative time, value or count).
     """
+    import pandas as pd
+
     body = text.rstrip().replace("\r\n", "\n")
     if not body:
         return [], np.zeros(0, dtype=np.int64), []

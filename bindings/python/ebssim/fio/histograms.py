@@ -8,13 +8,15 @@ and :func:`read_hist_log` for the clat histogram logs of ``write_hist_log``. JSO
 from __future__ import annotations
 
 import os
-from typing import Iterable, Optional, Tuple
+from typing import TYPE_CHECKING, Iterable, Optional, Tuple
 
 import numpy as np
-import pandas as pd
 
 from ._files import PathLike, read_int_table, read_text
 from .logs import DIRECTIONS, _ddir_ok, _kind_from_name
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "FIO_IO_U_PLAT_BITS",
@@ -139,6 +141,8 @@ def hist_buckets(coarseness: int = 0, *, nbuckets: int = FIO_IO_U_PLAT_NR) -> pd
         (the value fio reports for the bucket: ``plat_idx_to_val`` at coarseness 0, the midpoint of the
         merged range otherwise).
     """
+    import pandas as pd
+
     if nbuckets not in (FIO_IO_U_PLAT_NR, _FIO2_PLAT_NR):
         raise ValueError(f"nbuckets={nbuckets}: expected {FIO_IO_U_PLAT_NR} (fio 3.x) or {_FIO2_PLAT_NR} (fio 2.x)")
     if not 0 <= coarseness <= FIO_IO_U_PLAT_BITS:
@@ -180,6 +184,8 @@ def hist_percentiles(hist: pd.DataFrame, percentiles: Iterable[float] = FIO_PERC
     pandas.Series
         Latency in ns (float) indexed by percentile; all NaN if the histogram holds no samples.
     """
+    import pandas as pd
+
     missing = [c for c in ("latency_ns", "count") if c not in hist.columns]
     if missing:
         raise ValueError(f"hist_percentiles: missing column(s) {missing}: expected 'latency_ns' and 'count'")
@@ -242,6 +248,8 @@ def read_hist_log(path: PathLike, *, include_zero: bool = False) -> pd.DataFrame
         A bucket count that matches no fio histogram, lines of different lengths, non-integer fields or
         a bad ddir; the message names the file and line.
     """
+    import pandas as pd
+
     spath = os.fspath(path)
     name_kind, _, _, rest = _kind_from_name(spath)
     if rest is not None and rest.lower().endswith("fz"):

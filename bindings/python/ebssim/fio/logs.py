@@ -13,13 +13,15 @@ import os
 import re
 import warnings
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 
 from ._files import PathLike, read_int_table, read_text
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "DIRECTIONS",
@@ -375,6 +377,8 @@ def _read_log(
     stacklevel: int,
 ) -> pd.DataFrame:
     """:func:`read_log`; ``stacklevel`` makes its warning point at the public caller's line."""
+    import pandas as pd
+
     spath = os.fspath(path)
     kind = _check_kind(kind, spath)
     version = _parse_version(fio_version)
@@ -492,6 +496,8 @@ def read_logs(
     ValueError
         No matching files, several kinds without ``kind=``, or any :func:`read_log` error.
     """
+    import pandas as pd
+
     spec = os.fspath(directory_or_glob)
     if kind is not None and kind not in LOG_KINDS:
         if kind == "clat_hist":

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 import numpy as np
-import pandas as pd
 
 from ._files import PathLike, read_text
 from .histograms import _fine_bounds, plat_val_to_idx
@@ -26,6 +25,8 @@ from .logs import _VERSION_RE, LATENCY_METRICS, _parse_version
 from .options import FIO_VERSION
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from .prediction import JobPrediction
 
 __all__ = [
@@ -133,6 +134,8 @@ class FioResult:
     @property
     def disk_util(self) -> pd.DataFrame:
         """``disk_util[]`` as a DataFrame (empty if fio collected no disk statistics)."""
+        import pandas as pd
+
         rows = self.raw.get("disk_util")
         if not isinstance(rows, list) or not rows:
             return pd.DataFrame()
@@ -434,6 +437,8 @@ def parse_json(data: Mapping[str, Any], *, source: str = "<dict>", all_direction
     -------
     FioResult
     """
+    import pandas as pd
+
     if not isinstance(data, Mapping):
         raise ValueError(f"{source}: not fio JSON output: expected an object, got {type(data).__name__}")
     _check_depth(data, source)
@@ -547,6 +552,8 @@ def parse_json(data: Mapping[str, Any], *, source: str = "<dict>", all_direction
 
 
 def _bins_frame(bins: List[Dict[str, Any]]) -> pd.DataFrame:
+    import pandas as pd
+
     if not bins:
         return pd.DataFrame({c: pd.Series(dtype=np.int64 if c not in ("jobname", "direction", "metric") else object)
                              for c in _BIN_COLUMNS})  # fmt: skip

@@ -12,8 +12,22 @@ the engine as forward model. docs/fit.md has the model, the method and the measu
 
 from __future__ import annotations
 
-from ._fit import RATE_LIMITS, fit
-from ._predict import CliffPrediction, predict_cliff
-from ._result import Fit, Parameter, Phase
+from typing import TYPE_CHECKING
+
+from .. import _lazy
+
+if TYPE_CHECKING:  # imported on first use (ebssim._lazy); these are what mypy and IDEs see
+    from ._fit import RATE_LIMITS, fit
+    from ._predict import CliffPrediction, predict_cliff
+    from ._result import Fit, Parameter, Phase
 
 __all__ = ["RATE_LIMITS", "CliffPrediction", "Fit", "Parameter", "Phase", "fit", "predict_cliff"]
+
+_EXPORTS = {
+    "._fit": ("RATE_LIMITS", "fit"),
+    "._predict": ("CliffPrediction", "predict_cliff"),
+    "._result": ("Fit", "Parameter", "Phase"),
+}
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = _lazy.attach(__name__, _EXPORTS, __all__)

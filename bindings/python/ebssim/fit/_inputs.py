@@ -25,17 +25,19 @@ import os
 import re
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 
 from .. import fio
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 FloatArray = npt.NDArray[np.float64]
 PathLike = Union[str, "os.PathLike[str]"]
-Source = Union[PathLike, "fio.FioResult", "fio.FioJobSet", pd.DataFrame]
+Source = Union[PathLike, "fio.FioResult", "fio.FioJobSet", "pd.DataFrame"]
 
 _LOG_RE = re.compile(r"^(?P<prefix>.+)_(?P<kind>iops|bw|lat|clat|slat|clat_hist)(?:\.(?P<n>\d+))?\.log$")
 _SYNC = {"psync", "sync", "pvsync", "pvsync2", "vsync", "mmap", "null", "filecreate", "filestat", "filedelete"}
@@ -176,6 +178,8 @@ def _read_rate_log(path: str, fio_version: Optional[str]) -> pd.DataFrame:
 
 def _check_frame(df: pd.DataFrame, label: str) -> Tuple[str, str]:
     """(value column, kind) of a read_log frame; NaN or negative values are refused."""
+    import pandas as pd
+
     kinds = {"iops": "iops", "bw_kib_s": "bw", "bw_bytes_s": "bw", "clat_ns": "clat", "lat_ns": "lat"}
     col = next((c for c in kinds if c in df.columns), "")
     if not col:
@@ -200,6 +204,8 @@ def _log_windows(
     df: pd.DataFrame, label: str, window_ms: Optional[float], bin_s: Optional[float]
 ) -> Tuple[FloatArray, FloatArray, FloatArray, bool, Tuple[str, ...]]:
     """Windows (start_s, end_s] on the job's own clock and their mean I/Os per second."""
+    import pandas as pd
+
     col, kind = _check_frame(df, label)
     if kind not in ("iops", "bw", "clat", "lat"):
         raise ValueError(f"{label}: a {kind} log holds no rates")
@@ -339,6 +345,8 @@ def load(inputs: Sequence[Source], *, bin_s: Optional[float] = None) -> Capture:
     bin_s : float, optional
         Bin width for per-I/O logs (default 0.1 s).
     """
+    import pandas as pd
+
     if isinstance(inputs, (str, os.PathLike, pd.DataFrame)):
         inputs = [inputs]
     items = _expand(list(inputs))
@@ -429,6 +437,8 @@ def load(inputs: Sequence[Source], *, bin_s: Optional[float] = None) -> Capture:
 
 def _prefer(lg: Any) -> int:
     """iops logs over bw logs."""
+    import pandas as pd
+
     if isinstance(lg, pd.DataFrame):
         return 2 if "iops" in lg.columns else 1
     m = _LOG_RE.match(os.path.basename(str(lg)))
@@ -454,6 +464,8 @@ def _owner(invs: List[_Invocation], key: Tuple[str, int], src: str) -> _Invocati
 
 def _jobs_of(inv: _Invocation, k: int, capture: Capture, bin_s: Optional[float]) -> None:
     """The jobs of one invocation, their options and their rate windows (on their own clocks)."""
+    import pandas as pd
+
     rep = inv.report
     entries: List[Tuple[str, int, int, JobData]] = []  # name, thread, numjobs
     if inv.jobset is not None:
