@@ -262,16 +262,16 @@ def _fit_bucket(
         return
     dt = _dt(capture)
     r = _native.fit_bucket_volume(vtype, size_gib, size_guess, bal_guess, phases, t0, t1, value, w, dt)
-    size = r["size_gib"]
-    bal = r["balance_pct"]
-    cliff = r["cliff_time_s"]
-    used_size = float(r["size_used_gib"])
-    used_bal = float(r["balance_used_pct"])
+    size = r.size_gib
+    bal = r.balance_pct
+    cliff = r.cliff_time_s
+    used_size = float(r.size_used_gib)
+    used_bal = float(r.balance_used_pct)
     if size_gib is not None:
         result.parameters.append(Parameter("size_gib", float(size_gib), None, None, None, "GiB", "given"))
-    elif size["determined"]:
+    elif size.determined:
         result.parameters.append(
-            Parameter("size_gib", size["value"], _f(size["se"]), None, None, "GiB", "whole GiB, profiled")
+            Parameter("size_gib", size.value, _f(size.se), None, None, "GiB", "whole GiB, profiled")
         )
     else:
         result.parameters.append(
@@ -279,22 +279,22 @@ def _fit_bucket(
                 "size_gib",
                 None,
                 None,
-                size["lower"],
-                size["upper"],
+                size.lower,
+                size.upper,
                 "GiB",
-                f"not determined: every size from {size['lower']:g} to {size['upper']:g} GiB fits alike",
+                f"not determined: every size from {size.lower:g} to {size.upper:g} GiB fits alike",
             )
         )
         result.notes.append(f"the size is not determined; the volume uses {used_size:g} GiB")
-    if bal["determined"]:
-        interval = bal["lower"] != bal["upper"]
+    if bal.determined:
+        interval = bal.lower != bal.upper
         result.parameters.append(
             Parameter(
                 "burst_balance_pct",
-                bal["value"],
-                _f(bal["se"]),
-                bal["lower"] if interval else None,
-                bal["upper"] if interval else None,
+                bal.value,
+                _f(bal.se),
+                bal.lower if interval else None,
+                bal.upper if interval else None,
                 "%",
                 "BurstBalance at the start: the cliff lies in a stretch without data; the middle is taken"
                 if interval
@@ -302,7 +302,7 @@ def _fit_bucket(
             )
         )
     else:
-        lo_b, hi_b = bal["lower"], bal["upper"]
+        lo_b, hi_b = bal.lower, bal.upper
         note = (
             f"not determined: at least {lo_b:.4g} % (no cliff in the capture)"
             if hi_b >= 100
@@ -312,27 +312,27 @@ def _fit_bucket(
         result.notes.append(f"{note}; the volume uses {used_bal:.4g} %")
     result.cliff = Parameter(
         "cliff_time_s",
-        _f(cliff["value"]),
-        _f(cliff["se"]),
-        _f(cliff["lower"]) if cliff["lower"] != cliff["upper"] else None,
-        _f(cliff["upper"]) if cliff["lower"] != cliff["upper"] else None,
+        _f(cliff.value),
+        _f(cliff.se),
+        _f(cliff.lower) if cliff.lower != cliff.upper else None,
+        _f(cliff.upper) if cliff.lower != cliff.upper else None,
         "s",
         "from the start of the first job's log",
     )
     result.parameters.append(result.cliff)
     names = _native.bound_names()
-    for ph, js, b in zip(phases, members, r["phase_bound"]):
+    for ph, js, b in zip(phases, members, r.phase_bound):
         for p in result.phases:
             if any(p.job == j.name for j in js) and ph[0] - 1e-9 <= p.start_s <= ph[1] + 1e-9:
                 p.bound = names[int(b)]
-    result.predicted = (t0, t1, value, np.asarray(r["predicted"], dtype=float))
-    result.ssr = float(r["ssr"])
-    result.dof = int(r["dof"])
-    result.profile = [tuple(x) for x in r["profile"]]
-    result.engine_runs = int(r["engine_runs"])
+    result.predicted = (t0, t1, value, np.asarray(r.predicted, dtype=float))
+    result.ssr = float(r.ssr)
+    result.dof = int(r.dof)
+    result.profile = [tuple(x) for x in r.profile]
+    result.engine_runs = int(r.engine_runs)
     result.dt_s = dt
     result.engine_phases = phases
-    demand_jobs = [j for js, b in zip(members, r["phase_bound"]) if names[int(b)] == "demand" for j in js]
+    demand_jobs = [j for js, b in zip(members, r.phase_bound) if names[int(b)] == "demand" for j in js]
     st = _service_time(result, capture, vtype, demand_jobs)
     result.volume = _vol(vtype, used_size, burst_balance_pct=round(used_bal, 6), **st)
 
@@ -416,14 +416,14 @@ def _fit_provisioned(
     result.volume = _vol(vtype, size, **kw, **st)
     dt = _dt(capture)
     sim = _native.simulate_windows(result.volume, phases, t0, t1, dt)
-    pred = np.asarray(sim["predicted"], dtype=float)
+    pred = np.asarray(sim.predicted, dtype=float)
     result.predicted = (t0, t1, value, pred)
     result.ssr = float(np.sum(w * (pred - value) ** 2))
     result.dof = int(value.size - len([p for p in result.parameters if p.value is not None and p.note != "given"]))
     result.dt_s = dt
     result.engine_phases = phases
     names = _native.bound_names()
-    for ph, js, b in zip(phases, members, sim["phase_bound"]):
+    for ph, js, b in zip(phases, members, sim.phase_bound):
         for p in result.phases:
             if any(p.job == j.name for j in js) and ph[0] - 1e-9 <= p.start_s <= ph[1] + 1e-9:
                 p.bound = names[int(b)]
@@ -454,30 +454,30 @@ def _service_time(result: Fit, capture: Capture, vtype: Optional[str], jobs: Lis
     lat = np.array([p[1] for p in pts], dtype=float)
     wts = np.array([p[2] for p in pts], dtype=float)
     r = _native.fit_service_time(b, lat, wts / wts.mean(), default_per_byte)
-    a, k = r["intercept_s"], r["per_byte_s"]
-    inter_ms = float(a["value"]) * 1e3
+    a, k = r.intercept_s, r.per_byte_s
+    inter_ms = float(a.value) * 1e3
     result.parameters.append(
         Parameter(
             "service_intercept_ms",
             inter_ms,
-            _f(float(a["se"]) * 1e3),
+            _f(float(a.se) * 1e3),
             None,
             None,
             "ms",
             "unloaded service time of a 0-byte I/O (volume latency_ms)",
         )
     )
-    if k["determined"]:
-        per_mib = float(k["value"]) * 2**20 * 1e3
+    if k.determined:
+        per_mib = float(k.value) * 2**20 * 1e3
         result.parameters.append(
             Parameter(
                 "service_per_mib_ms",
                 per_mib,
-                _f(float(k["se"]) * 2**20 * 1e3),
+                _f(float(k.se) * 2**20 * 1e3),
                 None,
                 None,
                 "ms/MiB",
-                f"transfer term, from {r['distinct_sizes']} I/O sizes",
+                f"transfer term, from {r.distinct_sizes} I/O sizes",
             )
         )
     else:
@@ -493,12 +493,12 @@ def _service_time(result: Fit, capture: Capture, vtype: Optional[str], jobs: Lis
                 f"not determined from one I/O size: the model's default {per_mib:.4g} ms/MiB is used",
             )
         )
-    result.service_time = {"intercept_ms": inter_ms, "per_mib_ms": per_mib if k["determined"] else None}
+    result.service_time = {"intercept_ms": inter_ms, "per_mib_ms": per_mib if k.determined else None}
     if inter_ms > 0:
         kw["latency_ms"] = inter_ms
     else:
         result.notes.append(f"fitted service-time intercept {inter_ms:.4g} ms is not positive: the default is kept")
-    if k["determined"] and per_mib > 0:
+    if k.determined and per_mib > 0:
         kw["transfer_mib_s"] = 1e3 / per_mib
     _latency_shape(result, jobs)
     return kw
@@ -518,8 +518,8 @@ def _latency_shape(result: Fit, jobs: List[JobData]) -> None:
         fits.append((j, g))
     if not fits:
         return
-    ks = np.array([g["shape"]["value"] for _, g in fits], dtype=float)
-    ses = np.array([g["shape"]["se"] for _, g in fits], dtype=float)
+    ks = np.array([g.shape.value for _, g in fits], dtype=float)
+    ses = np.array([g.shape.se for _, g in fits], dtype=float)
     ok = np.isfinite(ses) & (ses > 0)
     if ok.any():
         wts = 1 / ses[ok] ** 2
@@ -529,7 +529,7 @@ def _latency_shape(result: Fit, jobs: List[JobData]) -> None:
         se = max(se, spread / math.sqrt(max(1, int(ok.sum()))))
     else:
         k, se = float(np.mean(ks)), math.nan
-    result.latency_fits = [(j.name, float(g["shape"]["value"]), float(g["mean_s"]["value"]) * 1e3) for j, g in fits]
+    result.latency_fits = [(j.name, float(g.shape.value), float(g.mean_s.value) * 1e3) for j, g in fits]
     result.parameters.append(
         Parameter(
             "latency_shape",

@@ -125,21 +125,21 @@ def fit_levels(capture: Capture) -> Tuple[List[Level], float, int]:
     )
     levels: List[Level] = []
     for k, (sg, (job, nw)) in enumerate(zip(segments, owners)):
-        a = sg[0] if sg[2] < 0 else float(r["change_s"][sg[2]])
-        b_ = sg[1] if sg[3] < 0 else float(r["change_s"][sg[3]])
+        a = sg[0] if sg[2] < 0 else float(r.change_s[sg[2]])
+        b_ = sg[1] if sg[3] < 0 else float(r.change_s[sg[3]])
         levels.append(
             Level(
                 job=job,
                 start_s=a,
                 end_s=b_,
-                iops=float(r["level"][k]),
-                iops_se=float(r["level_se"][k]),
-                start_se=math.nan if sg[2] < 0 else float(r["change_se"][sg[2]]),
-                end_se=math.nan if sg[3] < 0 else float(r["change_se"][sg[3]]),
+                iops=float(r.level[k]),
+                iops_se=float(r.level_se[k]),
+                start_se=math.nan if sg[2] < 0 else float(r.change_se[sg[2]]),
+                end_se=math.nan if sg[3] < 0 else float(r.change_se[sg[3]]),
                 n_windows=nw,
             )
         )
-    return levels, float(r["ssr"]), int(r["dof"])
+    return levels, float(r.ssr), int(r.dof)
 
 
 def window_weights(capture: Capture, levels: List[Level]) -> List[FloatArray]:

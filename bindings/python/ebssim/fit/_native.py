@@ -1,9 +1,14 @@
-"""The one module of ebssim.fit that calls the compiled core (its fitter, ``ebssim/fit.hpp``)."""
+"""The one module of ebssim.fit that calls the compiled core (its fitter, ``ebssim/fit.hpp``).
+
+The fitter's results are the core's read-only classes (``_core.LevelsFit``, ``_core.BucketFit``,
+``_core.SimulatedWindows``, ``_core.ServiceTimeFit``, ``_core.GammaFit``; parameters as
+``_core.ParamFit``), returned as they are.
+"""
 
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 import numpy.typing as npt
@@ -26,8 +31,8 @@ def fit_levels(
     segments: Sequence[SegmentTuple],
     level0: Sequence[float],
     change0: Sequence[float],
-) -> Dict[str, Any]:
-    return dict(_core.fit_levels(start_s, end_s, value, weight, list(segments), list(level0), list(change0)))
+) -> _core.LevelsFit:
+    return _core.fit_levels(start_s, end_s, value, weight, list(segments), list(level0), list(change0))
 
 
 def fit_bucket_volume(
@@ -41,26 +46,24 @@ def fit_bucket_volume(
     value: FloatArray,
     weight: FloatArray,
     dt_s: float,
-) -> Dict[str, Any]:
-    return dict(
-        _core.fit_bucket_volume(
-            vtype,
-            math.nan if size_gib is None else float(size_gib),
-            math.nan if size_guess_gib is None else float(size_guess_gib),
-            float(balance_guess_pct),
-            list(phases),
-            start_s,
-            end_s,
-            value,
-            weight,
-            float(dt_s),
-        )
+) -> _core.BucketFit:
+    return _core.fit_bucket_volume(
+        vtype,
+        math.nan if size_gib is None else float(size_gib),
+        math.nan if size_guess_gib is None else float(size_guess_gib),
+        float(balance_guess_pct),
+        list(phases),
+        start_s,
+        end_s,
+        value,
+        weight,
+        float(dt_s),
     )
 
 
 def simulate_windows(
     volume: Volume, phases: Sequence[PhaseTuple], start_s: FloatArray, end_s: FloatArray, dt_s: float
-) -> Dict[str, Any]:
+) -> _core.SimulatedWindows:
     """The fitter's forward model: the engine runs ``phases`` on ``volume``; mean served IOPS per window."""
 
     def opt(x: Optional[float]) -> float:
@@ -75,17 +78,17 @@ def simulate_windows(
         latency_ms=opt(volume.latency_ms),
         transfer_mib_s=opt(volume.transfer_mib_s),
     )
-    return dict(_core.simulate_windows(spec, list(phases), start_s, end_s, float(dt_s)))
+    return _core.simulate_windows(spec, list(phases), start_s, end_s, float(dt_s))
 
 
 def fit_service_time(
     io_bytes: FloatArray, latency_s: FloatArray, weight: FloatArray, default_per_byte_s: float
-) -> Dict[str, Any]:
-    return dict(_core.fit_service_time(io_bytes, latency_s, weight, float(default_per_byte_s)))
+) -> _core.ServiceTimeFit:
+    return _core.fit_service_time(io_bytes, latency_s, weight, float(default_per_byte_s))
 
 
-def fit_gamma(lower_s: FloatArray, upper_s: FloatArray, counts: FloatArray) -> Dict[str, Any]:
-    return dict(_core.fit_gamma(lower_s, upper_s, counts))
+def fit_gamma(lower_s: FloatArray, upper_s: FloatArray, counts: FloatArray) -> _core.GammaFit:
+    return _core.fit_gamma(lower_s, upper_s, counts)
 
 
 def bound_names() -> List[str]:

@@ -91,10 +91,10 @@ def predict_cliff(
     t0 = np.array([0.0, end + horizon - 1.0])
     t1 = np.array([min(1.0, end), end + horizon])
     sim = _native.simulate_windows(vol, ph, t0, t1, dt)
-    cliff = float(sim["cliff_time_s"])
+    cliff = float(sim.cliff_time_s)
     if not math.isfinite(cliff):
         return CliffPrediction(vol, None, None, min(demand, cap), None, demand)
-    after = float(sim["predicted"][-1])
+    after = float(sim.predicted[-1])
     se_level = last.iops_se if math.isfinite(last.iops_se) and demand != math.inf else 0.0
     se = (cliff - last.start_s) * se_level * cpi / drain if se_level else 0.0
     return CliffPrediction(vol, cliff, se, min(demand, cap), after, demand)
