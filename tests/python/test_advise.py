@@ -6,9 +6,7 @@ Every expected number is worked out by hand in the comment beside it (prices: eb
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import ebssim
 import ebssim.aws as aws
@@ -21,7 +19,6 @@ from ebssim.advise import (
     gp3_for,
     modify_volume_plan,
 )
-from ebssim.cli import main
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 AWS = DATA / "aws"
@@ -29,23 +26,6 @@ METRICS_CSV = AWS / "cloudwatch-metrics.moto.csv"  # moto's CloudWatch, scenario
 VOLUMES = AWS / "ec2-describe-volumes.moto.json"
 GP2_100 = "vol-609409ddb74484deb"  # the fixture's 'data' volume: gp2, 100 GiB
 GP3_200 = "vol-8bff23db4601cc0da"  # its 'logs' volume: gp3, 200 GiB, 4,000 IOPS, 250 MiB/s
-
-
-@dataclass
-class _Run:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., _Run]:
-    def run(*args: str) -> _Run:
-        rc = main(list(args))
-        out, err = capsys.readouterr()
-        return _Run(rc, out, err)
-
-    return run
 
 
 # --- the 2,000 GiB database volume: the case ---

@@ -6,38 +6,18 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Callable
 
 import ebssim
 import pytest
 from ebssim import cost
-from ebssim.cli import main
 from ebssim.fio import volume_from_spec, volume_spec
 
 REPO = Path(__file__).resolve().parents[2]
 SHIPPED = REPO / "bindings" / "python" / "ebssim" / "data" / "ebs_prices.json"
 SOURCE = REPO / "scripts" / "data" / "ebs-calculator.2023-02-16.subset.json"
 README = REPO / "bindings" / "python" / "ebssim" / "data" / "README.md"
-
-
-@dataclass
-class _Run:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., _Run]:
-    def run(*args: str) -> _Run:
-        rc = main(list(args))
-        out, err = capsys.readouterr()
-        return _Run(rc, out, err)
-
-    return run
 
 
 # --- the price data ---

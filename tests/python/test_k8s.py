@@ -4,35 +4,16 @@ patches out. The files in tests/data/k8s are the driver's own examples (README t
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict
+from typing import Any, Dict
 
 import ebssim
 import pytest
 import yaml
 from ebssim import k8s
 from ebssim.advise import BatchJob, advise
-from ebssim.cli import main
 
 K8S = Path(__file__).resolve().parents[1] / "data" / "k8s"
-
-
-@dataclass
-class _Run:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., _Run]:
-    def run(*args: str) -> _Run:
-        rc = main(list(args))
-        out, err = capsys.readouterr()
-        return _Run(rc, out, err)
-
-    return run
 
 
 def _sc(params: Dict[str, Any], name: str = "sc", default: bool = False) -> Dict[str, Any]:
