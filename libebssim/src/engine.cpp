@@ -3,14 +3,17 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 #include <stdexcept>
 #include <variant>
 
 #include <fmt/format.h>
 
+#include "cliffs.hpp"
 #include "ebssim/error.hpp"
 #include "ebssim/latency.hpp"
 #include "ebssim/units.hpp"
+#include "lockstep.hpp"
 #include "validate.hpp"
 
 namespace ebssim {
@@ -20,36 +23,7 @@ namespace {
 constexpr double inf = std::numeric_limits<double>::infinity();
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
-// The episodes of one run in which a bucket was empty (CliffEpisode). Each step ends with the
-// bucket empty or not; only a change costs more than a comparison.
-class CliffTracker {
-public:
-    /// True when the bucket is empty at the end of a step (`after`) and the tracker does not yet
-    /// know it: call note() then.
-    [[nodiscard, gnu::always_inline]] bool changes(double after) const noexcept { return (after <= 0) != dry_; }
-
-    /// The bucket went from `before` to `after` credits in the step starting at step_start_s.
-    /// It runs dry in this step, or was already dry (at the start of the run, or at exactly the
-    /// rate it earns) and the demand now spends faster than it earns: an episode starts,
-    /// interpolated inside the step at the net drain per step the demand asked for (`spend`).
-    /// It earns again: the open episode ends at the start of this step.
-    void note(double before, double after, double spend, double step_start_s, double dt,
-              std::vector<CliffEpisode>& episodes, double& first) {
-        if (after > 0) {
-            episodes.back().end_s = step_start_s;
-            dry_ = false;
-            return;
-        }
-        if (!(before > 0 || spend > 0)) return;  // empty, but not drained by this step's demand
-        const double at = step_start_s + dt * (spend > 0 ? std::min(1.0, before / spend) : 1.0);
-        episodes.push_back({at, nan});
-        if (std::isnan(first)) first = at;
-        dry_ = true;
-    }
-
-private:
-    bool dry_ = false;  // an episode is open
-};
+using detail::CliffTracker;
 
 // What a workload offers in one step: new arrivals (open loop) or the completions the closed
 // loop would reach unthrottled, in application ops, bytes and EBS-counted operations.
@@ -215,8 +189,7 @@ public:
             if (cliffs_.changes(c)) {
                 // The bucket drained at the rate the demand asked for while credits last (the
                 // throughput cap with credits).
-                double wanted =
-                    std::min({av_cnt_, burst_cap_, av_bytes_ > 0 ? tput_hi_ / av_bytes_ * av_cnt_ : inf}) * g;
+                double wanted = detail::credit_drain(av_cnt_, av_bytes_, burst_cap_, tput_hi_) * g;
                 // Behind an instance that held the volume back last step, its credits drained at
                 // the share the instance allowed, not at what the volume alone would ask.
                 if (prev_instance_bound_) wanted = std::min(wanted, prev_served_cnt_);
@@ -440,11 +413,44 @@ void Simulation::init_volumes(const std::vector<VolumeSpec>& volumes, bool nitro
 }
 
 bool Simulation::run_independent(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record,
-                                 const InterruptCheck& interrupt) {
-    // Volumes that share no budget are independent: step each through the whole run in turn,
-    // which keeps its state in registers and its source type known at compile time.
+                                 const InterruptCheck& interrupt, const RunOptions& options) {
+    // Volumes that share no budget are independent: any range of them can be stepped on its own
+    // (step_block), which is where the work can be split.
+    return step_block(0, params_.size(), ws, n, r, record, interrupt, options);
+}
+
+bool Simulation::step_block(std::size_t first, std::size_t last, const std::vector<Workload>& ws, std::int64_t n,
+                            RunResult& r, bool record, const InterruptCheck& interrupt, const RunOptions& options) {
+    // Totals-only open loops go through the lockstep kernel (lockstep.hpp), lockstep_lanes at a
+    // time (the last group padded); it gives the scalar loop's results to the last bit, faster.
+    // Closed-form jumps over constant stretches would be chosen here, per volume, before the
+    // lockstep grouping: jump a volume whose trace has few, long constant runs; step the noisy
+    // ones in lockstep.
+    constexpr std::size_t lanes = detail::lockstep_lanes;
+    std::vector<detail::LockstepVolume> open;
+    std::vector<std::size_t> scalar;
+    for (std::size_t i = first; i < last; ++i) {
+        const auto* o = std::get_if<OpenLoop>(&ws[i]);
+        if (o != nullptr && !record && options.lockstep) {
+            open.push_back({&params_[i], &state_[i], o, &r.totals[i]});
+        } else {
+            scalar.push_back(i);
+        }
+    }
     bool ok = true;
-    for (std::size_t i = 0; i < params_.size(); ++i) {
+    if (open.size() == 1) {  // nothing to step it with
+        scalar.push_back(static_cast<std::size_t>(open[0].state - state_.data()));
+        open.clear();
+    }
+    for (std::size_t g = 0; g < open.size(); g += lanes) {
+        const std::span<const detail::LockstepVolume> members(open.data() + g, std::min(lanes, open.size() - g));
+        detail::LockstepGroup group(members, dt_s_, r.t0_s);
+        in_chunks(n, lanes, interrupt, [&group](std::int64_t k0, std::int64_t k1) { group.step(k0, k1); });
+        ok &= group.finish();
+    }
+    // The others one at a time, each through the whole run, which keeps its state in registers
+    // and its source type known at compile time.
+    for (const std::size_t i : scalar) {
         AnyStepper any =
             make_stepper(params_[i], state_[i], ws[i], dt_s_, r.t0_s, record ? &r.series[i] : nullptr, r.totals[i]);
         ok &= std::visit(
@@ -650,7 +656,7 @@ void Simulation::check_limits(std::int64_t n_steps, bool record, const RunLimits
 }
 
 RunResult Simulation::run(const std::vector<Workload>& workloads, std::int64_t n_steps, bool record,
-                          const RunLimits& limits, const InterruptCheck& interrupt) {
+                          const RunLimits& limits, const InterruptCheck& interrupt, const RunOptions& options) {
     if (workloads.size() != params_.size()) {
         throw ConfigError(fmt::format("workloads has {} entries but the simulation has {} volumes", workloads.size(),
                                       params_.size()));
@@ -721,7 +727,7 @@ RunResult Simulation::run(const std::vector<Workload>& workloads, std::int64_t n
     bool ok = false;
     try {
         ok = has_instance() ? run_shared(workloads, n_steps, r, record, interrupt)
-                            : run_independent(workloads, n_steps, r, record, interrupt);
+                            : run_independent(workloads, n_steps, r, record, interrupt, options);
     } catch (...) {
         undo();
         throw;

@@ -175,6 +175,15 @@ public:
     Interrupted() : std::runtime_error("the run was interrupted; the simulation is unchanged") {}
 };
 
+/// Options of one Simulation::run beyond its workloads and length. Each field has a default that
+/// suits every run; the fields are for choosing a trade-off or checking one code path against another.
+struct RunOptions {
+    /// Step independent open-loop volumes (no instance, record = false) several at a time in the
+    /// lockstep kernel (docs/design.md), which gives bit-identical results faster. False forces
+    /// the one-volume-at-a-time loop: for checking the two against each other and benchmarking.
+    bool lockstep = true;
+};
+
 /// A set of volumes stepped together with a fixed step dt, optionally sharing one instance.
 class Simulation {
 public:
@@ -188,7 +197,7 @@ public:
     /// Throws LimitError when the run exceeds `limits` (nothing ran), and Interrupted when
     /// `interrupt` asked to stop (the run is undone: state and clock are as before the call).
     RunResult run(const std::vector<Workload>& workloads, std::int64_t n_steps, bool record = true,
-                  const RunLimits& limits = {}, const InterruptCheck& interrupt = {});
+                  const RunLimits& limits = {}, const InterruptCheck& interrupt = {}, const RunOptions& options = {});
 
     [[nodiscard]] std::size_t size() const noexcept { return params_.size(); }
     [[nodiscard]] double dt_s() const noexcept { return dt_s_; }
@@ -214,7 +223,12 @@ private:
     void check_limits(std::int64_t n_steps, bool record, const RunLimits& limits) const;
     void init_volumes(const std::vector<VolumeSpec>& volumes, bool nitro);
     bool run_independent(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record,
-                         const InterruptCheck& interrupt);
+                         const InterruptCheck& interrupt, const RunOptions& options);
+    /// Steps volumes [first, last) of a run without an instance through the whole run: the unit
+    /// of work of run_independent (a block shares nothing with the other blocks). Returns false
+    /// when some trace value was invalid.
+    bool step_block(std::size_t first, std::size_t last, const std::vector<Workload>& ws, std::int64_t n, RunResult& r,
+                    bool record, const InterruptCheck& interrupt, const RunOptions& options);
     bool run_shared(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record,
                     const InterruptCheck& interrupt);
 
