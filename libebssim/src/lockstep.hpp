@@ -17,8 +17,16 @@
 
 namespace ebssim::detail {
 
-/// Volumes stepped together by one kernel: one SIMD vector of doubles (AVX2: 4 x 64 bits).
-inline constexpr std::size_t lockstep_lanes = 4;
+/// Volumes stepped together by one kernel: one AVX-512 vector of doubles, two AVX2 ones.
+inline constexpr std::size_t lockstep_lanes = 8;
+
+/// The instruction set the kernel runs with: the widest the CPU has (AVX-512: 8 lanes per
+/// instruction, AVX2: 4, SSE2: 2), unless a test or benchmark chose another.
+enum class LockstepIsa : std::uint8_t { automatic, sse2, avx2, avx512 };
+[[nodiscard]] LockstepIsa lockstep_isa() noexcept;
+/// For tests and benchmarks, between runs (not while one is running): run the kernel with `isa`
+/// (automatic: the widest). False, and no change, when the CPU lacks it.
+bool set_lockstep_isa(LockstepIsa isa) noexcept;
 
 /// One volume of a lockstep group: where its limits, state, workload and totals live.
 struct LockstepVolume {
@@ -51,30 +59,31 @@ public:
     // be compiled for several instruction sets).
     struct Data {
         // Limits, per step (Stepper's constructor).
-        alignas(32) LaneArray earned, burst_cap, tput_hi, tput_lo, capacity;
-        alignas(32) LaneMask bucket;  // has a credit bucket
+        alignas(64) LaneArray earned, burst_cap, tput_hi, tput_lo, capacity;
+        alignas(64) LaneMask bucket;  // has a credit bucket
         // Service time: a fixed one (has_st), else latency + mean size x inv_transfer.
-        alignas(32) LaneArray st_fixed, latency, inv_transfer;
-        alignas(32) LaneMask has_st;
+        alignas(64) LaneArray st_fixed, latency, inv_transfer;
+        alignas(64) LaneMask has_st;
         // max_in_flight x dt, and whether it is finite (a bound applies).
-        alignas(32) LaneArray mif_dt;
-        alignas(32) LaneMask mif_finite;
+        alignas(64) LaneArray mif_dt;
+        alignas(64) LaneMask mif_finite;
         // The counting rule's parameters (IoCounting).
-        alignas(32) LaneArray unit, merge_min, inv_unit;
-        alignas(32) LaneMask sequential;
+        alignas(64) LaneArray unit, merge_min, inv_unit;
+        alignas(64) LaneMask sequential;
         // State.
-        alignas(32) LaneArray credits, backlog_ops, backlog_bytes, backlog_counted;
-        alignas(32) LaneMask dry;  // a cliff episode is open (mirror of cliffs[l].dry())
+        alignas(64) LaneArray credits, backlog_ops, backlog_bytes, backlog_counted;
+        alignas(64) LaneMask dry;  // a cliff episode is open (mirror of cliffs[l].dry())
         // Totals, from 0 at the start of the run.
-        alignas(32) LaneArray demanded_ops, demanded_bytes, served_ops, served_bytes, served_counted, latency_ops_s;
-        alignas(32) LaneMask steps_iops, steps_tput, steps_mif;  // steps bound by each limit
-        alignas(32) LaneMask ok;                                 // every trace value so far was valid
+        alignas(64) LaneArray demanded_ops, demanded_bytes, served_ops, served_bytes, served_counted, latency_ops_s;
+        alignas(64) LaneMask steps_iops, steps_tput, steps_mif;  // steps bound by each limit
+        alignas(64) LaneMask ok;                                 // every trace value so far was valid
         const double* ops[lockstep_lanes];
         const double* bytes[lockstep_lanes];
         IoCounting count[lockstep_lanes];
         CliffTracker cliffs[lockstep_lanes];
         VolumeTotals* totals[lockstep_lanes];  // where each lane's cliff episodes go
         bool any_mif = false;                  // some lane has a finite max_in_flight
+        bool any_sequential = false;           // some lane counts sequential I/O
         bool any_model_st = false;             // some lane's service time follows the mean I/O size
         double dt = 1, t0 = 0, inv_dt = 1;
     };

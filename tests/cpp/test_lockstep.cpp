@@ -24,7 +24,7 @@ using namespace ebssim_test;
 
 namespace {
 
-constexpr std::size_t W = 4;  // lockstep_lanes (libebssim/src/lockstep.hpp); the tests cover 1 .. 2W + 1 volumes
+constexpr std::size_t W = 8;  // lockstep_lanes (libebssim/src/lockstep.hpp); the tests cover 1 .. 2W + 1 volumes
 
 using Rng = std::mt19937_64;
 
