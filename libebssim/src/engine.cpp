@@ -431,7 +431,7 @@ bool Simulation::step_block(std::size_t first, std::size_t last, const std::vect
     std::vector<std::size_t> scalar;
     for (std::size_t i = first; i < last; ++i) {
         const auto* o = std::get_if<OpenLoop>(&ws[i]);
-        if (o != nullptr && !record && options.lockstep) {
+        if (o != nullptr && !record && options.lockstep && detail::lockstep_isa() != detail::LockstepIsa::none) {
             open.push_back({&params_[i], &state_[i], o, &r.totals[i]});
         } else {
             scalar.push_back(i);

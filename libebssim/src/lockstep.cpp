@@ -85,35 +85,21 @@ struct Avx512Ops {
     using D = __m512d;
     using M = __mmask8;
     using I = __m512i;
-    [[gnu::target(EBSSIM_AVX512)]] static M lt(D a, D b) noexcept {
-        return _mm512_cmp_pd_mask(a, b, _CMP_LT_OQ);
-    }
-    [[gnu::target(EBSSIM_AVX512)]] static M le(D a, D b) noexcept {
-        return _mm512_cmp_pd_mask(a, b, _CMP_LE_OQ);
-    }
-    [[gnu::target(EBSSIM_AVX512)]] static M eq(D a, D b) noexcept {
-        return _mm512_cmp_pd_mask(a, b, _CMP_EQ_OQ);
-    }
-    [[gnu::target(EBSSIM_AVX512)]] static M mand(M a, M b) noexcept {
-        return _kand_mask8(a, b);
-    }
+    [[gnu::target(EBSSIM_AVX512)]] static M lt(D a, D b) noexcept { return _mm512_cmp_pd_mask(a, b, _CMP_LT_OQ); }
+    [[gnu::target(EBSSIM_AVX512)]] static M le(D a, D b) noexcept { return _mm512_cmp_pd_mask(a, b, _CMP_LE_OQ); }
+    [[gnu::target(EBSSIM_AVX512)]] static M eq(D a, D b) noexcept { return _mm512_cmp_pd_mask(a, b, _CMP_EQ_OQ); }
+    [[gnu::target(EBSSIM_AVX512)]] static M mand(M a, M b) noexcept { return _kand_mask8(a, b); }
     [[gnu::target(EBSSIM_AVX512)]] static M mor(M a, M b) noexcept { return _kor_mask8(a, b); }
-    [[gnu::target(EBSSIM_AVX512)]] static M mxor(M a, M b) noexcept {
-        return _kxor_mask8(a, b);
-    }
+    [[gnu::target(EBSSIM_AVX512)]] static M mxor(M a, M b) noexcept { return _kxor_mask8(a, b); }
     [[gnu::target(EBSSIM_AVX512)]] static M andnot(M a, M b) noexcept {
         return _kandn_mask8(b, a);  // ~b & a
     }
     [[gnu::target(EBSSIM_AVX512)]] static M none() noexcept { return 0; }
-    [[gnu::target(EBSSIM_AVX512)]] static D sel(M m, D a, D b) noexcept {
-        return _mm512_mask_blend_pd(m, b, a);
-    }
+    [[gnu::target(EBSSIM_AVX512)]] static D sel(M m, D a, D b) noexcept { return _mm512_mask_blend_pd(m, b, a); }
     [[gnu::target(EBSSIM_AVX512)]] static I count(I c, M m) noexcept {
         return _mm512_mask_sub_epi64(c, m, c, _mm512_set1_epi64(-1));
     }
-    [[gnu::target(EBSSIM_AVX512)]] static M from_lanes(I v) noexcept {
-        return _mm512_movepi64_mask(v);
-    }
+    [[gnu::target(EBSSIM_AVX512)]] static M from_lanes(I v) noexcept { return _mm512_movepi64_mask(v); }
     [[gnu::target(EBSSIM_AVX512)]] static I to_lanes(M m) noexcept { return _mm512_movm_epi64(m); }
     [[gnu::target(EBSSIM_AVX512)]] static bool any(M m) noexcept { return m != 0; }
 };
@@ -135,8 +121,8 @@ struct Avx512Ops {
 // episode bookkeeping for the lanes in `change`, with g = 1 (no instance).
 [[gnu::cold, gnu::noinline]] void note_cliffs(LockstepGroup::Data& d, std::size_t first, std::size_t lanes,
                                               std::int64_t k, const double* before, const double* after,
-                                              const double* av_cnt, const double* av_bytes,
-                                              const std::int64_t* change, std::int64_t* dry) {
+                                              const double* av_cnt, const double* av_bytes, const std::int64_t* change,
+                                              std::int64_t* dry) {
     for (std::size_t j = 0; j < lanes; ++j) {
         if (change[j] == 0) continue;
         const std::size_t l = first + j;
@@ -166,9 +152,7 @@ struct Lanes {
     const double* ops[V];
     const double* bytes[V];
 
-    static M mask(const LaneMask& a, std::size_t g) noexcept {
-        return Ops::from_lanes(load<I>(a, g));
-    }
+    static M mask(const LaneMask& a, std::size_t g) noexcept { return Ops::from_lanes(load<I>(a, g)); }
     void load_from(const LockstepGroup::Data& d, std::size_t g) noexcept {
         earned = load<D>(d.earned, g);
         burst_cap = load<D>(d.burst_cap, g);
@@ -388,13 +372,16 @@ inline void dispatch(LockstepGroup::Data& d, std::int64_t k0, std::int64_t k1) {
 // One compiled kernel per instruction set, everything it calls inlined into it (flatten) and so
 // compiled for its instruction set. None contracts to FMA (-ffp-contract=off), so each rounds
 // every operation as the scalar loop does.
-[[gnu::flatten, gnu::target(EBSSIM_AVX512)]] void kernel_avx512(LockstepGroup::Data& d, std::int64_t k0, std::int64_t k1) {
+[[gnu::flatten, gnu::target(EBSSIM_AVX512)]] void kernel_avx512(LockstepGroup::Data& d, std::int64_t k0,
+                                                                std::int64_t k1) {
     dispatch<Avx512Ops, 1>(d, k0, k1);
 }
 [[gnu::flatten, gnu::target("avx2")]] void kernel_avx2(LockstepGroup::Data& d, std::int64_t k0, std::int64_t k1) {
     dispatch<VecOps<4>, 1>(d, k0, k1);
 }
-[[gnu::flatten]] void kernel_sse2(LockstepGroup::Data& d, std::int64_t k0, std::int64_t k1) { dispatch<VecOps<2>, 1>(d, k0, k1); }
+[[gnu::flatten]] void kernel_sse2(LockstepGroup::Data& d, std::int64_t k0, std::int64_t k1) {
+    dispatch<VecOps<2>, 1>(d, k0, k1);
+}
 
 using Kernel = void (*)(LockstepGroup::Data&, std::int64_t, std::int64_t);
 
@@ -405,14 +392,16 @@ bool cpu_has(LockstepIsa isa) noexcept {
             return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
                    __builtin_cpu_supports("avx512vl");
         case LockstepIsa::avx2: return __builtin_cpu_supports("avx2");
-        default: return true;
+        default: return true;  // SSE2 is part of x86-64
     }
 }
 
+// The widest instruction set the CPU has; none (the scalar loop) when that is SSE2, whose two
+// lanes step slower than the scalar loop (bench/bench_engine.cpp, BM_Fleet isa:1).
 LockstepIsa best_isa() noexcept {
     if (cpu_has(LockstepIsa::avx512)) return LockstepIsa::avx512;
     if (cpu_has(LockstepIsa::avx2)) return LockstepIsa::avx2;
-    return LockstepIsa::sse2;
+    return LockstepIsa::none;
 }
 
 std::atomic<LockstepIsa> current_isa{best_isa()};

@@ -21,11 +21,12 @@ namespace ebssim::detail {
 inline constexpr std::size_t lockstep_lanes = 8;
 
 /// The instruction set the kernel runs with: the widest the CPU has (AVX-512: 8 lanes per
-/// instruction, AVX2: 4, SSE2: 2), unless a test or benchmark chose another.
-enum class LockstepIsa : std::uint8_t { automatic, sse2, avx2, avx512 };
+/// instruction, AVX2: 4), or none (volumes go through the scalar loop) on a CPU with only SSE2
+/// (2 lanes, slower than the scalar loop), unless a test or benchmark chose another.
+enum class LockstepIsa : std::uint8_t { automatic, none, sse2, avx2, avx512 };
 [[nodiscard]] LockstepIsa lockstep_isa() noexcept;
 /// For tests and benchmarks, between runs (not while one is running): run the kernel with `isa`
-/// (automatic: the widest). False, and no change, when the CPU lacks it.
+/// (automatic: the default above). False, and no change, when the CPU lacks it.
 bool set_lockstep_isa(LockstepIsa isa) noexcept;
 
 /// One volume of a lockstep group: where its limits, state, workload and totals live.

@@ -18,13 +18,32 @@
 
 #include "ebssim/ebssim.hpp"
 #include "helpers.hpp"
+// The kernel's lane count and instruction-set switch (private to the library).
+#include "../../libebssim/src/lockstep.hpp"
 
 using namespace ebssim;
 using namespace ebssim_test;
 
 namespace {
 
-constexpr std::size_t W = 8;  // lockstep_lanes (libebssim/src/lockstep.hpp); the tests cover 1 .. 2W + 1 volumes
+constexpr std::size_t W = detail::lockstep_lanes;  // the tests cover 1 .. 2W + 1 volumes
+
+// Every kernel this CPU can run (SSE2 always; AVX2, AVX-512 where present), each in turn; the
+// default again at the end.
+template <class F>
+void for_each_isa(F&& f) {
+    for (const auto isa : {detail::LockstepIsa::sse2, detail::LockstepIsa::avx2, detail::LockstepIsa::avx512}) {
+        if (!detail::set_lockstep_isa(isa)) continue;
+        CAPTURE(static_cast<int>(isa));
+        try {
+            f();
+        } catch (...) {
+            detail::set_lockstep_isa(detail::LockstepIsa::automatic);
+            throw;
+        }
+    }
+    detail::set_lockstep_isa(detail::LockstepIsa::automatic);
+}
 
 using Rng = std::mt19937_64;
 
@@ -201,31 +220,8 @@ void check_case(const Case& c, const std::vector<std::int64_t>& runs, Coverage& 
     }
 }
 
-}  // namespace
-
-TEST_CASE("lockstep: random volumes, workloads and traces give the scalar loop's results to the last bit") {
-    Rng rng(20261130);
-    Coverage cov;
-    for (std::size_t volumes = 1; volumes <= 2 * W + 1; ++volumes) {
-        for (int rep = 0; rep < 6; ++rep) {
-            CAPTURE(volumes);
-            CAPTURE(rep);
-            const std::int64_t n1 = 1 + static_cast<std::int64_t>(pick(rng, 1500));
-            const std::int64_t n2 = static_cast<std::int64_t>(pick(rng, 1500));
-            const Case c = random_case(rng, volumes, n1 + n2);
-            check_case(c, {n1, n2}, cov);  // two runs: state (credits, backlog) carries over
-        }
-    }
-    // Every limit bound some steps, and buckets ran dry and earned again.
-    CHECK(cov.steps_bound[static_cast<int>(Bound::demand)] > 1000);
-    CHECK(cov.steps_bound[static_cast<int>(Bound::volume_iops)] > 1000);
-    CHECK(cov.steps_bound[static_cast<int>(Bound::volume_throughput)] > 1000);
-    CHECK(cov.steps_bound[static_cast<int>(Bound::max_in_flight)] > 1000);
-    CHECK(cov.cliffs > 20);
-    CHECK(cov.cliffs_ended > 10);
-}
-
-TEST_CASE("lockstep: one kind of volume per group, as a fleet is (gp2 noisy traces, gp3, st1 sequential)") {
+// Volumes of one kind each (gp2 on noisy traces, gp3, st1 sequential), as a fleet is.
+void fleet_case() {
     Rng rng(7);
     Coverage cov;
     const double dt = 1.0;
@@ -250,6 +246,36 @@ TEST_CASE("lockstep: one kind of volume per group, as a fleet is (gp2 noisy trac
         check_case(c, {3000}, cov);
     }
     CHECK(cov.cliffs > 5);
+}
+
+}  // namespace
+
+TEST_CASE("lockstep: random volumes, workloads and traces give the scalar loop's results to the last bit") {
+    Coverage cov;
+    for_each_isa([&] {
+        Rng rng(20261130);
+        for (std::size_t volumes = 1; volumes <= 2 * W + 1; ++volumes) {
+            for (int rep = 0; rep < 4; ++rep) {
+                CAPTURE(volumes);
+                CAPTURE(rep);
+                const std::int64_t n1 = 1 + static_cast<std::int64_t>(pick(rng, 1500));
+                const std::int64_t n2 = static_cast<std::int64_t>(pick(rng, 1500));
+                const Case c = random_case(rng, volumes, n1 + n2);
+                check_case(c, {n1, n2}, cov);  // two runs: state (credits, backlog) carries over
+            }
+        }
+    });
+    // Every limit bound some steps, and buckets ran dry and earned again.
+    CHECK(cov.steps_bound[static_cast<int>(Bound::demand)] > 1000);
+    CHECK(cov.steps_bound[static_cast<int>(Bound::volume_iops)] > 1000);
+    CHECK(cov.steps_bound[static_cast<int>(Bound::volume_throughput)] > 1000);
+    CHECK(cov.steps_bound[static_cast<int>(Bound::max_in_flight)] > 1000);
+    CHECK(cov.cliffs > 20);
+    CHECK(cov.cliffs_ended > 10);
+}
+
+TEST_CASE("lockstep: one kind of volume per group, as a fleet is (gp2 noisy traces, gp3, st1 sequential)") {
+    for_each_isa([] { fleet_case(); });
 }
 
 TEST_CASE("lockstep: open loops grouped among other workloads (idle, closed loops) in one simulation") {
