@@ -339,6 +339,7 @@ class Simulation(metaclass=_pybind11_type):
         record: bool = ...,
         max_volume_steps: int = ...,
         max_memory_bytes: int = ...,
+        lockstep: bool = ...,
     ) -> RunResult: ...
     @property
     def size(self) -> int: ...

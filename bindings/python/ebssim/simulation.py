@@ -693,6 +693,7 @@ class Simulation:
         record: bool = True,
         max_volume_steps: Optional[float] = None,
         max_memory_bytes: Optional[float] = None,
+        lockstep: bool = True,
     ) -> RunResult:
         """Advance the simulation with one workload per volume.
 
@@ -705,6 +706,12 @@ class Simulation:
         per-step arrays; both default to :data:`ebssim.limits` (1e10 volume-steps, 4 GiB).
         Split a longer run into consecutive runs, use a coarser ``dt``, pass ``record=False``,
         or raise the limits.
+
+        Volumes without an instance that replay an :class:`OpenLoop` trace with
+        ``record=False`` (a fleet's totals) are stepped several at a time, one per lane of the
+        CPU's vector registers (AVX2 or AVX-512), with results identical to the last bit to
+        stepping each alone. ``lockstep=False`` steps them one at a time: for checking and
+        benchmarking only.
         """
         if isinstance(workloads, (ClosedLoop, OpenLoop, PhasedClosedLoop, Idle, str)) or not isinstance(
             workloads, Iterable
@@ -720,6 +727,7 @@ class Simulation:
                 raise ValueError(_dt_mismatch(f"workloads[{i}]", w.dt, self.dt, "Simulation(..., dt=)"))
         n = self._n_steps(ws, duration_s)
         record = flag(record, "record")
+        lockstep = flag(lockstep, "lockstep")
         try:
             raw = self._sim.run(
                 [w._native for w in ws],
@@ -727,6 +735,7 @@ class Simulation:
                 record,
                 max_volume_steps=_limits.max_volume_steps(max_volume_steps),
                 max_memory_bytes=_limits.max_memory_bytes(max_memory_bytes),
+                lockstep=lockstep,
             )
         except _limits.LimitError as err:
             what = f"the trace's {n:,} steps" if duration_s is None else f"duration_s={duration_s!r} at dt={self.dt:g}"
