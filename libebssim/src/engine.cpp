@@ -422,7 +422,8 @@ bool Simulation::run_independent(const std::vector<Workload>& ws, std::int64_t n
 bool Simulation::step_block(std::size_t first, std::size_t last, const std::vector<Workload>& ws, std::int64_t n,
                             RunResult& r, bool record, const InterruptCheck& interrupt, const RunOptions& options) {
     // Totals-only open loops go through the lockstep kernel (lockstep.hpp), lockstep_lanes at a
-    // time (the last group padded); it gives the scalar loop's results to the last bit, faster.
+    // time (the last group padded; a last single volume goes to the scalar loop, which is faster
+    // for one); it gives the scalar loop's results to the last bit, faster.
     // Closed-form jumps over constant stretches would be chosen here, per volume, before the
     // lockstep grouping: jump a volume whose trace has few, long constant runs; step the noisy
     // ones in lockstep.
@@ -438,9 +439,9 @@ bool Simulation::step_block(std::size_t first, std::size_t last, const std::vect
         }
     }
     bool ok = true;
-    if (open.size() == 1) {  // nothing to step it with
-        scalar.push_back(static_cast<std::size_t>(open[0].state - state_.data()));
-        open.clear();
+    if (open.size() % lanes == 1) {  // nothing to step it with
+        scalar.push_back(static_cast<std::size_t>(open.back().state - state_.data()));
+        open.pop_back();
     }
     for (std::size_t g = 0; g < open.size(); g += lanes) {
         const std::span<const detail::LockstepVolume> members(open.data() + g, std::min(lanes, open.size() - g));

@@ -343,7 +343,9 @@ template <class Ops, std::size_t G, bool Seq, bool ModelSt, bool Mif>
 inline void steps(LockstepGroup::Data& d, std::int64_t k0, std::int64_t k1) {
     constexpr std::size_t V = Ops::lanes;
     static_assert(W % (G * V) == 0);
-    for (std::size_t pass = 0; pass < W / (G * V); ++pass) {
+    // Passes with no real volume (all padding) are skipped.
+    const std::size_t passes = (d.used + G * V - 1) / (G * V);
+    for (std::size_t pass = 0; pass < passes; ++pass) {
         Lanes<Ops> x[G];
         for (std::size_t g = 0; g < G; ++g) x[g].load_from(d, pass * G + g);
         for (std::int64_t k = k0; k < k1; ++k) {
@@ -418,6 +420,7 @@ Kernel kernel_for(LockstepIsa isa) noexcept {
 
 LockstepGroup::LockstepGroup(std::span<const LockstepVolume> volumes, double dt, double t0) : used_(volumes.size()) {
     constexpr double inf = std::numeric_limits<double>::infinity();
+    d_.used = used_;
     d_.dt = dt;
     d_.t0 = t0;
     d_.inv_dt = 1.0 / dt;
@@ -470,7 +473,10 @@ bool set_lockstep_isa(LockstepIsa isa) noexcept {
 }
 
 void LockstepGroup::step(std::int64_t k0, std::int64_t k1) {
-    kernel_for(lockstep_isa())(d_, k0, k1);
+    LockstepIsa isa = lockstep_isa();
+    // Up to 4 volumes: one AVX2 pass costs half an AVX-512 one (8 lanes, half of them padding).
+    if (isa == LockstepIsa::avx512 && used_ <= 4) isa = LockstepIsa::avx2;
+    kernel_for(isa)(d_, k0, k1);
     steps_ += k1 - k0;
 }
 

@@ -85,6 +85,7 @@ public:
         VolumeTotals* totals[lockstep_lanes];  // where each lane's cliff episodes go
         bool any_mif = false;                  // some lane has a finite max_in_flight
         bool any_sequential = false;           // some lane counts sequential I/O
+        std::size_t used = lockstep_lanes;     // lanes holding real volumes (the first ones)
         bool any_model_st = false;             // some lane's service time follows the mean I/O size
         double dt = 1, t0 = 0, inv_dt = 1;
     };
