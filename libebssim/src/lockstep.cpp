@@ -52,20 +52,20 @@ struct VecOps {
     typedef double D __attribute__((vector_size(sizeof(double) * V)));
     typedef std::int64_t M __attribute__((vector_size(sizeof(std::int64_t) * V)));
     using I = M;  // int64 lanes: counters, and masks as stored in LaneMask
-    [[gnu::always_inline]] static M lt(D a, D b) noexcept { return a < b; }
-    [[gnu::always_inline]] static M le(D a, D b) noexcept { return a <= b; }
-    [[gnu::always_inline]] static M eq(D a, D b) noexcept { return a == b; }
-    [[gnu::always_inline]] static M mand(M a, M b) noexcept { return a & b; }
-    [[gnu::always_inline]] static M mor(M a, M b) noexcept { return a | b; }
-    [[gnu::always_inline]] static M mxor(M a, M b) noexcept { return a ^ b; }
-    [[gnu::always_inline]] static M andnot(M a, M b) noexcept { return a & ~b; }  // a and not b
+    [[gnu::always_inline]] static M lt(const D& a, const D& b) noexcept { return a < b; }
+    [[gnu::always_inline]] static M le(const D& a, const D& b) noexcept { return a <= b; }
+    [[gnu::always_inline]] static M eq(const D& a, const D& b) noexcept { return a == b; }
+    [[gnu::always_inline]] static M mand(const M& a, const M& b) noexcept { return a & b; }
+    [[gnu::always_inline]] static M mor(const M& a, const M& b) noexcept { return a | b; }
+    [[gnu::always_inline]] static M mxor(const M& a, const M& b) noexcept { return a ^ b; }
+    [[gnu::always_inline]] static M andnot(const M& a, const M& b) noexcept { return a & ~b; }  // a and not b
     [[gnu::always_inline]] static M none() noexcept { return M{}; }
-    [[gnu::always_inline]] static D sel(M m, D a, D b) noexcept { return m ? a : b; }
-    [[gnu::always_inline]] static I count(I c, M m) noexcept { return c - m; }  // + 1 where m
-    [[gnu::always_inline]] static M from_lanes(I v) noexcept { return v; }
-    [[gnu::always_inline]] static I to_lanes(M m) noexcept { return m; }
+    [[gnu::always_inline]] static D sel(const M& m, const D& a, const D& b) noexcept { return m ? a : b; }
+    [[gnu::always_inline]] static I count(const I& c, const M& m) noexcept { return c - m; }  // + 1 where m
+    [[gnu::always_inline]] static M from_lanes(const I& v) noexcept { return v; }
+    [[gnu::always_inline]] static I to_lanes(const M& m) noexcept { return m; }
     // True when some lane is set: the 128-bit parts OR-ed, then one movmskpd (SSE2).
-    [[gnu::always_inline]] static bool any(M m) noexcept {
+    [[gnu::always_inline]] static bool any(const M& m) noexcept {
         __m128d r;
         std::memcpy(&r, &m, sizeof r);
         for (std::size_t h = 1; h < sizeof(M) / sizeof(__m128d); ++h) {
