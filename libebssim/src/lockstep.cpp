@@ -61,6 +61,10 @@ struct VecOps {
     [[gnu::always_inline]] static M andnot(const M& a, const M& b) noexcept { return a & ~b; }  // a and not b
     [[gnu::always_inline]] static M none() noexcept { return M{}; }
     [[gnu::always_inline]] static D sel(const M& m, const D& a, const D& b) noexcept { return m ? a : b; }
+    // a / b where m holds, else `otherwise`; the lanes not selected divide by 1 (no inf or NaN).
+    [[gnu::always_inline]] static D div_where(const M& m, const D& a, const D& b, const D& otherwise) noexcept {
+        return m ? a / (m ? b : D{} + 1.0) : otherwise;
+    }
     [[gnu::always_inline]] static I count(const I& c, const M& m) noexcept { return c - m; }  // + 1 where m
     [[gnu::always_inline]] static M from_lanes(const I& v) noexcept { return v; }
     [[gnu::always_inline]] static I to_lanes(const M& m) noexcept { return m; }
@@ -96,6 +100,10 @@ struct Avx512Ops {
     }
     [[gnu::target(EBSSIM_AVX512)]] static M none() noexcept { return 0; }
     [[gnu::target(EBSSIM_AVX512)]] static D sel(M m, D a, D b) noexcept { return _mm512_mask_blend_pd(m, b, a); }
+    // a / b where m holds, else `otherwise`: a masked division (the other lanes do not divide).
+    [[gnu::target(EBSSIM_AVX512)]] static D div_where(M m, D a, D b, D otherwise) noexcept {
+        return _mm512_mask_div_pd(otherwise, m, a, b);
+    }
     [[gnu::target(EBSSIM_AVX512)]] static I count(I c, M m) noexcept {
         return _mm512_mask_sub_epi64(c, m, c, _mm512_set1_epi64(-1));
     }
@@ -261,12 +269,12 @@ inline void step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int6
     const D pool = x.credits + x.earned;
     const D cap_cnt = Ops::sel(Ops::lt(pool, x.burst_cap), pool, x.burst_cap);  // std::min(burst_cap, pool)
     const D cap_bytes = Ops::sel(Ops::lt(zero, x.credits), x.tput_hi, x.tput_lo);
-    // throttle(): both quotients, each by the same division as the scalar rule where it is
-    // selected (a denominator of 1 elsewhere keeps the unused lanes finite).
+    // throttle(): both quotients, each by the scalar rule's division in the lanes where it
+    // applies (div_where), 1 in the others.
     const M over_cnt = Ops::lt(cap_cnt, av_cnt);
     const M over_bytes = Ops::lt(cap_bytes, av_bytes);
-    const D f_cnt = Ops::sel(over_cnt, cap_cnt / Ops::sel(over_cnt, av_cnt, one), one);
-    const D f_bytes = Ops::sel(over_bytes, cap_bytes / Ops::sel(over_bytes, av_bytes, one), one);
+    const D f_cnt = Ops::div_where(over_cnt, cap_cnt, av_cnt, one);
+    const D f_bytes = Ops::div_where(over_bytes, cap_bytes, av_bytes, one);
     const M throttled = Ops::mor(over_cnt, over_bytes);
     M iops_bound = Ops::mand(throttled, Ops::mand(Ops::lt(f_cnt, one), Ops::le(f_cnt, f_bytes)));
     M tput_bound = Ops::andnot(throttled, iops_bound);
@@ -276,15 +284,15 @@ inline void step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int6
     D st = x.st_fixed;
     if constexpr (ModelSt) {
         const M has_ops = Ops::lt(zero, av_ops);
-        const D st_model =
-            Ops::sel(has_ops, x.latency_s + av_bytes / Ops::sel(has_ops, av_ops, one) * x.inv_transfer, x.latency_s);
+        const D st_model = Ops::sel(
+            has_ops, x.latency_s + Ops::div_where(has_ops, av_bytes, av_ops, one) * x.inv_transfer, x.latency_s);
         st = Ops::sel(x.has_st, x.st_fixed, st_model);
     }
     // The open loop's max_in_flight (a lane without a finite one is never bound by it).
     if constexpr (Mif) {
         const D cap_ops = x.mif_dt / st;
         const M mif_bound = Ops::mand(Ops::mand(x.mif_finite, Ops::lt(zero, av_ops)), Ops::lt(cap_ops, f * av_ops));
-        f = Ops::sel(mif_bound, cap_ops / Ops::sel(mif_bound, av_ops, one), f);
+        f = Ops::div_where(mif_bound, cap_ops, av_ops, f);
         iops_bound = Ops::andnot(iops_bound, mif_bound);
         tput_bound = Ops::andnot(tput_bound, mif_bound);
         x.steps_mif = Ops::count(x.steps_mif, mif_bound);
@@ -326,7 +334,7 @@ inline void step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int6
     const D waiting = 0.5 * (prev_b_ops + x.b_ops);
     const D outstanding = rate * st + waiting;
     const M completes = Ops::lt(zero, rate);
-    const D q = outstanding / Ops::sel(completes, rate, one);
+    const D q = Ops::div_where(completes, outstanding, rate, one);  // used only where completes
     const D latency = Ops::sel(Ops::lt(zero, waiting), Ops::sel(Ops::lt(st, q), q, st), st);  // std::max(st, q)
     x.latency_ops_s += Ops::sel(completes, latency * served_ops, zero);
 
