@@ -92,12 +92,10 @@ struct Avx512Ops {
     [[gnu::target(EBSSIM_AVX512)]] static M lt(D a, D b) noexcept { return _mm512_cmp_pd_mask(a, b, _CMP_LT_OQ); }
     [[gnu::target(EBSSIM_AVX512)]] static M le(D a, D b) noexcept { return _mm512_cmp_pd_mask(a, b, _CMP_LE_OQ); }
     [[gnu::target(EBSSIM_AVX512)]] static M eq(D a, D b) noexcept { return _mm512_cmp_pd_mask(a, b, _CMP_EQ_OQ); }
-    [[gnu::target(EBSSIM_AVX512)]] static M mand(M a, M b) noexcept { return _kand_mask8(a, b); }
-    [[gnu::target(EBSSIM_AVX512)]] static M mor(M a, M b) noexcept { return _kor_mask8(a, b); }
-    [[gnu::target(EBSSIM_AVX512)]] static M mxor(M a, M b) noexcept { return _kxor_mask8(a, b); }
-    [[gnu::target(EBSSIM_AVX512)]] static M andnot(M a, M b) noexcept {
-        return _kandn_mask8(b, a);  // ~b & a
-    }
+    [[gnu::target(EBSSIM_AVX512)]] static M mand(M a, M b) noexcept { return static_cast<M>(a & b); }
+    [[gnu::target(EBSSIM_AVX512)]] static M mor(M a, M b) noexcept { return static_cast<M>(a | b); }
+    [[gnu::target(EBSSIM_AVX512)]] static M mxor(M a, M b) noexcept { return static_cast<M>(a ^ b); }
+    [[gnu::target(EBSSIM_AVX512)]] static M andnot(M a, M b) noexcept { return static_cast<M>(a & ~b); }
     [[gnu::target(EBSSIM_AVX512)]] static M none() noexcept { return 0; }
     [[gnu::target(EBSSIM_AVX512)]] static D sel(M m, D a, D b) noexcept { return _mm512_mask_blend_pd(m, b, a); }
     // a / b where m holds, else `otherwise`: a masked division (the other lanes do not divide).
