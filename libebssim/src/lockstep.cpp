@@ -89,23 +89,31 @@ struct Avx512Ops {
     using D = __m512d;
     using M = __mmask8;
     using I = __m512i;
-    [[gnu::target(EBSSIM_AVX512)]] static M lt(D a, D b) noexcept { return _mm512_cmp_pd_mask(a, b, _CMP_LT_OQ); }
-    [[gnu::target(EBSSIM_AVX512)]] static M le(D a, D b) noexcept { return _mm512_cmp_pd_mask(a, b, _CMP_LE_OQ); }
-    [[gnu::target(EBSSIM_AVX512)]] static M eq(D a, D b) noexcept { return _mm512_cmp_pd_mask(a, b, _CMP_EQ_OQ); }
+    [[gnu::target(EBSSIM_AVX512)]] static M lt(const D& a, const D& b) noexcept {
+        return _mm512_cmp_pd_mask(a, b, _CMP_LT_OQ);
+    }
+    [[gnu::target(EBSSIM_AVX512)]] static M le(const D& a, const D& b) noexcept {
+        return _mm512_cmp_pd_mask(a, b, _CMP_LE_OQ);
+    }
+    [[gnu::target(EBSSIM_AVX512)]] static M eq(const D& a, const D& b) noexcept {
+        return _mm512_cmp_pd_mask(a, b, _CMP_EQ_OQ);
+    }
     [[gnu::target(EBSSIM_AVX512)]] static M mand(M a, M b) noexcept { return static_cast<M>(a & b); }
     [[gnu::target(EBSSIM_AVX512)]] static M mor(M a, M b) noexcept { return static_cast<M>(a | b); }
     [[gnu::target(EBSSIM_AVX512)]] static M mxor(M a, M b) noexcept { return static_cast<M>(a ^ b); }
     [[gnu::target(EBSSIM_AVX512)]] static M andnot(M a, M b) noexcept { return static_cast<M>(a & ~b); }
     [[gnu::target(EBSSIM_AVX512)]] static M none() noexcept { return 0; }
-    [[gnu::target(EBSSIM_AVX512)]] static D sel(M m, D a, D b) noexcept { return _mm512_mask_blend_pd(m, b, a); }
+    [[gnu::target(EBSSIM_AVX512)]] static D sel(M m, const D& a, const D& b) noexcept {
+        return _mm512_mask_blend_pd(m, b, a);
+    }
     // a / b where m holds, else `otherwise`: a masked division (the other lanes do not divide).
-    [[gnu::target(EBSSIM_AVX512)]] static D div_where(M m, D a, D b, D otherwise) noexcept {
+    [[gnu::target(EBSSIM_AVX512)]] static D div_where(M m, const D& a, const D& b, const D& otherwise) noexcept {
         return _mm512_mask_div_pd(otherwise, m, a, b);
     }
-    [[gnu::target(EBSSIM_AVX512)]] static I count(I c, M m) noexcept {
+    [[gnu::target(EBSSIM_AVX512)]] static I count(const I& c, M m) noexcept {
         return _mm512_mask_sub_epi64(c, m, c, _mm512_set1_epi64(-1));
     }
-    [[gnu::target(EBSSIM_AVX512)]] static M from_lanes(I v) noexcept { return _mm512_movepi64_mask(v); }
+    [[gnu::target(EBSSIM_AVX512)]] static M from_lanes(const I& v) noexcept { return _mm512_movepi64_mask(v); }
     [[gnu::target(EBSSIM_AVX512)]] static I to_lanes(M m) noexcept { return _mm512_movm_epi64(m); }
     [[gnu::target(EBSSIM_AVX512)]] static bool any(M m) noexcept { return m != 0; }
 };
