@@ -161,29 +161,45 @@ def case_a(args: argparse.Namespace) -> None:
         f"steps demand-bound {100 * sb[0] / n:.1f} %, IOPS-bound {100 * sb[1] / n:.1f} %, "
         f"throughput-bound {100 * sb[2] / n:.1f} %"
     )
-    kw = run_keywords()
-    print(f"  Simulation.run has a jump= keyword: {'yes' if 'jump' in kw else 'no'} (default used)")
     fns: List[Callable[[], Any]] = [ebssim_dense, numba_dense]
     labels = ["ebssim, dense per-step trace"]
+    if "jump" in run_keywords():
+        # The same run stepped through, for comparison with the default (jumping where it can).
+        def ebssim_stepping() -> ebssim.VolumeResult:
+            return ebssim.Simulation([vol]).run([ebssim.OpenLoop(ops, nbytes)], record=False, jump=False)[0]
+
+        bad += [f"jump=False: {d}" for d in port.compare_totals(t0, ebssim_stepping().totals)]
+        fns.insert(1, ebssim_stepping)
+        labels.append("ebssim, dense trace, jump=False (stepping)")
+        print("  Simulation.run has jump=: timed with its default and with jump=False")
+    else:
+        print("  Simulation.run has no jump= keyword in this build")
     piecewise = getattr(ebssim.OpenLoop, "piecewise", None)
     if piecewise is None:
         print("  ebssim.OpenLoop.piecewise: not in this build (dense trace only)")
     else:
         make = piecewise_workload(piecewise, iops, size, n)
         if make is None:
-            print("  ebssim.OpenLoop.piecewise exists but its signature is not one this script knows: skipped")
+            print(
+                f"  ebssim.OpenLoop.piecewise{inspect.signature(piecewise)}: a signature this script does not know "
+                f"(piecewise_workload()): skipped"
+            )
         else:
             rp = ebssim.simulate(vol, make(), record=False)
             check_pw = port.compare_totals(t0, rp.totals)
             print("  ebssim.OpenLoop.piecewise: used as a second ebssim path")
             bad += [f"piecewise: {d}" for d in check_pw]
-            fns.insert(1, lambda: ebssim.simulate(vol, make(), record=False))
+            fns.insert(len(labels), lambda: ebssim.simulate(vol, make(), record=False))
             labels.append("ebssim, OpenLoop.piecewise (change times and levels)")
     check("a", bad)
     res = interleaved(fns, args.repeats)
     t_numba = res[-1]
     for label, (best, med) in zip(labels, res[:-1]):
-        ROWS.append(Row("a", label, best, med, t_numba[0] / best, ">= 10x numba", t_numba[0] / best >= 10.0))
+        ratio = t_numba[0] / best
+        if "jump=False" in label:  # for reference: the goal is for ebssim as a user runs it
+            ROWS.append(Row("a", label, best, med, ratio))
+        else:
+            ROWS.append(Row("a", label, best, med, ratio, ">= 10x numba", ratio >= 10.0))
     ROWS.append(Row("a", "numba port, dense trace", t_numba[0], t_numba[1]))
 
 
