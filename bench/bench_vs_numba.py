@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """ebssim against a numba port of its own step loop: the ratios that issue 12 sets as goals.
 
-    make bench-numba                                            # every case at full size (needs ~9 GB)
+    make bench-numba                                            # every case at full size (peak ~7 GB)
     make bench-numba BENCH_NUMBA_ARGS="--quick"                 # small sizes, a minute or two
     .venv/bin/python bench/bench_vs_numba.py --cases a,c --repeats 7
     .venv/bin/python bench/bench_vs_numba.py --cases b --fleet-volumes 1000 --threads 1,2
@@ -204,18 +204,14 @@ def case_a(args: argparse.Namespace) -> None:
 
 
 def piecewise_workload(piecewise: Any, iops: np.ndarray, size: np.ndarray, n: int) -> Optional[Callable[[], Any]]:
-    """A builder of the hourly demand through ``OpenLoop.piecewise``, for the signatures it may have.
-
-    The levels are per-step values at dt = 1 s (ops and bytes per step = per second).
-    """
+    """A builder of the hourly demand through ``OpenLoop.piecewise(change_s, iops, *, bytes_per_s,
+    duration_s)`` (h-jump's signature); None for a signature this script does not know."""
     params = set(inspect.signature(piecewise).parameters)
-    times = np.arange(len(iops), dtype=np.float64) * HOUR
-    ops, nbytes = iops.astype(np.float64), iops * size
-    duration = float(n)
-    if {"times_s", "ops", "bytes"} <= params:
-        kw = {"duration_s": duration} if "duration_s" in params else {"n_steps": n} if "n_steps" in params else {}
-        return lambda: piecewise(times_s=times, ops=ops, bytes=nbytes, **kw)
-    return None
+    if not {"change_s", "iops", "bytes_per_s", "duration_s"} <= params:
+        return None
+    change_s = np.arange(len(iops), dtype=np.float64) * HOUR
+    rate, bytes_per_s = iops.astype(np.float64), iops * size
+    return lambda: piecewise(change_s, rate, bytes_per_s=bytes_per_s, duration_s=float(n))
 
 
 # --- b. a fleet -------------------------------------------------------------------------------------
