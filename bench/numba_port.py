@@ -316,7 +316,12 @@ def limits(sim: ebssim.Simulation, workloads: Sequence[ebssim.OpenLoop]) -> np.n
 def replay(
     ops: np.ndarray, nbytes: np.ndarray, prm: np.ndarray, record: bool = True
 ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One volume: (totals, series (6, n) or empty, bound codes (n,) or empty)."""
+    """One volume: (totals, series (6, n) or empty, bound codes (n,) or empty).
+
+    The series are numpy arrays allocated here, as a numba user would: on Linux numpy asks for
+    transparent huge pages (madvise) on large arrays, so recording long runs takes far fewer page
+    faults than plain pages (ebssim's series buffers use plain pages, libebssim/src/series.cpp).
+    """
     n = ops.shape[0]
     tot = np.empty(N_TOTALS)
     if record:
@@ -441,6 +446,7 @@ def _demo_cases() -> Dict[str, Tuple[ebssim.Volume, ebssim.OpenLoop, float]]:
     ops[rng.random(n) < 0.02] = 0.0  # idle steps
     size = 4096.0 * np.exp2(4.0 * rng.random(n))  # 4..64 KiB: bursts of large I/Os hit 128 MiB/s
     size[rng.random(n) < 0.03] = 512.0 * 1024.0  # random 512 KiB I/Os count 2 operations each
+    size[rng.random(n) < 0.03] = 256.0 * 1024.0 * (1.0 + 1e-12)  # within the rule's tolerance: 1 each
     near = np.floor(rng.uniform(60.0, 140.0, n))  # around a 100 IOPS baseline
     mib = np.floor(np.where(burst, 150.0, 2.0) * noise)  # 1 MiB I/Os for an HDD
     return {
