@@ -318,9 +318,8 @@ def replay(
 ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One volume: (totals, series (6, n) or empty, bound codes (n,) or empty).
 
-    The series are numpy arrays allocated here, as a numba user would: on Linux numpy asks for
-    transparent huge pages (madvise) on large arrays, so recording long runs takes far fewer page
-    faults than plain pages (ebssim's series buffers use plain pages, libebssim/src/series.cpp).
+    The series are numpy arrays allocated here, fresh on each call, as a numba user would
+    (numpy's allocator; on Linux it asks for transparent huge pages on large arrays).
     """
     n = ops.shape[0]
     tot = np.empty(N_TOTALS)
