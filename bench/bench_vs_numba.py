@@ -539,6 +539,8 @@ def main(argv: List[str]) -> int:
         f"ebssim {ebssim.__version__} against a numba {numba.__version__} port of its step loop "
         f"(bench/numba_port.py); {os.cpu_count()} CPUs, numba threads {numba.get_num_threads()}"
     )
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"command: {' '.join([Path(sys.argv[0]).name, *argv])}; {time.strftime('%Y-%m-%d %H:%M %Z')}; load {load}")
     t_jit, ok = timed(lambda: port.self_check(verbose=False))
     print(f"port self-check on its demo cases (and JIT compilation): {'agree' if ok else 'DISAGREE'}, {t_jit:.1f} s")
     if not ok:
