@@ -117,6 +117,12 @@ def check(case: str, bad: List[str]) -> None:
     DISAGREE.extend(f"{case}: {d}" for d in bad)
 
 
+def peak_rss_gb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9  # ru_maxrss is in KiB on Linux
+
+
 def run_keywords() -> set:
     return set(inspect.signature(ebssim.Simulation.run).parameters)
 
@@ -547,6 +553,7 @@ def main(argv: List[str]) -> int:
         DISAGREE.append("self-check")
     for c in cases:
         {"a": case_a, "b": case_b, "c": case_c, "d": case_d}[c](args)
+        print(f"  peak memory of this process so far: {peak_rss_gb():.2f} GB")
     if ROWS:
         report()
     if DISAGREE:
