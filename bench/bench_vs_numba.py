@@ -527,6 +527,7 @@ def main(argv: List[str]) -> int:
     ap.add_argument("--overhead-repeats", type=int, default=3, help="case c: runs at --overhead-steps (default 3)")
     ap.add_argument("--overhead-numba", action="store_true", help="case c: also time the port's recording overhead")
     ap.add_argument("--startup-repeats", type=int, default=7, help="case d: runs of each command (default 7)")
+    ap.add_argument("--json", metavar="FILE", help="also write the results table to FILE as JSON")
     ap.add_argument(
         "--quick",
         action="store_true",
@@ -556,6 +557,20 @@ def main(argv: List[str]) -> int:
         print(f"  peak memory of this process so far: {peak_rss_gb():.2f} GB")
     if ROWS:
         report()
+    if args.json:
+        import json
+        from dataclasses import asdict
+
+        doc = {
+            "command": [Path(sys.argv[0]).name, *argv],
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "load": os.getloadavg(),
+            "agree": not DISAGREE,
+            "rows": [
+                {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in asdict(r).items()} for r in ROWS
+            ],
+        }
+        Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
     if DISAGREE:
         print(
             f"\nFAIL: ebssim and the numba port disagree ({len(DISAGREE)} differences): the times compare other work",
