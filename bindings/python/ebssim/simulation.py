@@ -693,6 +693,7 @@ class Simulation:
         record: bool = True,
         max_volume_steps: Optional[float] = None,
         max_memory_bytes: Optional[float] = None,
+        threads: Optional[int] = None,
     ) -> RunResult:
         """Advance the simulation with one workload per volume.
 
@@ -705,6 +706,12 @@ class Simulation:
         per-step arrays; both default to :data:`ebssim.limits` (1e10 volume-steps, 4 GiB).
         Split a longer run into consecutive runs, use a coarser ``dt``, pass ``record=False``,
         or raise the limits.
+
+        Volumes without an instance are independent: ``threads`` C++ threads step them in
+        parallel (default None: every core; 1: the calling thread only). Each volume is stepped
+        whole by one thread, so the results are the same, to the last bit, for any ``threads``.
+        Volumes on an instance are coupled in every step and run in one thread; to use every
+        core for many instances, see :func:`ebssim.fleet.simulate_fleet`.
         """
         if isinstance(workloads, (ClosedLoop, OpenLoop, PhasedClosedLoop, Idle, str)) or not isinstance(
             workloads, Iterable
@@ -720,6 +727,7 @@ class Simulation:
                 raise ValueError(_dt_mismatch(f"workloads[{i}]", w.dt, self.dt, "Simulation(..., dt=)"))
         n = self._n_steps(ws, duration_s)
         record = flag(record, "record")
+        n_threads = _threads(threads)
         try:
             raw = self._sim.run(
                 [w._native for w in ws],
@@ -727,12 +735,17 @@ class Simulation:
                 record,
                 max_volume_steps=_limits.max_volume_steps(max_volume_steps),
                 max_memory_bytes=_limits.max_memory_bytes(max_memory_bytes),
+                threads=n_threads,
             )
         except _limits.LimitError as err:
             what = f"the trace's {n:,} steps" if duration_s is None else f"duration_s={duration_s!r} at dt={self.dt:g}"
             raise _limits.LimitError(
                 f"{what}: {err} (keywords max_volume_steps= and max_memory_bytes=, or ebssim.limits)"
             ) from None
+        return self._result(ws, raw)
+
+    def _result(self, ws: List[Workload], raw: _core.RunResult) -> RunResult:
+        """The public results of a compiled run of ``ws`` on this simulation."""
         inst = None
         if self.instance is not None:
             assert raw.instance_series is not None and raw.instance_totals is not None  # the core ran it attached
@@ -766,6 +779,7 @@ class Simulation:
         record: bool = True,
         max_volume_steps: Optional[float] = None,
         max_memory_bytes: Optional[float] = None,
+        threads: Optional[int] = None,
     ) -> RunResult:
         """Let every volume idle for ``duration_s`` (gp2 earns credits); keywords as for :meth:`run`."""
         return self.run(
@@ -774,6 +788,7 @@ class Simulation:
             record=record,
             max_volume_steps=max_volume_steps,
             max_memory_bytes=max_memory_bytes,
+            threads=threads,
         )
 
     def _n_steps(self, ws: List[Workload], duration_s: Optional[float]) -> int:
@@ -801,6 +816,16 @@ class Simulation:
         return f"<Simulation t={self.time_s:g} s, dt={self.dt:g} s: {vols}{on}>"
 
 
+def _threads(threads: Optional[int]) -> int:
+    """The engine's thread count for ``threads=``: None is 0 (every core)."""
+    if threads is None:
+        return 0
+    n = integer(threads, "threads", "a number of threads")
+    if n < 1:
+        raise ValueError(f"threads={threads!r} must be >= 1, or None for every core ({_core.hardware_threads} here)")
+    return n
+
+
 def _dt_mismatch(what: str, trace_dt: float, dt: float, where: str) -> str:
     return (
         f"{what} is a trace in steps of {trace_dt:g} s but {where} is {dt:g} s: a trace's step is part of "
@@ -819,6 +844,7 @@ def simulate(
     instance: Union[Instance, str, None] = None,
     max_volume_steps: Optional[float] = None,
     max_memory_bytes: Optional[float] = None,
+    threads: Optional[int] = None,
 ) -> VolumeResult:
     """Run one workload on one fresh volume and return its per-step results.
 
@@ -842,6 +868,9 @@ def simulate(
     max_volume_steps, max_memory_bytes : int, optional
         Bounds on this run's work and recorded memory (default :data:`ebssim.limits`; see
         :meth:`Simulation.run`).
+    threads : int, optional
+        As for :meth:`Simulation.run`: one volume is stepped by one thread, whatever the count
+        (kept for symmetry with it; many volumes in one call: :func:`ebssim.fleet.simulate_fleet`).
 
     Examples
     --------
@@ -865,4 +894,5 @@ def simulate(
         record=record,
         max_volume_steps=max_volume_steps,
         max_memory_bytes=max_memory_bytes,
+        threads=threads,
     )[0]
