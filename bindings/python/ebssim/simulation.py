@@ -713,19 +713,7 @@ class Simulation:
         Volumes on an instance are coupled in every step and run in one thread; to use every
         core for many instances, see :func:`ebssim.fleet.simulate_fleet`.
         """
-        if isinstance(workloads, (ClosedLoop, OpenLoop, PhasedClosedLoop, Idle, str)) or not isinstance(
-            workloads, Iterable
-        ):
-            raise ValueError(f"workloads={workloads!r} must be a sequence with one workload per volume")
-        ws = list(workloads)
-        if len(ws) != len(self.volumes):
-            raise ValueError(f"workloads has {len(ws)} entries but the simulation has {len(self.volumes)} volumes")
-        for i, w in enumerate(ws):
-            if not isinstance(w, (ClosedLoop, OpenLoop, PhasedClosedLoop, Idle)):
-                raise ValueError(f"workloads[{i}]={w!r} must be a ClosedLoop, OpenLoop, PhasedClosedLoop or Idle")
-            if isinstance(w, OpenLoop) and w.dt is not None and w.dt != self.dt:
-                raise ValueError(_dt_mismatch(f"workloads[{i}]", w.dt, self.dt, "Simulation(..., dt=)"))
-        n = self._n_steps(ws, duration_s)
+        ws, n = self._prepare(workloads, duration_s)
         record = flag(record, "record")
         n_threads = _threads(threads)
         try:
@@ -743,6 +731,22 @@ class Simulation:
                 f"{what}: {err} (keywords max_volume_steps= and max_memory_bytes=, or ebssim.limits)"
             ) from None
         return self._result(ws, raw)
+
+    def _prepare(self, workloads: Sequence[Workload], duration_s: Optional[float]) -> Tuple[List[Workload], int]:
+        """The workloads of :meth:`run`, checked against the volumes, and the run's steps."""
+        if isinstance(workloads, (ClosedLoop, OpenLoop, PhasedClosedLoop, Idle, str)) or not isinstance(
+            workloads, Iterable
+        ):
+            raise ValueError(f"workloads={workloads!r} must be a sequence with one workload per volume")
+        ws = list(workloads)
+        if len(ws) != len(self.volumes):
+            raise ValueError(f"workloads has {len(ws)} entries but the simulation has {len(self.volumes)} volumes")
+        for i, w in enumerate(ws):
+            if not isinstance(w, (ClosedLoop, OpenLoop, PhasedClosedLoop, Idle)):
+                raise ValueError(f"workloads[{i}]={w!r} must be a ClosedLoop, OpenLoop, PhasedClosedLoop or Idle")
+            if isinstance(w, OpenLoop) and w.dt is not None and w.dt != self.dt:
+                raise ValueError(_dt_mismatch(f"workloads[{i}]", w.dt, self.dt, "Simulation(..., dt=)"))
+        return ws, self._n_steps(ws, duration_s)
 
     def _result(self, ws: List[Workload], raw: _core.RunResult) -> RunResult:
         """The public results of a compiled run of ``ws`` on this simulation."""
