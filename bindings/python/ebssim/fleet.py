@@ -34,6 +34,7 @@ b          gp3       1200.0           NaN                    NaN
 from __future__ import annotations
 
 import math
+import pickle
 import re
 import uuid
 import warnings
@@ -611,13 +612,15 @@ def simulate_fleet_dask(
 
     if isinstance(workloads, dd.DataFrame):
         id_column = str(options.get("id_column", "volume_id"))
+        # Pickled once here: Dask then ships (and hashes) bytes, not the compiled objects inside Volume.
+        payload = pickle.dumps((vols, attachments, kwargs))
         parts = workloads.map_partitions(
-            _frame_partition, vols, attachments, id_column, kwargs, meta=_frame([], []).assign(_partition="")
+            _frame_partition, payload, id_column, meta=_frame([], []).assign(_partition="")
         )
         got = parts.compute()
         return _gather(vols, attachments, got, errors)
     if isinstance(workloads, db.Bag):
-        rows = workloads.map_partitions(_bag_partition, attachments, kwargs).compute()
+        rows = workloads.map_partitions(_bag_partition, pickle.dumps((attachments, kwargs))).compute()
         got = pd.concat([_frame([], []).assign(_partition=""), *rows])
         return _gather(vols, attachments, got, errors)
     raise ValueError(
@@ -627,14 +630,10 @@ def simulate_fleet_dask(
 
 
 def _frame_partition(
-    part: "pd.DataFrame",
-    vols: Dict[Hashable, Volume],
-    attachments: Optional[Mapping[Hashable, Any]],
-    id_column: str,
-    kwargs: Dict[str, Any],
-    partition_info: Optional[Dict[str, Any]] = None,
+    part: "pd.DataFrame", payload: bytes, id_column: str, partition_info: Optional[Dict[str, Any]] = None
 ) -> "pd.DataFrame":
     """One partition's volumes through simulate_fleet; a Dask task."""
+    vols, attachments, kwargs = pickle.loads(payload)
     ids = part.index.unique() if part.index.name == id_column else part[id_column].unique()
     here = {v: vols[v] for v in ids if v in vols}  # ids without a configuration get their error row
     res = simulate_fleet(here, part, attachments, **kwargs)
@@ -642,13 +641,12 @@ def _frame_partition(
     return res.summary.assign(_partition=number)
 
 
-def _bag_partition(
-    items: Iterable[FleetVolume], attachments: Optional[Mapping[Hashable, Any]], kwargs: Dict[str, Any]
-) -> List["pd.DataFrame"]:
+def _bag_partition(items: Iterable[FleetVolume], payload: bytes) -> List["pd.DataFrame"]:
+    attachments, kwargs = pickle.loads(payload)
     items = list(items)
     if not items:
         return []
-    for i, it in enumerate(items):
+    for it in items:
         if not isinstance(it, FleetVolume):
             raise ValueError(f"the bag holds a {type(it).__name__}: it must hold ebssim.fleet.FleetVolume items")
     att = dict(attachments or {})
