@@ -40,7 +40,7 @@ import uuid
 import warnings
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union, cast
 
 from . import _core, _limits
 from ._units import integer, real
@@ -383,7 +383,7 @@ class _Traces:
         if self.mapping is not None:
             if vid not in self.mapping:
                 raise ValueError("no workload in workloads for this volume")
-            return self.mapping[vid]
+            return cast(Workload, self.mapping[vid])
         assert self.frame is not None
         if vid not in self.rows:
             raise ValueError(f"no rows with {self.options.id_column}={vid!r} in the DataFrame")
@@ -614,13 +614,13 @@ def simulate_fleet_dask(
         id_column = str(options.get("id_column", "volume_id"))
         # Pickled once here: Dask then ships (and hashes) bytes, not the compiled objects inside Volume.
         payload = pickle.dumps((vols, attachments, kwargs))
-        parts = workloads.map_partitions(
+        parts = cast(Any, workloads).map_partitions(
             _frame_partition, payload, id_column, meta=_frame([], []).assign(_partition="")
         )
         got = parts.compute()
         return _gather(vols, attachments, got, errors)
     if isinstance(workloads, db.Bag):
-        rows = workloads.map_partitions(_bag_partition, pickle.dumps((attachments, kwargs))).compute()
+        rows = cast(Any, workloads).map_partitions(_bag_partition, pickle.dumps((attachments, kwargs))).compute()
         got = pd.concat([_frame([], []).assign(_partition=""), *rows])
         return _gather(vols, attachments, got, errors)
     raise ValueError(
@@ -667,11 +667,12 @@ def _gather(
     groups = _groups(vols, attachments)
     twice = set(got.index[got.index.duplicated()])
     got = got[~got.index.duplicated()]
-    where = got["_partition"]
+    where: Dict[Hashable, str] = dict(zip(got.index, got["_partition"]))
+    done = cast(Dict[Hashable, Dict[str, Any]], got.drop(columns="_partition").to_dict(orient="index"))
     rows: Dict[Hashable, Dict[str, Any]] = {}
     for g in groups:
-        present = [v for v in g.vids if v in where.index]
-        split = g.instance_id is not None and (len(present) < len(g.vids) or len({where.loc[v] for v in present}) > 1)
+        present = [v for v in g.vids if v in where]
+        split = g.instance_id is not None and (len(present) < len(g.vids) or len({where[v] for v in present}) > 1)
         for vid in g.vids:
             if vid in twice:
                 rows[vid] = _error_row(
@@ -687,13 +688,13 @@ def _gather(
                     f"the volumes of instance {g.instance_id!r} are not in one partition: partition the data so "
                     f"that each instance's volumes are together (e.g. shuffle on an instance id column)",
                 )
-            elif vid in where.index:
-                rows[vid] = got.loc[vid].drop("_partition").to_dict()
+            elif vid in where:
+                rows[vid] = done[vid]
             else:
                 rows[vid] = _error_row(vols[vid], g, "no workload for this volume in any partition")
-    extra = [v for v in got.index if v not in vols]
+    extra = [v for v in where if v not in vols]
     for vid in extra:
-        rows[vid] = got.loc[vid].drop("_partition").to_dict()
+        rows[vid] = done[vid]
     order = list(vols) + extra
     frame = _frame([rows[v] for v in order], order)
     errs = {v: str(e) for v, e in frame["error"].items() if e is not None}
