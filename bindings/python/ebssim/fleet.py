@@ -147,7 +147,8 @@ def simulate_fleet(
         One workload per volume (:class:`~ebssim.OpenLoop`, :class:`~ebssim.ClosedLoop`, ...),
         or a long DataFrame: a volume id column (or index level) ``id_column``, the time in the
         index or in a column ``time_column``, and trace columns as :func:`ebssim.trace.from_pandas`
-        reads them (``read_ops``, ``write_bytes``, ``iops``, ...), each volume's rows its trace.
+        reads them (``read_ops``, ``write_bytes``, ``iops``, ...), each volume's rows its trace
+        (a column without any value in a volume's rows is left out for that volume).
         ``period``, ``gaps``, ``io_size``, ``read_fraction`` and ``pattern`` are passed to
         ``from_pandas`` for every volume.
     attachments : mapping of volume id to Attachment, optional
@@ -401,7 +402,9 @@ def _trace(rows: "pd.DataFrame", options: _Options) -> OpenLoop:
         rows = rows.reset_index(level=col, drop=True)
     if options.time_column in rows.columns:
         rows = rows.set_index(options.time_column)
-    return from_pandas(rows, dt=options.dt, **options.trace)
+    # A column with no value for this volume is one it does not have (pandas.concat of frames with
+    # different columns fills them with NaN), not a gap.
+    return from_pandas(rows.dropna(axis=1, how="all"), dt=options.dt, **options.trace)
 
 
 def _message(err: str, vids: Sequence[Hashable]) -> str:
