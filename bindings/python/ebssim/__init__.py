@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import TYPE_CHECKING
 
@@ -162,5 +163,9 @@ if not TYPE_CHECKING:  # mypy sees the imports above, not a catch-all __getattr_
             if name == "plot" and getattr(value, "__name__", None) == f"{__name__}.plot":
                 value = value.plot
             super().__setattr__(name, value)
+
+        def __reduce__(self):
+            # Pickled by name, as a plain module is (cloudpickle, Dask: a function that uses ebssim.gp2).
+            return importlib.import_module, (self.__name__,)
 
     sys.modules[__name__].__class__ = _Package

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence,
 
 from . import _core, _limits
 from ._units import integer, real
-from .instances import Instance, _resolve_instance
+from .instances import Instance, NoEbsLimitsWarning, _resolve_instance
 from .simulation import BOUND_NAMES, Simulation, VolumeResult, _threads
 from .volumes import Volume
 from .workloads import OpenLoop, Workload
@@ -382,9 +382,10 @@ class _Traces:
     def get(self, vid: Hashable) -> Workload:
         """The workload of ``vid``; a ValueError says why there is none."""
         if self.mapping is not None:
-            if vid not in self.mapping:
-                raise ValueError("no workload in workloads for this volume")
-            return cast(Workload, self.mapping[vid])
+            try:  # not `vid in mapping`: a Mapping's __contains__ calls __getitem__, which may build the trace
+                return cast(Workload, self.mapping[vid])
+            except KeyError:
+                raise ValueError("no workload in workloads for this volume") from None
         assert self.frame is not None
         if vid not in self.rows:
             raise ValueError(f"no rows with {self.options.id_column}={vid!r} in the DataFrame")
@@ -472,19 +473,15 @@ def _simulation(g: _Group, vols: List[Volume], ws: List[Workload], options: _Opt
             raise ValueError(f"the traces of instance {g.instance_id!r} have different steps {sorted(dts)}")
         dt = dts.pop() if dts else 1.0
     inst: Union[str, Instance, None] = g.instance_type
+    if inst is None:
+        return Simulation(vols, dt=dt)
     if isinstance(inst, str) and options.catalog is not None:
         inst = options.catalog.instance(inst)
     with warnings.catch_warnings():
-        # A type without EBS limits runs its volumes alone, as simulate() does; said once per fleet would be
-        # better than once per instance, and the summary's instance_type shows it.
-        warnings.simplefilter("ignore", category=_no_limits_warning())
+        # A type without EBS limits runs its volumes alone, as simulate() does, without a warning per
+        # instance: the summary's instance_type shows it.
+        warnings.simplefilter("ignore", category=NoEbsLimitsWarning)
         return Simulation(vols, dt=dt, instance=_resolve_instance(inst))
-
-
-def _no_limits_warning() -> type:
-    from .instances import NoEbsLimitsWarning
-
-    return NoEbsLimitsWarning
 
 
 def _config(volume: Optional[Volume], g: Optional[_Group]) -> Dict[str, Any]:
@@ -511,7 +508,6 @@ def _none_nan(x: Optional[float]) -> float:
 
 def _row(r: VolumeResult, g: _Group) -> Dict[str, Any]:
     """One volume's summary row, from its result's totals (no per-step series needed)."""
-    s = r.summary()
     seconds = r.n_steps * r.dt_s
     per_s = 1.0 / seconds if seconds > 0 else math.nan
     row = _config(r.volume, g)
@@ -522,16 +518,16 @@ def _row(r: VolumeResult, g: _Group) -> Dict[str, Any]:
         demanded_mib_s=r.totals.demanded_bytes * per_s / _MiB,
         served_mib_s=r.totals.served_bytes * per_s / _MiB,
         mean_latency_ms=r.mean_latency_ms,
-        cliff_time_s=_none_nan(s.cliff_time_s),
-        cliff_count=float(s.cliff_count),
-        bucket_empty_s=s.bucket_empty_s,
+        cliff_time_s=_none_nan(r.cliff_time_s),
+        cliff_count=float(len(r.totals.cliffs)),
+        bucket_empty_s=r._bucket_empty_s(),
         credits_end=r.totals.credits_end,
-        burst_balance_end_pct=_none_nan(s.burst_balance_end_pct),
-        backlog_ops_end=s.backlog_ops_end,
-        instance_cliff_time_s=_none_nan(s.instance_cliff_time_s),
+        burst_balance_end_pct=_none_nan(r.burst_balance_end_pct),
+        backlog_ops_end=r.totals.backlog_ops,
+        instance_cliff_time_s=math.nan if r.instance is None else _none_nan(r.instance.cliff_time_s),
         error=None,
     )
-    row.update({f"{b}_s": v for b, v in s.bound_s.items()})
+    row.update({f"{b}_s": v for b, v in r.bound_s.items()})
     return row
 
 

@@ -412,9 +412,7 @@ class VolumeResult:
         """The run in a few numbers."""
         steps = self.totals.steps_bound
         n = max(1, self.n_steps)
-        run_end = self.t0_s + self.n_steps * self.dt_s
         eps = self.totals.cliffs
-        empty = sum((run_end if math.isnan(e.end_s) else e.end_s) - e.start_s for e in eps)
         return VolumeSummary(
             volume=str(self.volume),
             workload=str(self.workload),
@@ -425,11 +423,16 @@ class VolumeResult:
             throttled_fraction={name: steps[i] / n for i, name in enumerate(BOUND_NAMES)},
             backlog_ops_end=self.totals.backlog_ops,
             cliff_count=len(eps),
-            bucket_empty_s=float(empty),
+            bucket_empty_s=self._bucket_empty_s(),
             bound_s=self.bound_s,
             instance_bound_s=self.instance_bound_s,
             instance_cliff_time_s=self.instance.cliff_time_s if self.instance is not None else None,
         )
+
+    def _bucket_empty_s(self) -> float:
+        """Simulated seconds with the credit bucket empty in this run, all episodes together."""
+        run_end = self.t0_s + self.n_steps * self.dt_s
+        return float(sum((run_end if math.isnan(e.end_s) else e.end_s) - e.start_s for e in self.totals.cliffs))
 
     def to_pandas(self) -> "pd.DataFrame":
         """A DataFrame with one column per output, indexed by ``time_s``, or, for a trace with a
