@@ -36,7 +36,8 @@ struct Traces {
 
 std::vector<VolumeSpec> mixed_specs(std::size_t n) {
     std::vector<VolumeSpec> specs;
-    for (std::size_t i = 0; i < n; ++i) specs.push_back(i % 3 == 0 ? gp3_spec(100) : gp2_spec(50.0 + 50.0 * i));
+    for (std::size_t i = 0; i < n; ++i)
+        specs.push_back(i % 3 == 0 ? gp3_spec(100) : gp2_spec(50.0 + 50.0 * static_cast<double>(i)));
     return specs;
 }
 
