@@ -521,9 +521,9 @@ void parallel_items(std::size_t n_items, int threads, const InterruptCheck& inte
     }
     loop(caller_check);
     {
+        // Wait for the workers, asking `interrupt` every 10 ms (it rate-limits itself).
         std::unique_lock<std::mutex> lock(mu);
-        while (running > 0) {
-            if (cv.wait_for(lock, std::chrono::milliseconds(10), [&] { return running == 0; })) break;
+        while (!cv.wait_for(lock, std::chrono::milliseconds(10), [&] { return running == 0; })) {
             if (!interrupted && !stop.load(std::memory_order_relaxed) && interrupt) {
                 lock.unlock();
                 try {
