@@ -19,7 +19,7 @@ import resource
 import sys
 import time
 from collections.abc import Mapping
-from typing import Dict, Iterator, List
+from typing import Iterator, List
 
 import ebssim
 import numpy as np
@@ -42,16 +42,7 @@ class Fleet(Mapping[str, ebssim.OpenLoop]):
         self.shapes = np.stack(
             [1 + 0.8 * np.sin(2 * np.pi * t / DAY), 1 + 0.6 * np.sin(2 * np.pi * t / DAY) ** 8 * 3 - 0.3]
         ).clip(0.05)
-        self.params = {
-            vid: (
-                rng.uniform(100.0, 2500.0),  # mean IOPS
-                int(rng.integers(0, self.n)),  # phase
-                int(rng.integers(0, 2)),  # day shape
-                int(rng.integers(0, 16)),  # noise
-                float(rng.choice([4096.0, 16384.0, 65536.0])),  # I/O size
-            )
-            for vid in self.ids
-        }
+        self.seed = seed
 
     def volume(self, vid: str) -> ebssim.Volume:
         i = int(vid[4:])
@@ -59,7 +50,13 @@ class Fleet(Mapping[str, ebssim.OpenLoop]):
         return ebssim.gp2(size) if i % 3 else ebssim.gp3(size)
 
     def __getitem__(self, vid: str) -> ebssim.OpenLoop:
-        level, phase, shape, noise, io = self.params[vid]
+        # Each volume's own parameters, from its own seed: the same whichever process builds it.
+        rng = np.random.default_rng([self.seed, int(vid[4:])])
+        level = rng.uniform(100.0, 2500.0)  # mean IOPS
+        phase = int(rng.integers(0, self.n))
+        shape = int(rng.integers(0, 2))  # day shape
+        noise = int(rng.integers(0, 16))
+        io = (4096.0, 16384.0, 65536.0)[int(rng.integers(0, 3))]  # I/O size
         iops = level * np.roll(self.shapes[shape], phase) + 0.2 * level * self.noise[noise]
         ops = np.maximum(iops, 0.0) * self.dt
         return ebssim.OpenLoop(ops, ops * io, dt=self.dt)
@@ -71,20 +68,14 @@ class Fleet(Mapping[str, ebssim.OpenLoop]):
         return len(self.ids)
 
 
-def _item(args: tuple[int, float, float, int, str]) -> FleetVolume:
-    volumes, days, dt, seed, vid = args
-    fleet = _fleet_cache(volumes, days, dt, seed)
-    return FleetVolume(vid, fleet.volume(vid), fleet[vid])
-
-
-_CACHE: Dict[tuple[int, float, float, int], Fleet] = {}
-
-
-def _fleet_cache(volumes: int, days: float, dt: float, seed: int) -> Fleet:
-    key = (volumes, days, dt, seed)
-    if key not in _CACHE:  # once per worker process
-        _CACHE[key] = Fleet(volumes, days, dt, seed)
-    return _CACHE[key]
+def _items(part: List[tuple[int, float, float, int, str]]) -> List[FleetVolume]:
+    """A bag partition's FleetVolume items, built on the worker (one Fleet per partition)."""
+    part = list(part)
+    if not part:
+        return []
+    volumes, days, dt, seed, _ = part[0]
+    fleet = Fleet(volumes, days, dt, seed)
+    return [FleetVolume(vid, fleet.volume(vid), fleet[vid]) for *_, vid in part]
 
 
 def peak_mb() -> float:
@@ -97,7 +88,7 @@ def main(argv: List[str]) -> int:
     p.add_argument("--days", type=float, default=30.0)
     p.add_argument("--dt", type=float, default=60.0)
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--batch-size", type=int, default=1024)
+    p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--workers", type=int, default=2, help="Dask LocalCluster worker processes (0: skip Dask)")
     p.add_argument("--partitions", type=int, default=64, help="Dask bag partitions")
     a = p.parse_args(argv)
@@ -134,7 +125,7 @@ def main(argv: List[str]) -> int:
                 client.run(lambda: __import__("ebssim.fleet"))  # warm-up: each worker imports ebssim once
                 bag = db.from_sequence(
                     [(a.volumes, a.days, a.dt, a.seed, vid) for vid in fleet], npartitions=a.partitions
-                ).map(_item)
+                ).map_partitions(_items)
                 t = time.perf_counter()
                 res = simulate_fleet_dask(vols, bag, batch_size=a.batch_size)
                 wall = time.perf_counter() - t

@@ -128,7 +128,7 @@ def simulate_fleet(
     pattern: str = "random",
     catalog: Optional["Catalog"] = None,
     threads: Optional[int] = None,
-    batch_size: int = 1024,
+    batch_size: int = 256,
     timelines: Union[bool, Iterable[Hashable]] = False,
     timeline_step: Optional[float] = None,
     errors: str = "warn",
@@ -160,8 +160,9 @@ def simulate_fleet(
     threads : int, optional
         C++ threads (default None: every core). The rows are the same for any count.
     batch_size : int
-        Volumes per batch (default 1,024): traces are built, simulated and summarised a batch at a
-        time, so that only one batch's traces and results are in memory besides the summary.
+        Volumes per batch (default 256): traces are built, simulated and summarised a batch at a
+        time, so that only one batch's traces and results are in memory besides the summary (256
+        traces of 30 days at one-minute steps: 177 MB).
     timelines : bool or iterable of volume ids
         Also keep the per-step results (``VolumeResult.to_pandas()``) of every volume (True) or of
         the volumes listed, in :attr:`FleetResult.timelines`. Only those volumes are recorded.
