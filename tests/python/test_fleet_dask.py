@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Dict, Iterator, Tuple
 
+import dask.bag as db
+import dask.dataframe as dd
+import distributed
 import ebssim
 import numpy as np
 import pandas as pd
@@ -11,10 +14,8 @@ import pytest
 from ebssim.aws import Attachment
 from ebssim.fleet import FleetVolume, simulate_fleet, simulate_fleet_dask
 
-dask = pytest.importorskip("dask")
-dd = pytest.importorskip("dask.dataframe")
-db = pytest.importorskip("dask.bag")
-distributed = pytest.importorskip("distributed")
+# dask and distributed come with the `fleet` extra, which `make` installs: a missing one is an
+# error here, not a skip.
 
 
 @pytest.fixture(scope="module")
