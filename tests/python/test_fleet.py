@@ -257,3 +257,23 @@ def test_volumes_and_workloads_pickle() -> None:
         assert pickle.loads(pickle.dumps(x)) == x
     item = FleetVolume("v", v, w)
     assert pickle.loads(pickle.dumps(item)).volume == v
+
+
+def test_ctrl_c_stops_a_fleet_run() -> None:
+    import _thread
+    import threading
+    import time
+
+    vols = {f"v{i}": ebssim.gp2(100) for i in range(4)}
+    loads = {v: ebssim.ClosedLoop(32, "4k") for v in vols}
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    t0 = time.perf_counter()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            # 4 x 1.25e9 steps: a minute or more of stepping unless interrupted.
+            simulate_fleet(vols, loads, duration_s=1.25e9, threads=2)
+    finally:
+        timer.cancel()
+        timer.join()
+    assert time.perf_counter() - t0 < 2.3  # polled every 50 ms; generous for a loaded machine
