@@ -22,7 +22,7 @@ export CTEST_PARALLEL_LEVEL := $(JOBS)
 
 APT_PACKAGES := g++ make libeigen3-dev libboost-math-dev libfmt-dev doctest-dev libbenchmark-dev clang-format clang-tidy
 # Requirement groups of pyproject.toml (scripts/requirements.py prints them): versions live there only.
-REQ_GROUPS := build runtime dev test lint
+REQ_GROUPS := build runtime dev test lint fleet
 # C++ sources checked by clang-format (.clang-format).
 CXX_SOURCES := $(shell find libebssim bindings/src tests/cpp tests/cmake bench -name '*.cpp' -o -name '*.hpp' 2>/dev/null)
 # Sources that the compiled module depends on: reinstall when any of them changes.
