@@ -1,10 +1,17 @@
 #include "ebssim/engine.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <exception>
 #include <limits>
+#include <mutex>
 #include <span>
 #include <stdexcept>
+#include <thread>
+#include <unordered_set>
 #include <variant>
 
 #include <fmt/format.h>
@@ -412,51 +419,164 @@ void Simulation::init_volumes(const std::vector<VolumeSpec>& volumes, bool nitro
     }
 }
 
-bool Simulation::run_independent(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record,
-                                 const InterruptCheck& interrupt, const RunOptions& options) {
-    // Volumes that share no budget are independent: any range of them can be stepped on its own
-    // (step_block), which is where the work can be split.
-    return step_block(0, params_.size(), ws, n, r, record, interrupt, options);
+namespace {
+
+// Work below which one more thread is not worth starting it (about a millisecond of stepping):
+// runs this small stay in the calling thread.
+constexpr std::int64_t min_volume_steps_per_thread = std::int64_t{1} << 16;
+
+// Threads worth using for `items` items of `work` volume-steps in all, at most `threads`.
+int useful_threads(int threads, std::size_t items, double work) {
+    const double by_work = std::max(1.0, work / static_cast<double>(min_volume_steps_per_thread));
+    return static_cast<int>(std::min({static_cast<double>(threads), static_cast<double>(items), by_work}));
 }
 
-bool Simulation::step_block(std::size_t first, std::size_t last, const std::vector<Workload>& ws, std::int64_t n,
-                            RunResult& r, bool record, const InterruptCheck& interrupt, const RunOptions& options) {
-    // Totals-only open loops go through the lockstep kernel (lockstep.hpp), lockstep_lanes at a
-    // time (the last group padded; a last single volume goes to the scalar loop, which is faster
-    // for one); it gives the scalar loop's results to the last bit, faster.
+// Calls work(i, check) for every i in [0, n_items) over `threads` threads, the calling thread
+// one of them; each item is done whole by one thread (handed out in order by an atomic counter).
+// `check` is the InterruptCheck the item's loop asks between chunks: a stop flag, which the
+// calling thread's check also sets from `interrupt` (only the calling thread calls `interrupt`:
+// it may take the GIL). The calling thread polls `interrupt` while it waits for the others. The
+// first exception (an Interrupted from the check included) stops every thread; all are joined
+// before it is rethrown, so the caller can undo what the items did.
+template <class Work>
+void parallel_items(std::size_t n_items, int threads, const InterruptCheck& interrupt, Work&& work) {
+    if (threads <= 1 || n_items <= 1) {
+        for (std::size_t i = 0; i < n_items; ++i) work(i, interrupt);
+        return;
+    }
+    std::atomic<std::size_t> next{0};
+    std::atomic<bool> stop{false};
+    std::mutex mu;
+    std::condition_variable cv;
+    std::exception_ptr first;
+    int running = threads - 1;
+    auto fail = [&](std::exception_ptr e) {
+        {
+            const std::lock_guard<std::mutex> lock(mu);
+            if (!first) first = std::move(e);
+        }
+        stop.store(true, std::memory_order_relaxed);
+    };
+    auto loop = [&](const InterruptCheck& check) {
+        try {
+            for (std::size_t i = next.fetch_add(1); i < n_items && !stop.load(std::memory_order_relaxed);
+                 i = next.fetch_add(1)) {
+                work(i, check);
+            }
+        } catch (...) {
+            fail(std::current_exception());
+        }
+    };
+    const InterruptCheck worker_check = [&stop] { return stop.load(std::memory_order_relaxed); };
+    bool interrupted = false;
+    const InterruptCheck caller_check = [&] {
+        if (stop.load(std::memory_order_relaxed)) return true;
+        if (interrupt && interrupt()) {
+            interrupted = true;
+            return true;
+        }
+        return false;
+    };
+    std::vector<std::thread> pool;
+    pool.reserve(static_cast<std::size_t>(threads - 1));
+    try {
+        for (int t = 1; t < threads; ++t) {
+            pool.emplace_back([&] {
+                loop(worker_check);
+                const std::lock_guard<std::mutex> lock(mu);
+                --running;
+                cv.notify_all();
+            });
+        }
+    } catch (...) {  // no more threads to be had: the ones started and this one do the work
+        const std::lock_guard<std::mutex> lock(mu);
+        running -= threads - 1 - static_cast<int>(pool.size());
+    }
+    loop(caller_check);
+    {
+        // Wait for the workers, asking `interrupt` every 10 ms (it rate-limits itself).
+        std::unique_lock<std::mutex> lock(mu);
+        while (!cv.wait_for(lock, std::chrono::milliseconds(10), [&] { return running == 0; })) {
+            if (!interrupted && !stop.load(std::memory_order_relaxed) && interrupt) {
+                lock.unlock();
+                try {
+                    if (interrupt()) {
+                        interrupted = true;
+                        fail(std::make_exception_ptr(Interrupted()));
+                    }
+                } catch (...) {
+                    fail(std::current_exception());
+                }
+                lock.lock();
+            }
+        }
+    }
+    for (auto& t : pool) t.join();
+    if (first) std::rethrow_exception(first);
+}
+
+}  // namespace
+
+int resolve_threads(const RunOptions& options) {
+    if (options.threads < 0) {
+        throw ConfigError(fmt::format("threads={} must be >= 0 (0: every core, {} here)", options.threads,
+                                      std::max(1U, std::thread::hardware_concurrency())));
+    }
+    if (options.threads > 0) return options.threads;
+    return static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+}
+
+bool Simulation::run_independent(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record,
+                                 const InterruptCheck& interrupt, int threads, const RunOptions& options) {
+    // Volumes that share no budget are independent. The work comes in items, each stepped whole
+    // by one thread: groups of totals-only open loops for the lockstep kernel (lockstep.hpp),
+    // lockstep_lanes at a time (the last group padded; a last single volume goes to the scalar
+    // loop, which is faster for one), and every other volume alone, through the scalar loop,
+    // which keeps its state in registers and its source type known at compile time. Each volume
+    // gives the same results, to the last bit, whichever item and thread steps it.
     // Closed-form jumps over constant stretches would be chosen here, per volume, before the
     // lockstep grouping: jump a volume whose trace has few, long constant runs; step the noisy
     // ones in lockstep.
     constexpr std::size_t lanes = detail::lockstep_lanes;
     std::vector<detail::LockstepVolume> open;
     std::vector<std::size_t> scalar;
-    for (std::size_t i = first; i < last; ++i) {
+    const bool lockstep = !record && options.lockstep && detail::lockstep_isa() != detail::LockstepIsa::none;
+    for (std::size_t i = 0; i < params_.size(); ++i) {
         const auto* o = std::get_if<OpenLoop>(&ws[i]);
-        if (o != nullptr && !record && options.lockstep && detail::lockstep_isa() != detail::LockstepIsa::none) {
+        if (o != nullptr && lockstep) {
             open.push_back({&params_[i], &state_[i], o, &r.totals[i]});
         } else {
             scalar.push_back(i);
         }
     }
-    bool ok = true;
     if (open.size() % lanes == 1) {  // nothing to step it with
         scalar.push_back(static_cast<std::size_t>(open.back().state - state_.data()));
         open.pop_back();
     }
-    for (std::size_t g = 0; g < open.size(); g += lanes) {
-        const std::span<const detail::LockstepVolume> members(open.data() + g, std::min(lanes, open.size() - g));
-        detail::LockstepGroup group(members, dt_s_, r.t0_s);
-        in_chunks(n, lanes, interrupt, [&group](std::int64_t k0, std::int64_t k1) { group.step(k0, k1); });
-        ok &= group.finish();
-    }
-    // The others one at a time, each through the whole run, which keeps its state in registers
-    // and its source type known at compile time.
-    for (const std::size_t i : scalar) {
-        AnyStepper any =
-            make_stepper(params_[i], state_[i], ws[i], dt_s_, r.t0_s, record ? &r.series[i] : nullptr, r.totals[i]);
-        ok &= std::visit(
-            [n, &interrupt](auto& st) {
-                in_chunks(n, 1, interrupt, [&st](std::int64_t k0, std::int64_t k1) {
+    const std::size_t groups = (open.size() + lanes - 1) / lanes;
+    const std::size_t items = groups + scalar.size();
+    std::vector<char> ok(items, 1);
+    const int used = useful_threads(threads, items, static_cast<double>(n) * static_cast<double>(size()));
+    parallel_items(items, used, interrupt, [&](std::size_t item, const InterruptCheck& check) {
+        if (item < groups) {
+            // The group keeps its volumes' state and totals in its own (aligned) arrays while it
+            // steps and writes them back at the end.
+            const std::size_t g = item * lanes;
+            const std::span<const detail::LockstepVolume> members(open.data() + g, std::min(lanes, open.size() - g));
+            detail::LockstepGroup group(members, dt_s_, r.t0_s);
+            in_chunks(n, lanes, check, [&group](std::int64_t k0, std::int64_t k1) { group.step(k0, k1); });
+            ok[item] = group.finish() ? 1 : 0;
+            return;
+        }
+        // One volume, on copies of its state and totals (no cache line shared with another
+        // thread's volume), written back at its end.
+        const std::size_t i = scalar[item - groups];
+        State state = state_[i];
+        VolumeTotals totals;
+        AnyStepper any = make_stepper(params_[i], state, ws[i], dt_s_, r.t0_s, record ? &r.series[i] : nullptr, totals);
+        ok[item] = std::visit(
+            [n, &check](auto& st) {
+                in_chunks(n, 1, check, [&st](std::int64_t k0, std::int64_t k1) {
                     for (std::int64_t k = k0; k < k1; ++k) {
                         st.offer(k);
                         st.commit(k, 1.0, Bound::demand);
@@ -465,8 +585,10 @@ bool Simulation::step_block(std::size_t first, std::size_t last, const std::vect
                 return st.input_ok();
             },
             any);
-    }
-    return ok;
+        state_[i] = state;
+        r.totals[i] = std::move(totals);
+    });
+    return std::all_of(ok.begin(), ok.end(), [](char x) { return x != 0; });
 }
 
 namespace {
@@ -658,6 +780,7 @@ void Simulation::check_limits(std::int64_t n_steps, bool record, const RunLimits
 
 RunResult Simulation::run(const std::vector<Workload>& workloads, std::int64_t n_steps, bool record,
                           const RunLimits& limits, const InterruptCheck& interrupt, const RunOptions& options) {
+    const int threads = resolve_threads(options);
     if (workloads.size() != params_.size()) {
         throw ConfigError(fmt::format("workloads has {} entries but the simulation has {} volumes", workloads.size(),
                                       params_.size()));
@@ -728,7 +851,7 @@ RunResult Simulation::run(const std::vector<Workload>& workloads, std::int64_t n
     bool ok = false;
     try {
         ok = has_instance() ? run_shared(workloads, n_steps, r, record, interrupt)
-                            : run_independent(workloads, n_steps, r, record, interrupt, options);
+                            : run_independent(workloads, n_steps, r, record, interrupt, threads, options);
     } catch (...) {
         undo();
         throw;
@@ -752,6 +875,46 @@ RunResult Simulation::run(const std::vector<Workload>& workloads, std::int64_t n
     }
     step_ += n_steps;
     return r;
+}
+
+std::vector<FleetOutcome> run_many(std::span<const FleetItem> items, const RunLimits& limits,
+                                   const InterruptCheck& interrupt, const RunOptions& options) {
+    const int threads = resolve_threads(options);
+    std::unordered_set<const Simulation*> seen;
+    double work = 0;
+    for (std::size_t k = 0; k < items.size(); ++k) {
+        const FleetItem& it = items[k];
+        if (it.sim == nullptr || it.workloads == nullptr) {
+            throw ConfigError(fmt::format("items[{}] has no {}", k, it.sim == nullptr ? "Simulation" : "workloads"));
+        }
+        if (!seen.insert(it.sim).second) {
+            throw ConfigError(fmt::format(
+                "items[{}] runs a Simulation that an earlier item runs too: each item needs its own Simulation", k));
+        }
+        work += static_cast<double>(std::max<std::int64_t>(it.n_steps, 0)) * static_cast<double>(it.sim->size());
+    }
+    // What to restore if the batch is abandoned: each item's run undoes itself, but the items
+    // already done would keep their new state.
+    std::vector<Simulation> saved;
+    saved.reserve(items.size());
+    for (const FleetItem& it : items) saved.push_back(*it.sim);
+    std::vector<FleetOutcome> out(items.size());
+    try {
+        parallel_items(items.size(), useful_threads(threads, items.size(), work), interrupt,
+                       [&](std::size_t k, const InterruptCheck& check) {
+                           const FleetItem& it = items[k];
+                           try {
+                               out[k].result = it.sim->run(*it.workloads, it.n_steps, it.record, limits, check,
+                                                           RunOptions{.threads = 1});
+                           } catch (const ConfigError& e) {
+                               out[k].error = e.what();
+                           }
+                       });
+    } catch (...) {
+        for (std::size_t k = 0; k < items.size(); ++k) *items[k].sim = saved[k];
+        throw;
+    }
+    return out;
 }
 
 }  // namespace ebssim

@@ -362,3 +362,22 @@ TEST_CASE("lockstep: an interrupt between chunks undoes the run; one that never 
         check_same(r.totals[i], alone.run({ws[i]}, n, false).totals[0]);
     }
 }
+
+TEST_CASE("lockstep: groups on two threads give the results of one thread and of each volume alone") {
+    Rng rng(11);
+    const std::size_t volumes = 2 * W + 3;  // three groups: two threads have work
+    const std::int64_t n = 8000;
+    const Case c = random_case(rng, volumes, n);
+    Simulation one(c.specs, c.dt);
+    Simulation two(c.specs, c.dt);
+    const RunResult r1 = one.run(workloads(c), n, false, {}, {}, RunOptions{.threads = 1});
+    const RunResult r2 = two.run(workloads(c), n, false, {}, {}, RunOptions{.threads = 2});
+    for (std::size_t i = 0; i < volumes; ++i) {
+        CAPTURE(i);
+        Simulation alone = single(c.specs[i], c.dt);
+        const RunResult ra = alone.run({workloads(c)[i]}, n, false);
+        check_same(r1.totals[i], ra.totals[0]);
+        check_same(r2.totals[i], ra.totals[0]);
+        CHECK_SAME(two.credits(i), alone.credits(0));
+    }
+}
