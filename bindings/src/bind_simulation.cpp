@@ -268,7 +268,8 @@ py::list run_many_py(const py::list& items, std::int64_t max_volume_steps, std::
     std::vector<FleetOutcome> outcomes;
     // `items` keeps the Simulations and the trace buffers alive while the GIL is released.
     without_gil([&](const InterruptCheck& check) {
-        outcomes = run_many(fleet, RunLimits{max_volume_steps, max_memory_bytes}, check, RunOptions{threads});
+        outcomes =
+            run_many(fleet, RunLimits{max_volume_steps, max_memory_bytes}, check, RunOptions{.threads = threads});
     });
     py::list out;
     for (auto& o : outcomes) {
@@ -309,7 +310,7 @@ void bind_simulation(py::module_& m) {
         .def(
             "run",
             [](Simulation& sim, const py::list& workloads, std::int64_t n_steps, bool record,
-               std::int64_t max_volume_steps, std::int64_t max_memory_bytes, int threads) {
+               std::int64_t max_volume_steps, std::int64_t max_memory_bytes, int threads, bool lockstep) {
                 std::vector<Workload> ws;
                 ws.reserve(workloads.size());
                 for (const auto& h : workloads) ws.push_back(to_workload(h));
@@ -318,13 +319,14 @@ void bind_simulation(py::module_& m) {
                 // `workloads`, and the engine touches no Python object (the check takes the GIL itself).
                 without_gil([&](const InterruptCheck& check) {
                     r = sim.run(ws, n_steps, record, RunLimits{max_volume_steps, max_memory_bytes}, check,
-                                RunOptions{threads});
+                                RunOptions{.threads = threads, .lockstep = lockstep});
                 });
                 return PyRunResult(std::move(r));
             },
             py::arg("workloads"), py::arg("n_steps"), py::arg("record") = true,
             py::arg("max_volume_steps") = RunLimits{}.max_volume_steps,
-            py::arg("max_memory_bytes") = RunLimits{}.max_memory_bytes, py::arg("threads") = RunOptions{}.threads)
+            py::arg("max_memory_bytes") = RunLimits{}.max_memory_bytes, py::arg("threads") = RunOptions{}.threads,
+            py::arg("lockstep") = RunOptions{}.lockstep)
         .def_property_readonly("size", &Simulation::size)
         .def_property_readonly("dt_s", &Simulation::dt_s)
         .def_property_readonly("time_s", &Simulation::time_s)

@@ -340,6 +340,7 @@ class Simulation(metaclass=_pybind11_type):
         max_volume_steps: int = ...,
         max_memory_bytes: int = ...,
         threads: int = ...,
+        lockstep: bool = ...,
     ) -> RunResult: ...
     @property
     def size(self) -> int: ...
