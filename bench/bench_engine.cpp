@@ -153,7 +153,9 @@ void add_trace_counters(benchmark::State& state, const VolumeSpec& spec, const W
         // Times the bucket ran dry (a stretch at baseline that briefly earns credits counts again).
         int drains = 0;
         double prev = sim.params(0).initial_credits;
-        for (double c : r.series[0].credits) {
+        const Column& credits = r.series[0].credits;
+        for (std::size_t k = 0; k < credits.size(); ++k) {
+            const double c = credits[k];
             if (prev > 0 && c <= 0) ++drains;
             prev = c;
         }

@@ -37,6 +37,7 @@ MODULES = [
     "ebssim.k8s",
     "ebssim.latency",
     "ebssim.plot",
+    "ebssim.recording",
     "ebssim.simulation",
     "ebssim.trace",
     "ebssim.testing",

@@ -248,7 +248,7 @@ def _flatten(results: Any) -> Tuple[List[VolumeResult], List[InstanceResult], Li
             unique.append(ir)
     every: List[Union[VolumeResult, InstanceResult]] = [*vols, *unique]
     for r in every:
-        if r.iops.shape[0] == 0 and r.n_steps > 0:
+        if not r.recorded and r.n_steps > 0:
             raise ValueError("a result was run with record=False and has no per-step series to plot")
     return vols, unique, tags
 
@@ -474,7 +474,7 @@ def plot(
         color = colors[j]
         # Distinct line styles keep identical series (e.g. two volumes before a cliff) visible.
         ls = _STYLES[j % len(_STYLES)]
-        line = _Liner(r.time_s, _bucket(r.n_steps, width_px), clock)
+        line = _Liner(r.time_s, _bucket(r.n_values, width_px), clock)
 
         if "iops" in panel:
             line(panel["iops"], r.iops, color=color, lw=1.3, ls=ls, label=name, zorder=3 - 0.01 * j)
@@ -507,7 +507,7 @@ def plot(
     inst_colors = ["#2ca02c", "#17becf", "#7f7f7f", "#e377c2"]
     for m, ir in enumerate(insts):
         color = inst_colors[m % len(inst_colors)]
-        line = _Liner(ir.time_s, _bucket(ir.n_steps, width_px), clock)
+        line = _Liner(ir.time_s, _bucket(ir.n_values, width_px), clock)
         name = ir.instance.name + (f" #{m + 1}" if sum(i.instance.name == ir.instance.name for i in insts) > 1 else "")
         where = []
         if "instance" in panel:
@@ -536,11 +536,12 @@ def plot(
         rows += [(f"{ir.instance.name} (instance)", ir) for ir in insts]
         seen_codes = set()
         for row, (_, rr) in enumerate(rows):
-            k = _bucket(rr.n_steps, width_px)
+            # One value per step, or per interval of a Recording(every_s=...).
+            k = _bucket(rr.n_values, width_px)
             first, codes = _bound_runs(rr.bound, k)
-            ends = np.append(first[1:], rr.n_steps)
-            x0 = clock.x(rr.t0_s + first * rr.dt_s)
-            x1 = clock.x(rr.t0_s + ends * rr.dt_s)
+            ends = np.append(first[1:], rr.n_values)
+            x0 = clock.x(rr.t0_s + first * rr.record_every_s)
+            x1 = np.minimum(clock.x(rr.t0_s + ends * rr.record_every_s), clock.x(rr.t0_s + rr.n_steps * rr.dt_s))
             y = len(rows) - 1 - row
             for code in np.unique(codes):
                 if code == 0:
