@@ -126,13 +126,13 @@ class Recording:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "series", _names(self.series, VOLUME_SERIES, "series"))
-        object.__setattr__(
-            self, "instance_series", _names(self.instance_series, INSTANCE_SERIES, "instance_series")
-        )
+        object.__setattr__(self, "instance_series", _names(self.instance_series, INSTANCE_SERIES, "instance_series"))
         if self.every_s is not None:
             e = real(self.every_s, "every_s", "a number of seconds")
             if not (math.isfinite(e) and e > 0):
-                raise ValueError(f"every_s={self.every_s!r} must be a positive, finite number of seconds (a multiple of dt)")
+                raise ValueError(
+                    f"every_s={self.every_s!r} must be a positive, finite number of seconds (a multiple of dt)"
+                )
             object.__setattr__(self, "every_s", e)
         try:
             name = np.dtype(self.dtype).name

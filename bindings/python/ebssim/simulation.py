@@ -851,7 +851,11 @@ class Simulation:
                 series=raw.instance_series,
                 totals=raw.instance_totals,
                 record_every=raw.record_every,
-                recorded=() if rec is None else INSTANCE_SERIES if rec.instance_series is None else tuple(rec.instance_series),
+                recorded=()
+                if rec is None
+                else INSTANCE_SERIES
+                if rec.instance_series is None
+                else tuple(rec.instance_series),
             )
         out = [
             VolumeResult(
