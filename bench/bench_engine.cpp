@@ -348,7 +348,15 @@ BENCHMARK(BM_SharedInstance_bound)
 // every 60 steps in float32, 6 the default into caller buffers allocated once, outside the timed
 // loop (what a caller streaming a long run in chunks pays: no fresh memory).
 //   build/bench/bench/ebssim_bench --benchmark_filter='Recording/steps:10000000/'
-enum RecordMode : std::int64_t { rec_none, rec_full, rec_subset, rec_every60, rec_f32, rec_every60_f32_subset, rec_caller };
+enum RecordMode : std::int64_t {
+    rec_none,
+    rec_full,
+    rec_subset,
+    rec_every60,
+    rec_f32,
+    rec_every60_f32_subset,
+    rec_caller
+};
 
 const Trace& long_trace(std::int64_t n) {
     static std::map<std::int64_t, Trace> cache;
@@ -365,8 +373,8 @@ void BM_Recording(benchmark::State& state) {
                                                        : Workload{ClosedLoop{32, 16384}}};
     RunOptions o;
     Recording& rc = o.recording;
-    const std::uint32_t two = (1U << static_cast<unsigned>(VolumeField::iops)) |
-                              (1U << static_cast<unsigned>(VolumeField::credits));
+    const std::uint32_t two =
+        (1U << static_cast<unsigned>(VolumeField::iops)) | (1U << static_cast<unsigned>(VolumeField::credits));
     if (mode == rec_subset || mode == rec_every60_f32_subset) rc.volume_fields = two;
     if (mode == rec_every60 || mode == rec_every60_f32_subset) rc.every = 60;
     if (mode == rec_f32 || mode == rec_every60_f32_subset) rc.dtype = Dtype::f32;
@@ -384,8 +392,8 @@ void BM_Recording(benchmark::State& state) {
     }
     RunLimits limits;
     limits.max_memory_bytes = std::int64_t{1} << 40;
-    static const char* const names[] = {"none", "full", "iops+credits", "every 60", "float32",
-                                        "iops+credits every 60 float32", "caller buffers"};
+    static const char* const names[] = {
+        "none", "full", "iops+credits", "every 60", "float32", "iops+credits every 60 float32", "caller buffers"};
     state.SetLabel(names[mode]);
     for (auto _ : state) {
         Simulation sim({spec});

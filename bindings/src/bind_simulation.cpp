@@ -127,8 +127,8 @@ std::uint32_t field_bits(const py::object& names, const std::string_view (&known
         if (f == N || !py::isinstance<py::str>(h)) {
             std::string all;
             for (const auto& k : known) all += (all.empty() ? "" : ", ") + std::string(k);
-            throw py::value_error(fmt::format("{}: {} is not a series; the series are {}", what,
-                                              py::repr(h).cast<std::string>(), all));
+            throw py::value_error(
+                fmt::format("{}: {} is not a series; the series are {}", what, py::repr(h).cast<std::string>(), all));
         }
         bits |= 1U << f;
     }
@@ -164,9 +164,9 @@ std::vector<Given> take_buffers(const py::object& out, const std::string_view (&
         }
         auto a = py::reinterpret_borrow<py::array>(kv.second);
         const bool is_bound = f == N - 1;
-        const py::dtype want = is_bound                 ? py::dtype::of<std::uint8_t>()
+        const py::dtype want = is_bound              ? py::dtype::of<std::uint8_t>()
                                : dtype == Dtype::f32 ? py::dtype::of<float>()
-                                                        : py::dtype::of<double>();
+                                                     : py::dtype::of<double>();
         if (!a.dtype().is(want) && !a.dtype().equal(want)) {
             throw py::value_error(fmt::format("{} has dtype {}, the recording needs {}", arg,
                                               py::str(a.dtype()).cast<std::string>(),
@@ -174,10 +174,11 @@ std::vector<Given> take_buffers(const py::object& out, const std::string_view (&
         }
         const bool one = volumes == 1 && a.ndim() == 1;
         if (!one && !(a.ndim() == 2 && static_cast<std::size_t>(a.shape(0)) == volumes)) {
-            throw py::value_error(fmt::format("{} has shape {}: it must be ({},) for one volume or ({}, {}) for {} "
-                                              "volume{} (one row each)",
-                                              arg, py::str(a.attr("shape")).cast<std::string>(),
-                                              n_values, volumes, n_values, volumes, volumes == 1 ? "" : "s"));
+            throw py::value_error(
+                fmt::format("{} has shape {}: it must be ({},) for one volume or ({}, {}) for {} "
+                            "volume{} (one row each)",
+                            arg, py::str(a.attr("shape")).cast<std::string>(), n_values, volumes, n_values, volumes,
+                            volumes == 1 ? "" : "s"));
         }
         const py::ssize_t len = a.shape(a.ndim() - 1);
         if (len != n_values) {
@@ -185,9 +186,10 @@ std::vector<Given> take_buffers(const py::object& out, const std::string_view (&
                                               arg, len, n_values));
         }
         if ((a.flags() & py::array::c_style) == 0) {
-            throw py::value_error(fmt::format("{} must be C-contiguous (np.ascontiguousarray, or a slice of whole "
-                                              "rows)",
-                                              arg));
+            throw py::value_error(
+                fmt::format("{} must be C-contiguous (np.ascontiguousarray, or a slice of whole "
+                            "rows)",
+                            arg));
         }
         if (!a.writeable()) throw py::value_error(fmt::format("{} is read-only: it must be writeable", arg));
         for (std::size_t i = 0; i < volumes; ++i) {
@@ -359,8 +361,8 @@ void bind_simulation(py::module_& m) {
             "run",
             [](Simulation& sim, const py::list& workloads, std::int64_t n_steps, bool record,
                std::int64_t max_volume_steps, std::int64_t max_memory_bytes, const py::object& series,
-               const py::object& instance_series, std::int64_t every, const std::string& dtype,
-               const py::object& out, const py::object& instance_out) {
+               const py::object& instance_series, std::int64_t every, const std::string& dtype, const py::object& out,
+               const py::object& instance_out) {
                 std::vector<Workload> ws;
                 ws.reserve(workloads.size());
                 for (const auto& h : workloads) ws.push_back(to_workload(h));
@@ -413,8 +415,7 @@ void bind_simulation(py::module_& m) {
                     // touches no Python object (the check takes the GIL itself).
                     py::gil_scoped_release release;
                     try {
-                        r = sim.run(ws, n_steps, record, RunLimits{max_volume_steps, max_memory_bytes}, check,
-                                    options);
+                        r = sim.run(ws, n_steps, record, RunLimits{max_volume_steps, max_memory_bytes}, check, options);
                     } catch (const Interrupted&) {
                         // The run was undone; the handler's exception is raised below, with the GIL.
                         if (!signal) throw;

@@ -632,10 +632,9 @@ void Simulation::check_limits(std::int64_t n_steps, const Recording* recording, 
     const double values = static_cast<double>(recording->intervals(n_steps));
     const double bytes = values * per_value;
     if (bytes > static_cast<double>(limits.max_memory_bytes)) {
-        const std::string per = recording->every == 1
-                                    ? fmt::format("{:g} per step", per_value)
-                                    : fmt::format("{:g} per value, one value every {} steps", per_value,
-                                                  recording->every);
+        const std::string per = recording->every == 1 ? fmt::format("{:g} per step", per_value)
+                                                      : fmt::format("{:g} per value, one value every {} steps",
+                                                                    per_value, recording->every);
         throw LimitError(fmt::format(
             "recording n_steps={} for {} volume{}{} takes {:.4g} bytes ({}), above max_memory_bytes={:.4g}: "
             "pass record=False for totals only, record fewer series or every so many steps, use a coarser dt, "

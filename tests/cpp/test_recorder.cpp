@@ -329,12 +329,10 @@ TEST_CASE("bad recordings are ConfigErrors naming the field") {
     const Workload w = closed_loop(32, 4 * KiB);
     Recording rc;
     rc.every = 0;
-    CHECK(config_error_message([&] { run_with(sim, {w}, 10, rc); }) ==
-          "every=0 steps per recorded value must be >= 1");
+    CHECK(config_error_message([&] { run_with(sim, {w}, 10, rc); }) == "every=0 steps per recorded value must be >= 1");
     rc.every = 1;
     rc.volume_fields = 1U << 9;
-    CHECK(config_error_message([&] { run_with(sim, {w}, 10, rc); }).find("volume_fields=0x200") !=
-          std::string::npos);
+    CHECK(config_error_message([&] { run_with(sim, {w}, 10, rc); }).find("volume_fields=0x200") != std::string::npos);
     rc.volume_fields = all_volume_fields;
     rc.volume_out.assign(2, {});
     CHECK(config_error_message([&] { run_with(sim, {w}, 10, rc); }) ==

@@ -96,9 +96,9 @@ def test_only_the_chosen_series_are_kept_and_counted_by_the_memory_limit():
     assert r.recorded == ("iops", "credits")
     assert r.series.latency_s.shape == r.series.bound.shape == (0,)
     with pytest.raises(ValueError, match=r"^latency_s was not recorded: this result records iops, credits"):
-        r.latency_s
+        _ = r.latency_s
     with pytest.raises(ValueError, match=r"bound was not recorded"):
-        r.bound
+        _ = r.bound
     assert list(r.to_pandas().columns) == ["iops", "read_iops", "write_iops", "credits", "burst_balance_pct"]
     # 45 values x 2 float64 = 720 bytes; float32: 360.
     assert simulate(gp2(100), W, duration_s=N, record=rec, max_memory_bytes=720).n_values == 45
@@ -250,7 +250,7 @@ def test_instance_series_per_interval():
     np.testing.assert_allclose(inst.iops, per_interval_mean(per_step.instance.iops, 100), rtol=1e-12)
     np.testing.assert_array_equal(inst.io_balance_pct, per_step.instance.io_balance_pct[99::100])
     with pytest.raises(ValueError, match=r"byte_balance_pct was not recorded"):
-        inst.byte_balance_pct
+        _ = inst.byte_balance_pct
     assert list(inst.to_pandas().columns) == ["iops", "io_balance_pct"]
     np.testing.assert_array_equal(inst.time_s, 100.0 * np.arange(24))
     assert inst.totals.served_counted == per_step.instance.totals.served_counted

@@ -89,7 +89,7 @@ class _Liner:
         self.t, self.k = t, k
         self.x = clock.x(_envelope(t, t, k)[0])
 
-    def __call__(self, a: Any, y: FloatArray, **kw: Any) -> Any:
+    def __call__(self, a: Any, y: npt.NDArray[np.floating[Any]], **kw: Any) -> Any:
         return a.plot(self.x, _envelope(self.t, y, self.k)[1], **kw)
 
 
@@ -166,7 +166,9 @@ def _bucket(n: int, columns: int) -> int:
     return 1 if n <= 2 * columns else int(math.ceil(n / columns))
 
 
-def _envelope(t: FloatArray, y: FloatArray, k: int) -> Tuple[FloatArray, FloatArray]:
+def _envelope(
+    t: FloatArray, y: npt.NDArray[np.floating[Any]], k: int
+) -> Tuple[FloatArray, npt.NDArray[np.floating[Any]]]:
     """(t, y) with each run of k steps replaced by its minimum and maximum at the run's first
     time: what a line through every point would paint in one pixel column. NaN is skipped."""
     if k <= 1:
@@ -541,7 +543,8 @@ def plot(
             first, codes = _bound_runs(rr.bound, k)
             ends = np.append(first[1:], rr.n_values)
             x0 = clock.x(rr.t0_s + first * rr.record_every_s)
-            x1 = np.minimum(clock.x(rr.t0_s + ends * rr.record_every_s), clock.x(rr.t0_s + rr.n_steps * rr.dt_s))
+            # The last interval ends with the run (it may be shorter than the others).
+            x1 = clock.x(np.minimum(rr.t0_s + ends * rr.record_every_s, rr.t0_s + rr.n_steps * rr.dt_s))
             y = len(rows) - 1 - row
             for code in np.unique(codes):
                 if code == 0:

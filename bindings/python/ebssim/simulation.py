@@ -29,7 +29,7 @@ import numpy.typing as npt
 
 from . import _core, _limits, _repr
 from ._core import CliffEpisode, InstanceSeries, InstanceTotals, VolumeSeries, VolumeTotals
-from ._units import flag, integer, real
+from ._units import integer, real
 from .instances import Instance, _resolve_instance
 from .latency import SERVICE_TIME_SHAPE, latency_quantiles
 from .recording import INSTANCE_SERIES, VOLUME_SERIES, Recording, resolve

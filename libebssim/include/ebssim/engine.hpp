@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
+#include "ebssim/bound.hpp"
 #include "ebssim/error.hpp"
 #include "ebssim/instance.hpp"
-#include "ebssim/bound.hpp"
 #include "ebssim/recorder.hpp"
 #include "ebssim/volume.hpp"
 #include "ebssim/workload.hpp"
@@ -158,8 +158,7 @@ public:
     /// `interrupt` asked to stop (the run is undone: state and clock are as before the call; a
     /// caller buffer may have been partly written).
     RunResult run(const std::vector<Workload>& workloads, std::int64_t n_steps, bool record = true,
-                  const RunLimits& limits = {}, const InterruptCheck& interrupt = {},
-                  const RunOptions& options = {});
+                  const RunLimits& limits = {}, const InterruptCheck& interrupt = {}, const RunOptions& options = {});
 
     [[nodiscard]] std::size_t size() const noexcept { return params_.size(); }
     [[nodiscard]] double dt_s() const noexcept { return dt_s_; }

@@ -216,7 +216,8 @@ public:
     /// The outputs of step k (steps come in order, from 0).
     [[gnu::always_inline]] void record(std::int64_t k, const Step& s) noexcept {
         if (direct_) {
-            for (int i = 0; i < n_fields - 1; ++i) static_cast<double*>(p_[static_cast<std::size_t>(i)])[k] = value(s, i);
+            for (int i = 0; i < n_fields - 1; ++i)
+                static_cast<double*>(p_[static_cast<std::size_t>(i)])[k] = value(s, i);
             bound_[k] = s.bound;
             return;
         }
@@ -226,7 +227,8 @@ public:
     /// The outputs of the m steps from k0 (the next to record) when every output is the same in
     /// each, except the levels, which change linearly: level e in step k0 + j is
     /// s.end[e] + j * slope[e]. O(m / every) work (O(m) fills at every = 1).
-    void record_constant(std::int64_t k0, std::int64_t m, const Step& s, const std::array<double, NEnd>& slope) noexcept {
+    void record_constant(std::int64_t k0, std::int64_t m, const Step& s,
+                         const std::array<double, NEnd>& slope) noexcept {
         if (m <= 0) return;
         if (every_ == 1) {
             for (int i = 0; i < n_fields - 1; ++i) {
@@ -357,7 +359,8 @@ using InstanceRecorder = Recorder<2, 2, false>;
 
 /// Size (or borrow) the chosen series of one volume for a run of n_steps; `out` are the caller's
 /// buffers of this volume (null entries: allocate).
-void prepare_series(StepSeries& s, const Recording& r, std::int64_t n_steps, const std::array<void*, n_volume_fields>& out);
+void prepare_series(StepSeries& s, const Recording& r, std::int64_t n_steps,
+                    const std::array<void*, n_volume_fields>& out);
 /// The same for the instance.
 void prepare_series(InstanceSeries& s, const Recording& r, std::int64_t n_steps);
 
