@@ -85,6 +85,9 @@ def test_float32_holds_the_float64_values_rounded(steps):
             assert a.dtype == np.float32, name
             np.testing.assert_array_equal(a, getattr(r64, name).astype(np.float32), err_msg=name)
         np.testing.assert_array_equal(r32.bound, r64.bound)
+        # Means read from float32 are summed in float64: within float32's rounding of each value.
+        assert r32.window(0, N).iops == pytest.approx(r64.window(0, N).iops, rel=1e-7)
+        assert r32.window(0, N).latency_ms == pytest.approx(r64.window(0, N).latency_ms, rel=1e-6)
         assert r32.to_pandas()["credits"].dtype == np.float32
     assert Recording(dtype=np.float32).dtype == "float32"
 

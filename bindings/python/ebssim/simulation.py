@@ -451,13 +451,17 @@ class VolumeResult:
         if self.record_every == 1:
             t = self.time_s
             sel = (t >= start) & (t < end)
-            ops = self.iops[sel] * self.dt_s
+            # In float64 also when recorded in float32 (a float32 sum of a month loses digits).
+            iops64 = np.asarray(self.iops[sel], dtype=np.float64)
+            ops = iops64 * self.dt_s
             done = ops > 0
             served = float(ops.sum())
-            lat = float((self.latency_s[sel][done] * ops[done]).sum() / served) if served > 0 else math.nan
+            lat_s = np.asarray(self.latency_s[sel], dtype=np.float64)
+            lat = float((lat_s[done] * ops[done]).sum() / served) if served > 0 else math.nan
+            tput = np.asarray(self.throughput_mib_s[sel], dtype=np.float64)
             return WindowStats(
-                iops=float(self.iops[sel].mean()) if sel.any() else math.nan,
-                throughput_mib_s=float(self.throughput_mib_s[sel].mean()) if sel.any() else math.nan,
+                iops=float(iops64.mean()) if sel.any() else math.nan,
+                throughput_mib_s=float(tput.mean()) if sel.any() else math.nan,
                 latency_ms=lat * 1e3,
             )
         # Intervals: the steps starting in the window must be whole intervals; each interval's
