@@ -170,12 +170,16 @@ void set_rates(benchmark::State& state, std::int64_t volumes, std::int64_t steps
         static_cast<double>(vsteps), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
+// One thread (RunOptions::threads = 1) unless `threads` says otherwise: the figures are per core;
+// BM_IndependentThreads measures the threads.
 template <class Make>
-void run_loop(benchmark::State& state, Make make_sim, const std::vector<Workload>& ws, std::int64_t steps,
-              bool record) {
+void run_loop(benchmark::State& state, Make make_sim, const std::vector<Workload>& ws, std::int64_t steps, bool record,
+              int threads = 1) {
+    RunOptions options;
+    options.threads = threads;
     for (auto _ : state) {
         Simulation sim = make_sim();
-        RunResult r = sim.run(ws, steps, record);
+        RunResult r = sim.run(ws, steps, record, {}, {}, options);
         benchmark::DoNotOptimize(r.totals.data());
         benchmark::DoNotOptimize(r.series.data());
         benchmark::ClobberMemory();
@@ -249,6 +253,23 @@ BENCHMARK(BM_OpenLoop_gp2_volumes)
     ->ArgNames({"volumes", "record"})
     ->ArgsProduct({{1, 4, 16}, {0, 1}})
     ->Unit(benchmark::kMillisecond);
+
+// (c') 16 independent gp2 volumes as in (c), totals only, stepped by 1 or 2 threads
+// (RunOptions::threads; each volume whole by one thread). Wall time: on an idle 2-core machine
+// threads:2 should take about half of threads:1 (items_per_second about double).
+void BM_IndependentThreads(benchmark::State& state) {
+    const int threads = static_cast<int>(state.range(0));
+    constexpr std::uint64_t volumes = 16;
+    std::vector<VolumeSpec> specs;
+    std::vector<Workload> ws;
+    for (std::uint64_t i = 0; i < volumes; ++i) {
+        specs.push_back(gp2_spec(100.0 + 10.0 * static_cast<double>(i)));
+        ws.push_back(open_loop(trace(i)));
+    }
+    run_loop(
+        state, [&] { return Simulation(specs); }, ws, kSteps, false, threads);
+}
+BENCHMARK(BM_IndependentThreads)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 // (d) Volumes sharing one instance: Simulation(specs, InstanceSpec{...}) couples them step by step
 // (Simulation::run_shared: every volume offers, the instance scales the offers to fit its budget,
@@ -372,6 +393,7 @@ void BM_Recording(benchmark::State& state) {
     const std::vector<Workload> ws{steps <= 10'000'000 ? Workload{open_loop(long_trace(steps))}
                                                        : Workload{ClosedLoop{32, 16384}}};
     RunOptions o;
+    o.threads = 1;
     Recording& rc = o.recording;
     const std::uint32_t two =
         (1U << static_cast<unsigned>(VolumeField::iops)) | (1U << static_cast<unsigned>(VolumeField::credits));

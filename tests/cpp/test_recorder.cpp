@@ -342,3 +342,28 @@ TEST_CASE("bad recordings are ConfigErrors naming the field") {
     o.recording = rc;
     CHECK(sim.run({w}, 10, false, {}, {}, o).series.empty());
 }
+
+TEST_CASE("interval recording is the same on one thread and two") {
+    // Three independent volumes (enough work for two threads), each recorded every 7 steps in
+    // float32 into its own recorder: the threads step copies and write them back.
+    const std::vector<VolumeSpec> specs{gp2_spec(100), gp2_spec(200), gp2_spec(300)};
+    const std::vector<Workload> ws{closed_loop(32, 4 * KiB), closed_loop(8, 16 * KiB), closed_loop(64, 4 * KiB)};
+    Recording rc;
+    rc.every = 7;
+    rc.dtype = Dtype::f32;
+    RunOptions one, two;
+    one.recording = two.recording = rc;
+    one.threads = 1;
+    two.threads = 2;
+    Simulation a(specs), b(specs);
+    RunResult x = a.run(ws, 100'000, true, {}, {}, one);
+    RunResult y = b.run(ws, 100'000, true, {}, {}, two);
+    for (std::size_t i = 0; i < 3; ++i) {
+        CAPTURE(i);
+        REQUIRE(x.series[i].iops.size() == 14286);  // ceil(100,000 / 7)
+        CHECK(same_series(x.series[i].iops, y.series[i].iops));
+        CHECK(same_series(x.series[i].latency_s, y.series[i].latency_s));
+        CHECK(same_series(x.series[i].credits, y.series[i].credits));
+        for (std::size_t j = 0; j < 14286; ++j) REQUIRE(x.series[i].bound[j] == y.series[i].bound[j]);
+    }
+}

@@ -496,9 +496,7 @@ class VolumeResult:
         """The run in a few numbers."""
         steps = self.totals.steps_bound
         n = max(1, self.n_steps)
-        run_end = self.t0_s + self.n_steps * self.dt_s
         eps = self.totals.cliffs
-        empty = sum((run_end if math.isnan(e.end_s) else e.end_s) - e.start_s for e in eps)
         return VolumeSummary(
             volume=str(self.volume),
             workload=str(self.workload),
@@ -509,11 +507,16 @@ class VolumeResult:
             throttled_fraction={name: steps[i] / n for i, name in enumerate(BOUND_NAMES)},
             backlog_ops_end=self.totals.backlog_ops,
             cliff_count=len(eps),
-            bucket_empty_s=float(empty),
+            bucket_empty_s=self._bucket_empty_s(),
             bound_s=self.bound_s,
             instance_bound_s=self.instance_bound_s,
             instance_cliff_time_s=self.instance.cliff_time_s if self.instance is not None else None,
         )
+
+    def _bucket_empty_s(self) -> float:
+        """Simulated seconds with the credit bucket empty in this run, all episodes together."""
+        run_end = self.t0_s + self.n_steps * self.dt_s
+        return float(sum((run_end if math.isnan(e.end_s) else e.end_s) - e.start_s for e in self.totals.cliffs))
 
     def to_pandas(self) -> "pd.DataFrame":
         """A DataFrame with one column per output, indexed by ``time_s``, or, for a trace with a
@@ -794,6 +797,7 @@ class Simulation:
         record: Union[bool, Recording] = True,
         max_volume_steps: Optional[float] = None,
         max_memory_bytes: Optional[float] = None,
+        threads: Optional[int] = None,
     ) -> RunResult:
         """Advance the simulation with one workload per volume.
 
@@ -809,22 +813,17 @@ class Simulation:
         per-step arrays; both default to :data:`ebssim.limits` (1e10 volume-steps, 4 GiB).
         Split a longer run into consecutive runs, use a coarser ``dt``, pass ``record=False``,
         or raise the limits.
+
+        Volumes without an instance are independent: ``threads`` C++ threads step them in
+        parallel (default None: every core; 1: the calling thread only). Each volume is stepped
+        whole by one thread, so the results are the same, to the last bit, for any ``threads``.
+        Volumes on an instance are coupled in every step and run in one thread; to use every
+        core for many instances, see :func:`ebssim.fleet.simulate_fleet`.
         """
-        if isinstance(workloads, (ClosedLoop, OpenLoop, PhasedClosedLoop, Idle, str)) or not isinstance(
-            workloads, Iterable
-        ):
-            raise ValueError(f"workloads={workloads!r} must be a sequence with one workload per volume")
-        ws = list(workloads)
-        if len(ws) != len(self.volumes):
-            raise ValueError(f"workloads has {len(ws)} entries but the simulation has {len(self.volumes)} volumes")
-        for i, w in enumerate(ws):
-            if not isinstance(w, (ClosedLoop, OpenLoop, PhasedClosedLoop, Idle)):
-                raise ValueError(f"workloads[{i}]={w!r} must be a ClosedLoop, OpenLoop, PhasedClosedLoop or Idle")
-            if isinstance(w, OpenLoop) and w.dt is not None and w.dt != self.dt:
-                raise ValueError(_dt_mismatch(f"workloads[{i}]", w.dt, self.dt, "Simulation(..., dt=)"))
-        n = self._n_steps(ws, duration_s)
+        ws, n = self._prepare(workloads, duration_s)
         rec = resolve(record)
         every = rec.every_steps(self.dt) if rec is not None else 1
+        n_threads = _threads(threads)
         try:
             raw = self._sim.run(
                 [w._native for w in ws],
@@ -832,6 +831,7 @@ class Simulation:
                 rec is not None,
                 max_volume_steps=_limits.max_volume_steps(max_volume_steps),
                 max_memory_bytes=_limits.max_memory_bytes(max_memory_bytes),
+                threads=n_threads,
                 series=None if rec is None else rec.series,
                 instance_series=None if rec is None else rec.instance_series,
                 every=every,
@@ -844,6 +844,27 @@ class Simulation:
             raise _limits.LimitError(
                 f"{what}: {err} (keywords max_volume_steps= and max_memory_bytes=, or ebssim.limits)"
             ) from None
+        return self._result(ws, raw)
+
+    def _prepare(self, workloads: Sequence[Workload], duration_s: Optional[float]) -> Tuple[List[Workload], int]:
+        """The workloads of :meth:`run`, checked against the volumes, and the run's steps."""
+        if isinstance(workloads, (ClosedLoop, OpenLoop, PhasedClosedLoop, Idle, str)) or not isinstance(
+            workloads, Iterable
+        ):
+            raise ValueError(f"workloads={workloads!r} must be a sequence with one workload per volume")
+        ws = list(workloads)
+        if len(ws) != len(self.volumes):
+            raise ValueError(f"workloads has {len(ws)} entries but the simulation has {len(self.volumes)} volumes")
+        for i, w in enumerate(ws):
+            if not isinstance(w, (ClosedLoop, OpenLoop, PhasedClosedLoop, Idle)):
+                raise ValueError(f"workloads[{i}]={w!r} must be a ClosedLoop, OpenLoop, PhasedClosedLoop or Idle")
+            if isinstance(w, OpenLoop) and w.dt is not None and w.dt != self.dt:
+                raise ValueError(_dt_mismatch(f"workloads[{i}]", w.dt, self.dt, "Simulation(..., dt=)"))
+        return ws, self._n_steps(ws, duration_s)
+
+    def _result(self, ws: List[Workload], raw: _core.RunResult) -> RunResult:
+        """The public results of a compiled run of ``ws`` on this simulation."""
+        n_values = -(-raw.n_steps // raw.record_every)  # values per recorded series
         inst = None
         if self.instance is not None:
             assert raw.instance_series is not None and raw.instance_totals is not None  # the core ran it attached
@@ -855,11 +876,7 @@ class Simulation:
                 series=raw.instance_series,
                 totals=raw.instance_totals,
                 record_every=raw.record_every,
-                recorded=()
-                if rec is None
-                else INSTANCE_SERIES
-                if rec.instance_series is None
-                else tuple(rec.instance_series),
+                recorded=_recorded(raw.instance_series, INSTANCE_SERIES, n_values),
             )
         out = [
             VolumeResult(
@@ -872,7 +889,7 @@ class Simulation:
                 totals=totals,
                 instance=inst,
                 record_every=raw.record_every,
-                recorded=() if rec is None else VOLUME_SERIES if rec.series is None else tuple(rec.series),
+                recorded=_recorded(series, VOLUME_SERIES, n_values),
             )
             for v, w, series, totals in zip(self.volumes, ws, raw.series, raw.totals)
         ]
@@ -885,6 +902,7 @@ class Simulation:
         record: Union[bool, Recording] = True,
         max_volume_steps: Optional[float] = None,
         max_memory_bytes: Optional[float] = None,
+        threads: Optional[int] = None,
     ) -> RunResult:
         """Let every volume idle for ``duration_s`` (gp2 earns credits); keywords as for :meth:`run`."""
         return self.run(
@@ -893,6 +911,7 @@ class Simulation:
             record=record,
             max_volume_steps=max_volume_steps,
             max_memory_bytes=max_memory_bytes,
+            threads=threads,
         )
 
     def _n_steps(self, ws: List[Workload], duration_s: Optional[float]) -> int:
@@ -920,6 +939,21 @@ class Simulation:
         return f"<Simulation t={self.time_s:g} s, dt={self.dt:g} s: {vols}{on}>"
 
 
+def _recorded(series: Any, names: Tuple[str, ...], n_values: int) -> Tuple[str, ...]:
+    """The series a compiled run recorded: those with a value per interval (none with record=False)."""
+    return tuple(n for n in names if getattr(series, n).shape[0] == n_values)
+
+
+def _threads(threads: Optional[int]) -> int:
+    """The engine's thread count for ``threads=``: None is 0 (every core)."""
+    if threads is None:
+        return 0
+    n = integer(threads, "threads", "a number of threads")
+    if n < 1:
+        raise ValueError(f"threads={threads!r} must be >= 1, or None for every core ({_core.hardware_threads} here)")
+    return n
+
+
 def _dt_mismatch(what: str, trace_dt: float, dt: float, where: str) -> str:
     return (
         f"{what} is a trace in steps of {trace_dt:g} s but {where} is {dt:g} s: a trace's step is part of "
@@ -938,6 +972,7 @@ def simulate(
     instance: Union[Instance, str, None] = None,
     max_volume_steps: Optional[float] = None,
     max_memory_bytes: Optional[float] = None,
+    threads: Optional[int] = None,
 ) -> VolumeResult:
     """Run one workload on one fresh volume and return its per-step results.
 
@@ -963,6 +998,9 @@ def simulate(
     max_volume_steps, max_memory_bytes : int, optional
         Bounds on this run's work and recorded memory (default :data:`ebssim.limits`; see
         :meth:`Simulation.run`).
+    threads : int, optional
+        As for :meth:`Simulation.run`: one volume is stepped by one thread, whatever the count
+        (kept for symmetry with it; many volumes in one call: :func:`ebssim.fleet.simulate_fleet`).
 
     Examples
     --------
@@ -986,4 +1024,5 @@ def simulate(
         record=record,
         max_volume_steps=max_volume_steps,
         max_memory_bytes=max_memory_bytes,
+        threads=threads,
     )[0]

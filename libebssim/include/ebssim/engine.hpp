@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -135,13 +137,22 @@ public:
     Interrupted() : std::runtime_error("the run was interrupted; the simulation is unchanged") {}
 };
 
-/// Options of one Simulation::run beyond the workloads, the length, record, limits and interrupt.
-/// Each feature adds its own fields, with a doc comment.
+/// Options of one run, beside its workloads and bounds. Each field has a default that keeps the
+/// behaviour of a run without options.
 struct RunOptions {
+    /// Threads that step volumes sharing no instance (Simulation::run) or independent
+    /// Simulations (run_many): 0 (default) uses every core (std::thread::hardware_concurrency),
+    /// 1 steps everything in the calling thread; negative is a ConfigError. Results are the same
+    /// whatever the count: each volume is stepped by one thread with the arithmetic of one.
+    int threads = 0;
     /// What a recorded run keeps (which series, every how many steps, float64 or float32,
     /// caller buffers); used only when run's `record` is true. Default: everything, every step.
     Recording recording;
 };
+
+/// The threads a run with `options` uses: options.threads, or every core for 0. Throws
+/// ConfigError for a negative count.
+[[nodiscard]] int resolve_threads(const RunOptions& options);
 
 /// A set of volumes stepped together with a fixed step dt, optionally sharing one instance.
 class Simulation {
@@ -157,6 +168,10 @@ public:
     /// Throws LimitError when the run exceeds `limits` (nothing ran), and Interrupted when
     /// `interrupt` asked to stop (the run is undone: state and clock are as before the call; a
     /// caller buffer may have been partly written).
+    ///
+    /// Volumes without an instance are independent and are stepped over options.threads threads
+    /// (the InterruptCheck is called from the calling thread only); with an instance, the
+    /// volumes are coupled in every step and one thread steps them all.
     RunResult run(const std::vector<Workload>& workloads, std::int64_t n_steps, bool record = true,
                   const RunLimits& limits = {}, const InterruptCheck& interrupt = {}, const RunOptions& options = {});
 
@@ -185,7 +200,7 @@ private:
     void init_volumes(const std::vector<VolumeSpec>& volumes, bool nitro);
     /// `rec`: one recorder per volume, or null (not recorded); `irec`: the instance's, or null.
     bool run_independent(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, VolumeRecorder* rec,
-                         const InterruptCheck& interrupt);
+                         const InterruptCheck& interrupt, int threads);
     bool run_shared(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, VolumeRecorder* rec,
                     InstanceRecorder* irec, const InterruptCheck& interrupt);
 
@@ -197,5 +212,30 @@ private:
     double dt_s_;
     std::int64_t step_ = 0;
 };
+
+/// One run of a batch given to run_many: a Simulation and what Simulation::run takes.
+struct FleetItem {
+    Simulation* sim = nullptr;
+    const std::vector<Workload>* workloads = nullptr;  ///< one per volume of sim
+    std::int64_t n_steps = 0;
+    bool record = false;
+};
+
+/// What one item of run_many gave: its RunResult, or the message of the ConfigError that
+/// refused it (a bad trace, a run above the limits), which left its Simulation unchanged.
+struct FleetOutcome {
+    std::optional<RunResult> result;
+    std::string error;  ///< empty when result holds the run
+};
+
+/// Run many independent Simulations (each with its own volumes, optional instance, workloads
+/// and n_steps) over options.threads threads, each item in one thread: a fleet, in which the
+/// volumes on one instance are coupled and the instances are independent. Outcomes are in the
+/// order of `items`, the same for any thread count. A ConfigError of one item is its outcome's
+/// `error` and does not stop the others. Interrupted (the InterruptCheck, called from the
+/// calling thread only, asked to stop) or any other exception stops every thread, restores
+/// every Simulation to its state before the call, and is rethrown.
+std::vector<FleetOutcome> run_many(std::span<const FleetItem> items, const RunLimits& limits = {},
+                                   const InterruptCheck& interrupt = {}, const RunOptions& options = {});
 
 }  // namespace ebssim
