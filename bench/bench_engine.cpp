@@ -155,7 +155,9 @@ void add_trace_counters(benchmark::State& state, const VolumeSpec& spec, const W
         // Times the bucket ran dry (a stretch at baseline that briefly earns credits counts again).
         int drains = 0;
         double prev = sim.params(0).initial_credits;
-        for (double c : r.series[0].credits) {
+        const Column& credits = r.series[0].credits;
+        for (std::size_t k = 0; k < credits.size(); ++k) {
+            const double c = credits[k];
             if (prev > 0 && c <= 0) ++drains;
             prev = c;
         }
@@ -448,6 +450,76 @@ BENCHMARK(BM_Fleet)
     ->Args({64, 1, 2})
     ->Args({64, 1, 3})
     ->Args({64, 1, 4})
+    ->Unit(benchmark::kMillisecond);
+
+// (f) What recording costs (Recording, recorder.hpp): one 100 GiB gp2 volume, 1e6 or 1e7 steps
+// of an open-loop trace of that length (the kind of trace(); 16 bytes of input a step), 1e8 steps
+// of a closed loop (no input: a 1e8-step trace would take 1.6 GB). mode: 0 not recorded, 1 every
+// series every step in float64 (the default, 49 bytes a step), 2 two series (iops, credits),
+// 3 every series every 60 steps, 4 every series in float32 (25 bytes a step), 5 iops and credits
+// every 60 steps in float32, 6 the default into caller buffers allocated once, outside the timed
+// loop (what a caller streaming a long run in chunks pays: no fresh memory).
+//   build/bench/bench/ebssim_bench --benchmark_filter='Recording/steps:10000000/'
+enum RecordMode : std::int64_t {
+    rec_none,
+    rec_full,
+    rec_subset,
+    rec_every60,
+    rec_f32,
+    rec_every60_f32_subset,
+    rec_caller
+};
+
+const Trace& long_trace(std::int64_t n) {
+    static std::map<std::int64_t, Trace> cache;
+    auto it = cache.find(n);
+    if (it == cache.end()) it = cache.emplace(n, make_trace(n, 2000)).first;
+    return it->second;
+}
+
+void BM_Recording(benchmark::State& state) {
+    const std::int64_t steps = state.range(0);
+    const auto mode = static_cast<RecordMode>(state.range(1));
+    const VolumeSpec spec = gp2_spec(100);
+    const std::vector<Workload> ws{steps <= 10'000'000 ? Workload{open_loop(long_trace(steps))}
+                                                       : Workload{ClosedLoop{32, 16384}}};
+    RunOptions o;
+    o.threads = 1;
+    Recording& rc = o.recording;
+    const std::uint32_t two =
+        (1U << static_cast<unsigned>(VolumeField::iops)) | (1U << static_cast<unsigned>(VolumeField::credits));
+    if (mode == rec_subset || mode == rec_every60_f32_subset) rc.volume_fields = two;
+    if (mode == rec_every60 || mode == rec_every60_f32_subset) rc.every = 60;
+    if (mode == rec_f32 || mode == rec_every60_f32_subset) rc.dtype = Dtype::f32;
+    std::vector<double> bufs[6];
+    std::vector<std::uint8_t> bound_buf;
+    if (mode == rec_caller) {
+        const auto n = static_cast<std::size_t>(steps);
+        rc.volume_out.assign(1, {});
+        for (std::size_t f = 0; f < 6; ++f) {
+            bufs[f].assign(n, 0.0);  // touched once here, so the timed runs take no page faults
+            rc.volume_out[0][f] = bufs[f].data();
+        }
+        bound_buf.assign(n, 0);
+        rc.volume_out[0][6] = bound_buf.data();
+    }
+    RunLimits limits;
+    limits.max_memory_bytes = std::int64_t{1} << 40;
+    static const char* const names[] = {
+        "none", "full", "iops+credits", "every 60", "float32", "iops+credits every 60 float32", "caller buffers"};
+    state.SetLabel(names[mode]);
+    for (auto _ : state) {
+        Simulation sim({spec});
+        RunResult r = sim.run(ws, steps, mode != rec_none, limits, {}, o);
+        benchmark::DoNotOptimize(r.totals.data());
+        benchmark::DoNotOptimize(r.series.data());
+        benchmark::ClobberMemory();
+    }
+    set_rates(state, 1, steps);
+}
+BENCHMARK(BM_Recording)
+    ->ArgNames({"steps", "mode"})
+    ->ArgsProduct({{1'000'000, 10'000'000, 100'000'000}, {0, 1, 2, 3, 4, 5, 6}})
     ->Unit(benchmark::kMillisecond);
 
 // Where the time goes: the floor of the loop with no trace to read (Idle), and the validation

@@ -1,11 +1,16 @@
 // The engine (Simulation), the bounds on one run, and its results: per-volume and per-instance
 // totals, per-step series, and the run that holds them.
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -14,6 +19,7 @@
 
 #include "ebssim/engine.hpp"
 #include "ebssim/error.hpp"
+#include "ebssim/recorder.hpp"
 #include "pybind.hpp"
 
 using namespace ebssim;
@@ -28,32 +34,52 @@ py::array_t<T> to_numpy(Series<T>&& v) {
     return py::array_t<T>(static_cast<py::ssize_t>(heap->size()), heap->data(), owner);
 }
 
-// The per-step outputs of one volume as numpy arrays, made once per run; empty (length 0) when
-// the run was not recorded.
+// A recorded series as numpy: the caller's own array when it was written into a caller buffer
+// (`given`), else the engine's buffer (float64 or float32), without a copy.
+py::array column_array(Column&& c, const py::object& given) {
+    if (c.borrowed() && !given.is_none()) return py::reinterpret_borrow<py::array>(given);
+    if (c.dtype() == Dtype::f32) return to_numpy(std::move(c.f32()));
+    return to_numpy(std::move(c.f64()));
+}
+py::array bound_array(Series<std::uint8_t>&& b, const py::object& given) {
+    if (b.borrowed() && !given.is_none()) return py::reinterpret_borrow<py::array>(given);
+    return to_numpy(std::move(b));
+}
+
+// Caller buffers as the run received them: per volume (and the instance), per field, the array
+// written into (None: the engine allocated it).
+using Given = std::vector<py::object>;
+const py::object& given_at(const Given& g, std::size_t f) {
+    static const py::object none = py::none();
+    return f < g.size() ? g[f] : none;
+}
+
+// The recorded outputs of one volume as numpy arrays, made once per run; empty (length 0) when
+// the run was not recorded or the series was not chosen.
 struct PyVolumeSeries {
-    py::array_t<double> iops, ebs_iops, throughput_mib_s, credits, latency_s, backlog_ops;
+    py::array iops, ebs_iops, throughput_mib_s, credits, latency_s, backlog_ops;
     py::array_t<std::uint8_t> bound;
 
-    explicit PyVolumeSeries(StepSeries&& s)
-        : iops(to_numpy(std::move(s.iops))),
-          ebs_iops(to_numpy(std::move(s.ebs_iops))),
-          throughput_mib_s(to_numpy(std::move(s.throughput_mib_s))),
-          credits(to_numpy(std::move(s.credits))),
-          latency_s(to_numpy(std::move(s.latency_s))),
-          backlog_ops(to_numpy(std::move(s.backlog_ops))),
-          bound(to_numpy(std::move(s.bound))) {}
+    PyVolumeSeries(StepSeries&& s, const Given& g)
+        : iops(column_array(std::move(s.iops), given_at(g, 0))),
+          ebs_iops(column_array(std::move(s.ebs_iops), given_at(g, 1))),
+          throughput_mib_s(column_array(std::move(s.throughput_mib_s), given_at(g, 2))),
+          credits(column_array(std::move(s.credits), given_at(g, 3))),
+          latency_s(column_array(std::move(s.latency_s), given_at(g, 4))),
+          backlog_ops(column_array(std::move(s.backlog_ops), given_at(g, 5))),
+          bound(bound_array(std::move(s.bound), given_at(g, 6))) {}
 };
 
 struct PyInstanceSeries {
-    py::array_t<double> iops, throughput_mb_s, io_balance_pct, byte_balance_pct;
+    py::array iops, throughput_mb_s, io_balance_pct, byte_balance_pct;
     py::array_t<std::uint8_t> bound;
 
-    explicit PyInstanceSeries(InstanceSeries&& s)
-        : iops(to_numpy(std::move(s.iops))),
-          throughput_mb_s(to_numpy(std::move(s.throughput_mb_s))),
-          io_balance_pct(to_numpy(std::move(s.io_balance_pct))),
-          byte_balance_pct(to_numpy(std::move(s.byte_balance_pct))),
-          bound(to_numpy(std::move(s.bound))) {}
+    PyInstanceSeries(InstanceSeries&& s, const Given& g)
+        : iops(column_array(std::move(s.iops), given_at(g, 0))),
+          throughput_mb_s(column_array(std::move(s.throughput_mb_s), given_at(g, 1))),
+          io_balance_pct(column_array(std::move(s.io_balance_pct), given_at(g, 2))),
+          byte_balance_pct(column_array(std::move(s.byte_balance_pct), given_at(g, 3))),
+          bound(bound_array(std::move(s.bound), given_at(g, 4))) {}
 };
 
 // A run as Python sees it: the Python objects are made once, so every read returns the same ones.
@@ -61,30 +87,130 @@ struct PyRunResult {
     double t0_s = 0;
     double dt_s = 1;
     std::int64_t n_steps = 0;
+    std::int64_t record_every = 1;
     py::tuple series;            // VolumeSeries, one per volume
     py::tuple totals;            // VolumeTotals, one per volume
     py::object instance_series;  // InstanceSeries, or None without an instance
     py::object instance_totals;  // InstanceTotals, or None without an instance
 
-    explicit PyRunResult(RunResult&& r)
+    explicit PyRunResult(RunResult&& r, const std::vector<Given>& given = {}, const Given& instance_given = {})
         : t0_s(r.t0_s),
           dt_s(r.dt_s),
           n_steps(r.n_steps),
+          record_every(r.record_every),
           series(r.totals.size()),
           totals(r.totals.size()),
           instance_series(py::none()),
           instance_totals(py::none()) {
         for (std::size_t i = 0; i < r.totals.size(); ++i) {
             // r.series is empty when the run was not recorded: each volume gets empty arrays.
-            series[i] = py::cast(PyVolumeSeries(i < r.series.size() ? std::move(r.series[i]) : StepSeries{}));
+            series[i] = py::cast(PyVolumeSeries(i < r.series.size() ? std::move(r.series[i]) : StepSeries{},
+                                                i < given.size() ? given[i] : Given{}));
             totals[i] = py::cast(r.totals[i]);
         }
         if (r.has_instance) {
-            instance_series = py::cast(PyInstanceSeries(std::move(r.instance_series)));
+            instance_series = py::cast(PyInstanceSeries(std::move(r.instance_series), instance_given));
             instance_totals = py::cast(r.instance_totals);
         }
     }
 };
+
+// Run options with `threads` and the other fields at their defaults.
+RunOptions threads_only(int threads) {
+    RunOptions o;
+    o.threads = threads;
+    return o;
+}
+
+// The bit of each chosen series name (`what`: "series" or "instance_series").
+template <std::size_t N>
+std::uint32_t field_bits(const py::object& names, const std::string_view (&known)[N], const char* what) {
+    if (names.is_none()) return (1U << N) - 1;
+    if (py::isinstance<py::str>(names)) {
+        throw py::value_error(fmt::format("{}={} must be a sequence of series names, e.g. ('iops', 'credits')", what,
+                                          py::repr(names).cast<std::string>()));
+    }
+    std::uint32_t bits = 0;
+    for (const py::handle h : names) {
+        const auto name = py::str(h).cast<std::string>();
+        std::size_t f = 0;
+        while (f < N && known[f] != name) ++f;
+        if (f == N || !py::isinstance<py::str>(h)) {
+            std::string all;
+            for (const auto& k : known) all += (all.empty() ? "" : ", ") + std::string(k);
+            throw py::value_error(
+                fmt::format("{}: {} is not a series; the series are {}", what, py::repr(h).cast<std::string>(), all));
+        }
+        bits |= 1U << f;
+    }
+    return bits;
+}
+
+// Checks the caller buffers `out` (a mapping of series name to numpy array) and points the
+// Recording at them: each chosen, a writeable C-contiguous array of the series' dtype, 1-D of
+// n_values (one volume) or 2-D of (volumes, n_values). Returns the array (or row) per volume
+// and field, which the result hands back.
+template <std::size_t N>
+std::vector<Given> take_buffers(const py::object& out, const std::string_view (&known)[N], std::uint32_t chosen,
+                                Dtype dtype, std::size_t volumes, std::int64_t n_values, const char* what,
+                                const std::function<void*&(std::size_t, std::size_t)>& slot) {
+    std::vector<Given> given(volumes, Given(N, py::none()));
+    if (out.is_none()) return given;
+    if (!py::isinstance<py::dict>(out)) {
+        throw py::value_error(fmt::format("{} must be a dict of series name to numpy array, got {}", what,
+                                          py::str(py::type::of(out).attr("__name__")).cast<std::string>()));
+    }
+    for (const auto& kv : py::reinterpret_borrow<py::dict>(out)) {
+        const auto name = py::str(kv.first).cast<std::string>();
+        const std::string arg = fmt::format("{}['{}']", what, name);
+        std::size_t f = 0;
+        while (f < N && known[f] != name) ++f;
+        if (f == N) throw py::value_error(fmt::format("{}: '{}' is not a series", what, name));
+        if ((chosen >> f & 1U) == 0) {
+            throw py::value_error(fmt::format("{} is given but the series '{}' is not recorded", arg, name));
+        }
+        if (!py::isinstance<py::array>(kv.second)) {
+            throw py::value_error(fmt::format("{} must be a numpy array, got {}", arg,
+                                              py::str(py::type::of(kv.second).attr("__name__")).cast<std::string>()));
+        }
+        auto a = py::reinterpret_borrow<py::array>(kv.second);
+        const bool is_bound = f == N - 1;
+        const py::dtype want = is_bound              ? py::dtype::of<std::uint8_t>()
+                               : dtype == Dtype::f32 ? py::dtype::of<float>()
+                                                     : py::dtype::of<double>();
+        if (!a.dtype().is(want) && !a.dtype().equal(want)) {
+            throw py::value_error(fmt::format("{} has dtype {}, the recording needs {}", arg,
+                                              py::str(a.dtype()).cast<std::string>(),
+                                              py::str(want).cast<std::string>()));
+        }
+        const bool one = volumes == 1 && a.ndim() == 1;
+        if (!one && !(a.ndim() == 2 && static_cast<std::size_t>(a.shape(0)) == volumes)) {
+            throw py::value_error(
+                fmt::format("{} has shape {}: it must be ({},) for one volume or ({}, {}) for {} "
+                            "volume{} (one row each)",
+                            arg, py::str(a.attr("shape")).cast<std::string>(), n_values, volumes, n_values, volumes,
+                            volumes == 1 ? "" : "s"));
+        }
+        const py::ssize_t len = a.shape(a.ndim() - 1);
+        if (len != n_values) {
+            throw py::value_error(fmt::format("{} holds {} values per volume, the run records {} (one per interval)",
+                                              arg, len, n_values));
+        }
+        if ((a.flags() & py::array::c_style) == 0) {
+            throw py::value_error(
+                fmt::format("{} must be C-contiguous (np.ascontiguousarray, or a slice of whole "
+                            "rows)",
+                            arg));
+        }
+        if (!a.writeable()) throw py::value_error(fmt::format("{} is read-only: it must be writeable", arg));
+        for (std::size_t i = 0; i < volumes; ++i) {
+            py::object row = one ? py::object(a) : py::object(a[py::int_(i)]);
+            given[i][f] = row;
+            slot(i, f) = one ? a.mutable_data() : a.mutable_data(static_cast<py::ssize_t>(i), 0);
+        }
+    }
+    return given;
+}
 
 py::tuple steps_tuple(const std::int64_t (&steps)[n_bounds]) {
     py::tuple t(n_bounds);
@@ -236,6 +362,9 @@ void bind_results(py::module_& m) {
     rr.def_readonly("t0_s", &PyRunResult::t0_s, "Simulated time at the start of the run, seconds.")
         .def_readonly("dt_s", &PyRunResult::dt_s, "The step, seconds.")
         .def_readonly("n_steps", &PyRunResult::n_steps, "Steps in the run.")
+        .def_readonly("record_every", &PyRunResult::record_every,
+                      "Steps per recorded value: the series hold ceil(n_steps / record_every) values, one per "
+                      "interval (1: one per step).")
         .def_readonly("series", &PyRunResult::series, "A VolumeSeries per volume (empty arrays when not recorded).")
         .def_readonly("totals", &PyRunResult::totals, "A VolumeTotals per volume.")
         .def_readonly("instance_series", &PyRunResult::instance_series,
@@ -268,8 +397,7 @@ py::list run_many_py(const py::list& items, std::int64_t max_volume_steps, std::
     std::vector<FleetOutcome> outcomes;
     // `items` keeps the Simulations and the trace buffers alive while the GIL is released.
     without_gil([&](const InterruptCheck& check) {
-        outcomes =
-            run_many(fleet, RunLimits{max_volume_steps, max_memory_bytes}, check, RunOptions{.threads = threads});
+        outcomes = run_many(fleet, RunLimits{max_volume_steps, max_memory_bytes}, check, threads_only(threads));
     });
     py::list out;
     for (auto& o : outcomes) {
@@ -300,6 +428,16 @@ void bind_simulation(py::module_& m) {
     py::tuple names(n_bounds);
     for (int i = 0; i < n_bounds; ++i) names[static_cast<std::size_t>(i)] = py::str(std::string(bound_names[i]));
     m.attr("BOUND_NAMES") = names;
+    py::tuple vnames(n_volume_fields);
+    for (int i = 0; i < n_volume_fields; ++i) {
+        vnames[static_cast<std::size_t>(i)] = py::str(std::string(volume_field_names[i]));
+    }
+    m.attr("VOLUME_SERIES") = vnames;
+    py::tuple inames(n_instance_fields);
+    for (int i = 0; i < n_instance_fields; ++i) {
+        inames[static_cast<std::size_t>(i)] = py::str(std::string(instance_field_names[i]));
+    }
+    m.attr("INSTANCE_SERIES") = inames;
 
     bind_results(m);
 
@@ -310,23 +448,55 @@ void bind_simulation(py::module_& m) {
         .def(
             "run",
             [](Simulation& sim, const py::list& workloads, std::int64_t n_steps, bool record,
-               std::int64_t max_volume_steps, std::int64_t max_memory_bytes, int threads, bool lockstep) {
+               std::int64_t max_volume_steps, std::int64_t max_memory_bytes, int threads, bool lockstep,
+               const py::object& series, const py::object& instance_series, std::int64_t every,
+               const std::string& dtype, const py::object& out, const py::object& instance_out) {
                 std::vector<Workload> ws;
                 ws.reserve(workloads.size());
                 for (const auto& h : workloads) ws.push_back(to_workload(h));
+                RunOptions options = threads_only(threads);
+                options.lockstep = lockstep;
+                Recording& rc = options.recording;
+                std::vector<Given> given;
+                Given instance_given;
+                if (record) {
+                    if (every < 1) throw py::value_error(fmt::format("every={} must be >= 1 steps", every));
+                    if (dtype != "float64" && dtype != "float32") {
+                        throw py::value_error(fmt::format("dtype='{}' must be 'float64' or 'float32'", dtype));
+                    }
+                    rc.every = every;
+                    rc.dtype = dtype == "float32" ? Dtype::f32 : Dtype::f64;
+                    rc.volume_fields = field_bits(series, volume_field_names, "series");
+                    rc.instance_fields = field_bits(instance_series, instance_field_names, "instance_series");
+                    const std::int64_t values = n_steps >= 0 ? rc.intervals(n_steps) : 0;
+                    if (!out.is_none()) rc.volume_out.assign(sim.size(), {});
+                    given = take_buffers(out, volume_field_names, rc.volume_fields, rc.dtype, sim.size(), values, "out",
+                                         [&rc](std::size_t i, std::size_t f) -> void*& { return rc.volume_out[i][f]; });
+                    if (!instance_out.is_none() && !sim.has_instance()) {
+                        throw py::value_error("instance_out is given but the simulation has no instance");
+                    }
+                    auto ig = take_buffers(instance_out, instance_field_names, rc.instance_fields, rc.dtype, 1, values,
+                                           "instance_out",
+                                           [&rc](std::size_t, std::size_t f) -> void*& { return rc.instance_out[f]; });
+                    instance_given = std::move(ig[0]);
+                } else if (!out.is_none() || !instance_out.is_none()) {
+                    throw py::value_error("out and instance_out need record=True");
+                }
                 RunResult r;
                 // Safe without the GIL: the workloads hold spans into numpy buffers kept alive by
-                // `workloads`, and the engine touches no Python object (the check takes the GIL itself).
+                // `workloads`, the caller buffers are kept alive by `out` and `instance_out`, and
+                // the engine touches no Python object (the check takes the GIL itself).
                 without_gil([&](const InterruptCheck& check) {
-                    r = sim.run(ws, n_steps, record, RunLimits{max_volume_steps, max_memory_bytes}, check,
-                                RunOptions{.threads = threads, .lockstep = lockstep});
+                    r = sim.run(ws, n_steps, record, RunLimits{max_volume_steps, max_memory_bytes}, check, options);
                 });
-                return PyRunResult(std::move(r));
+                return PyRunResult(std::move(r), given, instance_given);
             },
             py::arg("workloads"), py::arg("n_steps"), py::arg("record") = true,
             py::arg("max_volume_steps") = RunLimits{}.max_volume_steps,
             py::arg("max_memory_bytes") = RunLimits{}.max_memory_bytes, py::arg("threads") = RunOptions{}.threads,
-            py::arg("lockstep") = RunOptions{}.lockstep)
+            py::arg("lockstep") = RunOptions{}.lockstep, py::kw_only(), py::arg("series") = py::none(),
+            py::arg("instance_series") = py::none(), py::arg("every") = 1, py::arg("dtype") = "float64",
+            py::arg("out") = py::none(), py::arg("instance_out") = py::none())
         .def_property_readonly("size", &Simulation::size)
         .def_property_readonly("dt_s", &Simulation::dt_s)
         .def_property_readonly("time_s", &Simulation::time_s)

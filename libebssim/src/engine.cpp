@@ -10,6 +10,7 @@
 #include <mutex>
 #include <span>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <unordered_set>
 #include <variant>
@@ -105,7 +106,7 @@ struct IdleSource {
 template <class Source>
 class Stepper {
 public:
-    Stepper(const VolumeParams& p, Simulation::State& s, Source src, double dt, double t0, StepSeries* out,
+    Stepper(const VolumeParams& p, Simulation::State& s, Source src, double dt, double t0, VolumeRecorder* out,
             VolumeTotals& tot)
         : p_(p),
           s_(s),
@@ -237,13 +238,10 @@ public:
         tot_.steps_bound[static_cast<int>(bound)] += 1;
 
         if (out_ != nullptr) {
-            out_->iops[k] = rate;
-            out_->ebs_iops[k] = served_cnt * inv_dt_;
-            out_->throughput_mib_s[k] = served_bytes * inv_dt_ * (1.0 / units::MiB);
-            out_->credits[k] = s_.credits;
-            out_->latency_s[k] = latency;
-            out_->backlog_ops[k] = s_.backlog_ops;
-            out_->bound[k] = static_cast<std::uint8_t>(bound);
+            out_->record(k, {{rate, served_cnt * inv_dt_, served_bytes * inv_dt_ * (1.0 / units::MiB)},
+                             latency,
+                             {s_.credits, s_.backlog_ops},
+                             static_cast<std::uint8_t>(bound)});
         }
     }
 
@@ -258,7 +256,7 @@ private:
     const VolumeParams& p_;
     Simulation::State& s_;
     Source src_;
-    StepSeries* out_;
+    VolumeRecorder* out_;
     VolumeTotals& tot_;
     double dt_, t0_, earned_, burst_cap_, tput_hi_, tput_lo_, inv_dt_, inv_transfer_;
     bool bucket_;
@@ -275,7 +273,7 @@ private:
 using AnyStepper = std::variant<Stepper<ClosedSource>, Stepper<OpenSource>, Stepper<IdleSource>, Stepper<PhasedSource>>;
 
 AnyStepper make_stepper(const VolumeParams& p, Simulation::State& s, const Workload& w, double dt, double t0,
-                        StepSeries* out, VolumeTotals& tot) {
+                        VolumeRecorder* out, VolumeTotals& tot) {
     if (const auto* c = std::get_if<ClosedLoop>(&w)) {
         // The closed-loop rules of workload.hpp, shared with closed_loop_rate (burst.hpp).
         const double ops = offered_iops(p, *c) * dt;
@@ -300,16 +298,6 @@ AnyStepper make_stepper(const VolumeParams& p, Simulation::State& s, const Workl
             dt, t0, out, tot);
     }
     return Stepper<IdleSource>(p, s, IdleSource{}, dt, t0, out, tot);
-}
-
-void resize_series(StepSeries& s, std::size_t n) {  // uninitialised: every step writes each entry
-    s.iops.resize(n);
-    s.ebs_iops.resize(n);
-    s.throughput_mib_s.resize(n);
-    s.credits.resize(n);
-    s.latency_s.resize(n);
-    s.backlog_ops.resize(n);
-    s.bound.resize(n);
 }
 
 // Dominant-resource fair shares (max-min fair on each volume's larger share of the two
@@ -526,7 +514,7 @@ int resolve_threads(const RunOptions& options) {
     return static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
 }
 
-bool Simulation::run_independent(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record,
+bool Simulation::run_independent(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, VolumeRecorder* rec,
                                  const InterruptCheck& interrupt, int threads, const RunOptions& options) {
     // Volumes that share no budget are independent. The work comes in items, each stepped whole
     // by one thread: groups of totals-only open loops for the lockstep kernel (lockstep.hpp),
@@ -540,7 +528,7 @@ bool Simulation::run_independent(const std::vector<Workload>& ws, std::int64_t n
     constexpr std::size_t lanes = detail::lockstep_lanes;
     std::vector<detail::LockstepVolume> open;
     std::vector<std::size_t> scalar;
-    const bool lockstep = !record && options.lockstep && detail::lockstep_isa() != detail::LockstepIsa::none;
+    const bool lockstep = rec == nullptr && options.lockstep && detail::lockstep_isa() != detail::LockstepIsa::none;
     for (std::size_t i = 0; i < params_.size(); ++i) {
         const auto* o = std::get_if<OpenLoop>(&ws[i]);
         if (o != nullptr && lockstep) {
@@ -573,7 +561,10 @@ bool Simulation::run_independent(const std::vector<Workload>& ws, std::int64_t n
         const std::size_t i = scalar[item - groups];
         State state = state_[i];
         VolumeTotals totals;
-        AnyStepper any = make_stepper(params_[i], state, ws[i], dt_s_, r.t0_s, record ? &r.series[i] : nullptr, totals);
+        // The recorder too is a copy (its interval sums are written in every step), written back.
+        std::optional<VolumeRecorder> recorder;
+        if (rec != nullptr) recorder.emplace(rec[i]);
+        AnyStepper any = make_stepper(params_[i], state, ws[i], dt_s_, r.t0_s, recorder ? &*recorder : nullptr, totals);
         ok[item] = std::visit(
             [n, &check](auto& st) {
                 in_chunks(n, 1, check, [&st](std::int64_t k0, std::int64_t k1) {
@@ -587,6 +578,7 @@ bool Simulation::run_independent(const std::vector<Workload>& ws, std::int64_t n
             any);
         state_[i] = state;
         r.totals[i] = std::move(totals);
+        if (recorder) rec[i] = *recorder;
     });
     return std::all_of(ok.begin(), ok.end(), [](char x) { return x != 0; });
 }
@@ -598,7 +590,7 @@ namespace {
 // stepper type (no dispatch per volume per step) or of variants (mixed workloads).
 template <class Steppers>
 void coupled_loop(Steppers& steppers, const InstanceParams& ip, double& io_credits, double& bytes_credits,
-                  std::int64_t n, double dt, double t0, InstanceTotals& it, InstanceSeries* out,
+                  std::int64_t n, double dt, double t0, InstanceTotals& it, InstanceRecorder* out,
                   const InterruptCheck& interrupt) {
     const std::size_t nv = steppers.size();
     InstanceBucket io(ip.baseline_iops, ip.max_iops, ip.io_capacity, ip.io_earn_idle, dt, io_credits);
@@ -679,11 +671,10 @@ void coupled_loop(Steppers& steppers, const InstanceParams& ip, double& io_credi
         served_bytes += used_bytes;
         steps_bound[static_cast<int>(ib)] += 1;
         if (out != nullptr) {
-            out->iops[k] = used_cnt * inv_dt;
-            out->throughput_mb_s[k] = used_bytes * inv_dt * (1.0 / units::MB);
-            out->io_balance_pct[k] = io.pct();
-            out->byte_balance_pct[k] = by.pct();
-            out->bound[k] = static_cast<std::uint8_t>(ib);
+            out->record(k, {{used_cnt * inv_dt, used_bytes * inv_dt * (1.0 / units::MB)},
+                            0.0,
+                            {io.pct(), by.pct()},
+                            static_cast<std::uint8_t>(ib)});
         }
     }
     io_credits = io.credits;
@@ -698,7 +689,7 @@ void coupled_loop(Steppers& steppers, const InstanceParams& ip, double& io_credi
 // The steppers as one concrete type when every workload has the same kind.
 template <class S>
 bool try_homogeneous(std::vector<AnyStepper>& any, const InstanceParams& ip, double& io_c, double& by_c, std::int64_t n,
-                     double dt, double t0, InstanceTotals& it, InstanceSeries* out, const InterruptCheck& interrupt,
+                     double dt, double t0, InstanceTotals& it, InstanceRecorder* out, const InterruptCheck& interrupt,
                      bool& ok) {
     for (const auto& a : any) {
         if (!std::holds_alternative<Stepper<S>>(a)) return false;
@@ -714,18 +705,18 @@ bool try_homogeneous(std::vector<AnyStepper>& any, const InstanceParams& ip, dou
 
 }  // namespace
 
-bool Simulation::run_shared(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record,
-                            const InterruptCheck& interrupt) {
+bool Simulation::run_shared(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, VolumeRecorder* rec,
+                            InstanceRecorder* irec, const InterruptCheck& interrupt) {
     const InstanceParams& ip = *instance_;
     const std::size_t nv = params_.size();
     std::vector<AnyStepper> steppers;
     steppers.reserve(nv);
     for (std::size_t i = 0; i < nv; ++i) {
         steppers.push_back(
-            make_stepper(params_[i], state_[i], ws[i], dt_s_, r.t0_s, record ? &r.series[i] : nullptr, r.totals[i]));
+            make_stepper(params_[i], state_[i], ws[i], dt_s_, r.t0_s, rec != nullptr ? &rec[i] : nullptr, r.totals[i]));
     }
     InstanceTotals& it = r.instance_totals;
-    InstanceSeries* out = record ? &r.instance_series : nullptr;
+    InstanceRecorder* out = irec;
     bool ok = true;
     if (!try_homogeneous<OpenSource>(steppers, ip, inst_io_credits_, inst_bytes_credits_, n, dt_s_, r.t0_s, it, out,
                                      interrupt, ok) &&
@@ -747,7 +738,7 @@ std::size_t Simulation::checked(std::size_t i) const {
     return i;
 }
 
-void Simulation::check_limits(std::int64_t n_steps, bool record, const RunLimits& limits) const {
+void Simulation::check_limits(std::int64_t n_steps, const Recording* recording, const RunLimits& limits) const {
     if (limits.max_volume_steps < 0) {
         throw ConfigError(fmt::format("max_volume_steps={} must be >= 0", limits.max_volume_steps));
     }
@@ -765,15 +756,23 @@ void Simulation::check_limits(std::int64_t n_steps, bool record, const RunLimits
             n_steps, size(), size() == 1 ? "" : "s", work, static_cast<double>(limits.max_volume_steps), work / 1e8,
             work / 5e7));
     }
-    if (!record) return;
-    const double per_step = nv * static_cast<double>(recorded_bytes_per_volume_step) +
-                            (has_instance() ? static_cast<double>(recorded_bytes_per_instance_step) : 0.0);
-    const double bytes = static_cast<double>(n_steps) * per_step;
+    if (recording == nullptr) return;
+    // What the engine allocates: the chosen series without a caller buffer, per recorded value.
+    double per_value = has_instance() ? static_cast<double>(recording->allocated_bytes_per_value(-1, true)) : 0.0;
+    for (std::size_t i = 0; i < size(); ++i) {
+        per_value += static_cast<double>(recording->allocated_bytes_per_value(static_cast<std::ptrdiff_t>(i), false));
+    }
+    const double values = static_cast<double>(recording->intervals(n_steps));
+    const double bytes = values * per_value;
     if (bytes > static_cast<double>(limits.max_memory_bytes)) {
+        const std::string per = recording->every == 1 ? fmt::format("{:g} per step", per_value)
+                                                      : fmt::format("{:g} per value, one value every {} steps",
+                                                                    per_value, recording->every);
         throw LimitError(fmt::format(
-            "recording n_steps={} for {} volume{}{} takes {:.4g} bytes ({:g} per step), above max_memory_bytes={:.4g}: "
-            "pass record=False for totals only, use a coarser dt, split the run, or raise max_memory_bytes",
-            n_steps, size(), size() == 1 ? "" : "s", has_instance() ? " and the instance" : "", bytes, per_step,
+            "recording n_steps={} for {} volume{}{} takes {:.4g} bytes ({}), above max_memory_bytes={:.4g}: "
+            "pass record=False for totals only, record fewer series or every so many steps, use a coarser dt, "
+            "split the run, or raise max_memory_bytes",
+            n_steps, size(), size() == 1 ? "" : "s", has_instance() ? " and the instance" : "", bytes, per,
             static_cast<double>(limits.max_memory_bytes)));
     }
 }
@@ -786,7 +785,9 @@ RunResult Simulation::run(const std::vector<Workload>& workloads, std::int64_t n
                                       params_.size()));
     }
     if (n_steps < 0) throw ConfigError(fmt::format("n_steps={} must be >= 0", n_steps));
-    check_limits(n_steps, record, limits);
+    const Recording& rc = options.recording;
+    if (record) validate_recording(rc, params_.size());
+    check_limits(n_steps, record ? &rc : nullptr, limits);
     for (std::size_t i = 0; i < workloads.size(); ++i) {
         try {
             validate_workload(workloads[i], n_steps, /*check_values=*/false);
@@ -825,19 +826,23 @@ RunResult Simulation::run(const std::vector<Workload>& workloads, std::int64_t n
     r.n_steps = n_steps;
     r.totals.resize(params_.size());
     r.has_instance = has_instance();
-    const auto n = static_cast<std::size_t>(n_steps);
+    r.record_every = rc.every;
+    std::vector<VolumeRecorder> recorders;
+    std::optional<InstanceRecorder> irec;
     if (record) {
         r.series.resize(params_.size());
-        for (auto& s : r.series) resize_series(s, n);
+        recorders.reserve(params_.size());
+        for (std::size_t i = 0; i < params_.size(); ++i) {
+            prepare_series(r.series[i], rc, n_steps,
+                           rc.volume_out.empty() ? std::array<void*, n_volume_fields>{} : rc.volume_out[i]);
+            recorders.push_back(make_recorder(r.series[i], rc));
+        }
         if (has_instance()) {
-            auto& is = r.instance_series;
-            is.iops.resize(n);
-            is.throughput_mb_s.resize(n);
-            is.io_balance_pct.resize(n);
-            is.byte_balance_pct.resize(n);
-            is.bound.resize(n);
+            prepare_series(r.instance_series, rc, n_steps);
+            irec.emplace(make_recorder(r.instance_series, rc));
         }
     }
+    VolumeRecorder* rec = record ? recorders.data() : nullptr;
     // Trace values are checked inside the step loop (no extra pass over long traces). If one is
     // bad, the run is undone and the first offender reported, as if checked up front. An
     // interrupted run is undone the same way.
@@ -850,8 +855,8 @@ RunResult Simulation::run(const std::vector<Workload>& workloads, std::int64_t n
     };
     bool ok = false;
     try {
-        ok = has_instance() ? run_shared(workloads, n_steps, r, record, interrupt)
-                            : run_independent(workloads, n_steps, r, record, interrupt, threads, options);
+        ok = has_instance() ? run_shared(workloads, n_steps, r, rec, irec ? &*irec : nullptr, interrupt)
+                            : run_independent(workloads, n_steps, r, rec, interrupt, threads, options);
     } catch (...) {
         undo();
         throw;
@@ -868,6 +873,8 @@ RunResult Simulation::run(const std::vector<Workload>& workloads, std::int64_t n
         }
         throw ConfigError("invalid trace values");  // unreachable: validate_workload found them
     }
+    for (auto& x : recorders) x.finish();  // the last, partial interval
+    if (irec) irec->finish();
     for (std::size_t i = 0; i < params_.size(); ++i) {
         r.totals[i].backlog_ops = state_[i].backlog_ops;
         r.totals[i].backlog_bytes = state_[i].backlog_bytes;

@@ -162,7 +162,7 @@ std::string config_error_message(F&& f) {
 }
 
 /// Element-wise equality that treats NaN == NaN (latency is NaN in steps that complete nothing).
-inline bool same_series(const ebssim::Series<double>& a, const ebssim::Series<double>& b) {
+inline bool same_series(const ebssim::Column& a, const ebssim::Column& b) {
     if (a.size() != b.size()) return false;
     for (std::size_t i = 0; i < a.size(); ++i) {
         if (std::isnan(a[i]) && std::isnan(b[i])) continue;
@@ -172,9 +172,9 @@ inline bool same_series(const ebssim::Series<double>& a, const ebssim::Series<do
 }
 
 /// Sum of a per-second rate series times dt: the amount over the run.
-inline double integrate(const ebssim::Series<double>& per_s, double dt_s) {
+inline double integrate(const ebssim::Column& per_s, double dt_s) {
     double s = 0;
-    for (double x : per_s) s += x * dt_s;
+    for (std::size_t k = 0; k < per_s.size(); ++k) s += per_s[k] * dt_s;
     return s;
 }
 

@@ -39,6 +39,7 @@ MODULES = [
     "ebssim.k8s",
     "ebssim.latency",
     "ebssim.plot",
+    "ebssim.recording",
     "ebssim.simulation",
     "ebssim.trace",
     "ebssim.testing",

@@ -71,10 +71,12 @@ def test_field_names():
     assert fields(ebssim.InstanceTotals) == INSTANCE_TOTALS
     assert fields(ebssim.VolumeSeries) == VOLUME_SERIES
     assert fields(ebssim.InstanceSeries) == INSTANCE_SERIES
+    assert ebssim.VOLUME_SERIES == VOLUME_SERIES and ebssim.INSTANCE_SERIES == INSTANCE_SERIES
     assert fields(ebssim._core.RunResult) == (
         "t0_s",
         "dt_s",
         "n_steps",
+        "record_every",
         "series",
         "totals",
         "instance_series",

@@ -68,6 +68,9 @@ def runtime_signatures(func: object, name: str) -> List[Signature]:
         for p in _split_top_level(m.group(1)):
             if p in ("*args", "**kwargs"):
                 break  # the overload dispatcher's own line
+            if p == "*":  # keyword-only parameters follow
+                params.append(("*", None, False))
+                continue
             head, _, default = p.partition(" = ")
             pname, _, annotation = head.partition(": ")
             if pname != "self":
@@ -87,6 +90,11 @@ def stub_signature(f: ast.FunctionDef) -> Signature:
             continue
         annotation = ast.unparse(a.annotation) if a.annotation else None
         params.append((a.arg, annotation, i >= len(positional) - n_defaults))
+    if args.kwonlyargs:
+        params.append(("*", None, False))
+        for a, default in zip(args.kwonlyargs, args.kw_defaults):
+            annotation = ast.unparse(a.annotation) if a.annotation else None
+            params.append((a.arg, annotation, default is not None))
     returns = ast.unparse(f.returns) if f.returns else None
     return tuple(params), returns
 

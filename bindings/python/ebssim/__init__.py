@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .instances import SHARE_POLICIES, Catalog, Instance, NoEbsLimitsWarning, instance, load_catalog
     from .latency import SERVICE_TIME_SHAPE, closed_loop_latency_s, latency_moments, latency_quantiles
     from .plot import plot
+    from .recording import INSTANCE_SERIES, VOLUME_SERIES, Recording
     from .simulation import (
         BOUND_NAMES,
         CliffEpisode,
@@ -50,8 +51,10 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BOUND_NAMES",
+    "INSTANCE_SERIES",
     "SERVICE_TIME_SHAPE",
     "SHARE_POLICIES",
+    "VOLUME_SERIES",
     "VOLUME_TYPES",
     "Catalog",
     "Cliff",
@@ -68,6 +71,7 @@ __all__ = [
     "NoEbsLimitsWarning",
     "OpenLoop",
     "PhasedClosedLoop",
+    "Recording",
     "RunResult",
     "Simulation",
     "Volume",
@@ -123,6 +127,7 @@ _EXPORTS = {
     ".instances": ("SHARE_POLICIES", "Catalog", "Instance", "NoEbsLimitsWarning", "instance", "load_catalog"),
     ".latency": ("SERVICE_TIME_SHAPE", "closed_loop_latency_s", "latency_moments", "latency_quantiles"),
     ".plot": ("plot",),
+    ".recording": ("INSTANCE_SERIES", "VOLUME_SERIES", "Recording"),
     ".simulation": (
         "BOUND_NAMES",
         "CliffEpisode",

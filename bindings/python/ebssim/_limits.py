@@ -35,8 +35,10 @@ class Limits:
         the engine's 50-100 M volume-steps per second.
     max_memory_bytes : int
         Most bytes one call allocates for per-step arrays: a recorded run's series, all volumes
-        and the instance together (49 bytes per volume-step, 33 per step of the instance), or
-        the two arrays of :meth:`OpenLoop.constant` (16 bytes per step). Default 4 GiB.
+        and the instance together (49 bytes per volume-step, 33 per step of the instance by
+        default; what a :class:`~ebssim.Recording` chooses, per interval and in its precision,
+        otherwise, not counting caller buffers), or the two arrays of :meth:`OpenLoop.constant`
+        (16 bytes per step). Default 4 GiB.
 
     The module-level :data:`ebssim.limits` holds the bounds for the session (assign to its
     fields, e.g. ``ebssim.limits.max_volume_steps = 5e10``); ``Simulation.run``, ``rest`` and

@@ -110,23 +110,35 @@ class Span:
         return self.end_s - self.start_s
 
 
-def _has_series(r: Union["VolumeResult", "InstanceResult"]) -> bool:
-    return r.n_steps == 0 or r.series.bound.shape[0] == r.n_steps
+def _has_series(r: Union["VolumeResult", "InstanceResult"], *names: str) -> bool:
+    """True when ``names`` were recorded at every step (or the run has no steps)."""
+    return r.n_steps == 0 or (r.record_every == 1 and all(n in r.recorded for n in names))
 
 
-def _need_series(r: Union["VolumeResult", "InstanceResult"], what: str) -> None:
-    if not _has_series(r):
-        raise ValueError(f"{what} needs the per-step series, and this result was run with record=False")
+def _need_series(r: Union["VolumeResult", "InstanceResult"], what: str, *names: str) -> None:
+    from .simulation import _need_per_step
+
+    _need_per_step(r, what, *names)
 
 
 def offered_iops(r: "VolumeResult") -> FloatArray:
     """I/Os per second the workload offered in each step: an open loop's arrivals per second, a
     closed loop's unthrottled rate ``in_flight / (service time + think time)`` (the core's rule,
-    :func:`ebssim.closed_loop_rate`), 0 at rest. Empty without series."""
+    :func:`ebssim.closed_loop_rate`), 0 at rest. Empty without series; recorded every so many
+    steps, the mean over each interval, like ``iops``."""
+    per_step = _offered_per_step(r, r.n_steps if r.recorded else 0)
+    m = r.record_every
+    if m == 1 or per_step.shape[0] == 0:
+        return per_step
+    starts = np.arange(0, per_step.shape[0], m)
+    counts = np.minimum(m, per_step.shape[0] - starts)
+    return np.add.reduceat(per_step, starts) / counts  # type: ignore[no-any-return]
+
+
+def _offered_per_step(r: "VolumeResult", n: int) -> FloatArray:
     from .burst import closed_loop_rate
     from .workloads import ClosedLoop, OpenLoop, PhasedClosedLoop
 
-    n = r.iops.shape[0]
     w = r.workload
     if isinstance(w, OpenLoop):
         return np.asarray(w.ops[:n], dtype=np.float64) / r.dt_s
@@ -176,7 +188,9 @@ def _episodes(r: Union["VolumeResult", "InstanceResult"], raw: Sequence["CliffEp
 
     run_end = r.t0_s + r.n_steps * r.dt_s
     out = []
-    recorded = _has_series(r) and r.n_steps > 0
+    # The limit and IOPS of an episode come from the per-step bound and iops; recorded without
+    # them, or every so many steps, they follow the bucket as with record=False.
+    recorded = _has_series(r, "bound", "iops") and r.n_steps > 0
     for ep in raw:
         end = None if math.isnan(ep.end_s) else float(ep.end_s)
         stop = run_end if end is None else end
@@ -245,7 +259,7 @@ def time_above_latency(r: "VolumeResult", ms: float) -> float:
     Steps in which nothing completed (latency NaN) do not count. Needs the per-step series.
     """
     threshold = _threshold(ms)
-    _need_series(r, "time_above_latency")
+    _need_series(r, "time_above_latency", "latency_s")
     above = np.greater(r.latency_s, threshold / 1e3, where=~np.isnan(r.latency_s), out=np.zeros(r.n_steps, bool))
     return float(np.count_nonzero(above)) * r.dt_s
 
@@ -253,7 +267,7 @@ def time_above_latency(r: "VolumeResult", ms: float) -> float:
 def spans_above_latency(r: "VolumeResult", ms: float) -> List[Span]:
     """The stretches of the run with mean latency above ``ms``, in order (see :func:`time_above_latency`)."""
     threshold = _threshold(ms)
-    _need_series(r, "spans_above_latency")
+    _need_series(r, "spans_above_latency", "latency_s")
     above = np.greater(r.latency_s, threshold / 1e3, where=~np.isnan(r.latency_s), out=np.zeros(r.n_steps, bool))
     return _spans(above, r.t0_s, r.dt_s)
 
@@ -266,6 +280,6 @@ def bound_spans(r: Union["VolumeResult", "InstanceResult"], *limits: str) -> Lis
     for name in limits:
         if name not in BOUND_NAMES:
             raise ValueError(f"limit {name!r} is not one of {', '.join(BOUND_NAMES)}")
-    _need_series(r, "bound_spans")
+    _need_series(r, "bound_spans", "bound")
     codes = [BOUND_NAMES.index(name) for name in limits]
     return _spans(np.isin(r.series.bound, codes), r.t0_s, r.dt_s)

@@ -89,7 +89,7 @@ class _Liner:
         self.t, self.k = t, k
         self.x = clock.x(_envelope(t, t, k)[0])
 
-    def __call__(self, a: Any, y: FloatArray, **kw: Any) -> Any:
+    def __call__(self, a: Any, y: npt.NDArray[np.floating[Any]], **kw: Any) -> Any:
         return a.plot(self.x, _envelope(self.t, y, self.k)[1], **kw)
 
 
@@ -166,7 +166,9 @@ def _bucket(n: int, columns: int) -> int:
     return 1 if n <= 2 * columns else int(math.ceil(n / columns))
 
 
-def _envelope(t: FloatArray, y: FloatArray, k: int) -> Tuple[FloatArray, FloatArray]:
+def _envelope(
+    t: FloatArray, y: npt.NDArray[np.floating[Any]], k: int
+) -> Tuple[FloatArray, npt.NDArray[np.floating[Any]]]:
     """(t, y) with each run of k steps replaced by its minimum and maximum at the run's first
     time: what a line through every point would paint in one pixel column. NaN is skipped."""
     if k <= 1:
@@ -248,7 +250,7 @@ def _flatten(results: Any) -> Tuple[List[VolumeResult], List[InstanceResult], Li
             unique.append(ir)
     every: List[Union[VolumeResult, InstanceResult]] = [*vols, *unique]
     for r in every:
-        if r.iops.shape[0] == 0 and r.n_steps > 0:
+        if not r.recorded and r.n_steps > 0:
             raise ValueError("a result was run with record=False and has no per-step series to plot")
     return vols, unique, tags
 
@@ -474,7 +476,7 @@ def plot(
         color = colors[j]
         # Distinct line styles keep identical series (e.g. two volumes before a cliff) visible.
         ls = _STYLES[j % len(_STYLES)]
-        line = _Liner(r.time_s, _bucket(r.n_steps, width_px), clock)
+        line = _Liner(r.time_s, _bucket(r.n_values, width_px), clock)
 
         if "iops" in panel:
             line(panel["iops"], r.iops, color=color, lw=1.3, ls=ls, label=name, zorder=3 - 0.01 * j)
@@ -507,7 +509,7 @@ def plot(
     inst_colors = ["#2ca02c", "#17becf", "#7f7f7f", "#e377c2"]
     for m, ir in enumerate(insts):
         color = inst_colors[m % len(inst_colors)]
-        line = _Liner(ir.time_s, _bucket(ir.n_steps, width_px), clock)
+        line = _Liner(ir.time_s, _bucket(ir.n_values, width_px), clock)
         name = ir.instance.name + (f" #{m + 1}" if sum(i.instance.name == ir.instance.name for i in insts) > 1 else "")
         where = []
         if "instance" in panel:
@@ -536,11 +538,13 @@ def plot(
         rows += [(f"{ir.instance.name} (instance)", ir) for ir in insts]
         seen_codes = set()
         for row, (_, rr) in enumerate(rows):
-            k = _bucket(rr.n_steps, width_px)
+            # One value per step, or per interval of a Recording(every_s=...).
+            k = _bucket(rr.n_values, width_px)
             first, codes = _bound_runs(rr.bound, k)
-            ends = np.append(first[1:], rr.n_steps)
-            x0 = clock.x(rr.t0_s + first * rr.dt_s)
-            x1 = clock.x(rr.t0_s + ends * rr.dt_s)
+            ends = np.append(first[1:], rr.n_values)
+            x0 = clock.x(rr.t0_s + first * rr.record_every_s)
+            # The last interval ends with the run (it may be shorter than the others).
+            x1 = clock.x(np.minimum(rr.t0_s + ends * rr.record_every_s, rr.t0_s + rr.n_steps * rr.dt_s))
             y = len(rows) - 1 - row
             for code in np.unique(codes):
                 if code == 0:

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import (
     TYPE_CHECKING,
+    Any,
     ClassVar,
     Dict,
     Generic,
@@ -31,6 +32,7 @@ from ._core import CliffEpisode, InstanceSeries, InstanceTotals, VolumeSeries, V
 from ._units import flag, integer, real
 from .instances import Instance, _resolve_instance
 from .latency import SERVICE_TIME_SHAPE, latency_quantiles
+from .recording import INSTANCE_SERIES, VOLUME_SERIES, Recording, resolve
 from .volumes import Volume
 from .workloads import ClosedLoop, Idle, OpenLoop, PhasedClosedLoop, Workload, _dt, _steps
 
@@ -59,10 +61,42 @@ __all__ = [
 BOUND_NAMES: tuple[str, ...] = tuple(_core.BOUND_NAMES)
 
 FloatArray = npt.NDArray[np.float64]
+#: A recorded series: float64, or float32 when recorded with ``Recording(dtype="float32")``.
+SeriesArray = npt.NDArray[np.floating[Any]]
 
 
 def _time_axis(t0_s: float, dt_s: float, n: int) -> FloatArray:
     return t0_s + dt_s * np.arange(n, dtype=np.float64)
+
+
+def _series(r: Union["VolumeResult", "InstanceResult"], name: str) -> Any:
+    """The recorded array of series ``name``: empty when the run was not recorded; a ValueError
+    when it was, without this series."""
+    a = getattr(r.series, name)
+    if r.recorded and name not in r.recorded:
+        raise ValueError(
+            f"{name} was not recorded: this result records {', '.join(r.recorded)} (Recording(series=...))"
+        )
+    return a
+
+
+def _need_per_step(r: Union["VolumeResult", "InstanceResult"], what: str, *names: str) -> None:
+    """Raise a ValueError naming what is missing unless ``names`` were recorded at every step."""
+    if r.n_steps == 0:
+        return
+    if not r.recorded:
+        raise ValueError(f"{what} needs the per-step series, and this result was run with record=False")
+    missing = [n for n in names if n not in r.recorded]
+    if missing:
+        raise ValueError(
+            f"{what} needs the series {', '.join(missing)}, which this result did not record "
+            f"(it records {', '.join(r.recorded)}): add them to Recording(series=...)"
+        )
+    if r.record_every != 1:
+        raise ValueError(
+            f"{what} needs per-step series, and this result was recorded every {r.record_every} steps "
+            f"({r.record_every * r.dt_s:g} s): record every step (Recording(every_s=None))"
+        )
 
 
 _V = TypeVar("_V", covariant=True)
@@ -182,58 +216,74 @@ class VolumeResult:
     instance: Optional["InstanceResult"] = None
     """The run of the instance the volume is attached to (shared with the other volumes on it);
     None without an instance."""
+    record_every: int = 1
+    """Steps per recorded value (``Recording(every_s=...)`` / ``dt``; 1: one value per step)."""
+    recorded: Tuple[str, ...] = VOLUME_SERIES
+    """The series this result recorded (empty: ``record=False``, totals only)."""
 
     @property
-    def iops(self) -> FloatArray:
+    def iops(self) -> SeriesArray:
         """Application I/Os completed per second."""
-        return self.series.iops
+        return _series(self, "iops")  # type: ignore[no-any-return]
 
     @property
-    def ebs_iops(self) -> FloatArray:
+    def ebs_iops(self) -> SeriesArray:
         """EBS-counted operations per second (256 KiB units on SSD, 1 MiB on HDD)."""
-        return self.series.ebs_iops
+        return _series(self, "ebs_iops")  # type: ignore[no-any-return]
 
     @property
-    def throughput_mib_s(self) -> FloatArray:
+    def throughput_mib_s(self) -> SeriesArray:
         """MiB/s completed."""
-        return self.series.throughput_mib_s
+        return _series(self, "throughput_mib_s")  # type: ignore[no-any-return]
 
     @property
-    def credits(self) -> FloatArray:
+    def credits(self) -> SeriesArray:
         """Burst credits at the end of each step (I/O credits; MiB on st1 and sc1)."""
-        return self.series.credits
+        return _series(self, "credits")  # type: ignore[no-any-return]
 
     @property
-    def latency_s(self) -> FloatArray:
+    def latency_s(self) -> SeriesArray:
         """Mean latency of the I/Os completed in the step (NaN where none completed)."""
-        return self.series.latency_s
+        return _series(self, "latency_s")  # type: ignore[no-any-return]
 
     @property
     def bound(self) -> npt.NDArray[np.uint8]:
         """Which limit held the volume back: index into :data:`BOUND_NAMES`."""
-        return self.series.bound
+        return _series(self, "bound")  # type: ignore[no-any-return]
+
+    @property
+    def record_every_s(self) -> float:
+        """Seconds per recorded value (``dt_s`` unless recorded with ``Recording(every_s=...)``)."""
+        return self.record_every * self.dt_s
+
+    @property
+    def n_values(self) -> int:
+        """Values per recorded series: ``ceil(n_steps / record_every)`` (0 with ``record=False``)."""
+        return -(-self.n_steps // self.record_every) if self.recorded else 0
 
     @property
     def time_s(self) -> FloatArray:
-        """Start of each recorded step, simulated seconds since the Simulation started."""
-        return _time_axis(self.t0_s, self.dt_s, self.iops.shape[0])
+        """Start of each recorded step (interval, with ``Recording(every_s=...)``), simulated
+        seconds since the Simulation started."""
+        return _time_axis(self.t0_s, self.record_every_s, self.n_values)
 
     @property
-    def queue_length(self) -> FloatArray:
+    def queue_length(self) -> SeriesArray:
         """Mean I/Os outstanding (waiting + in service): by Little's law, latency x completion rate."""
-        out: FloatArray = np.zeros_like(self.iops)
-        np.multiply(self.latency_s, self.iops, out=out, where=self.iops > 0)
+        iops, latency = self.iops, self.latency_s
+        out: SeriesArray = np.zeros_like(iops)
+        np.multiply(latency, iops, out=out, where=iops > 0)
         return out
 
     @property
-    def latency_ms(self) -> FloatArray:
+    def latency_ms(self) -> SeriesArray:
         return self.latency_s * 1e3
 
     @property
-    def backlog_ops(self) -> FloatArray:
+    def backlog_ops(self) -> SeriesArray:
         """I/Os waiting at the end of each step (arrived, not completed, not in service): queued at
         the device, or held in the application above an open loop's ``max_in_flight``."""
-        return self.series.backlog_ops
+        return _series(self, "backlog_ops")  # type: ignore[no-any-return]
 
     @property
     def offered_iops(self) -> FloatArray:
@@ -290,34 +340,35 @@ class VolumeResult:
         return served_reads(self)
 
     @property
-    def read_iops(self) -> FloatArray:
+    def read_iops(self) -> SeriesArray:
         split = self._served_reads
         return self.iops * self.read_fraction if split is None else split[0]
 
     @property
-    def write_iops(self) -> FloatArray:
+    def write_iops(self) -> SeriesArray:
         split = self._served_reads
         return self.iops * (1.0 - self.read_fraction) if split is None else np.maximum(self.iops - split[0], 0.0)
 
     @property
-    def read_mib_s(self) -> FloatArray:
+    def read_mib_s(self) -> SeriesArray:
         split = self._served_reads
         return self.throughput_mib_s * self.read_fraction if split is None else split[1]
 
     @property
-    def write_mib_s(self) -> FloatArray:
+    def write_mib_s(self) -> SeriesArray:
         split = self._served_reads
         if split is None:
             return self.throughput_mib_s * (1.0 - self.read_fraction)
         return np.maximum(self.throughput_mib_s - split[1], 0.0)
 
     @property
-    def burst_balance_pct(self) -> FloatArray:
+    def burst_balance_pct(self) -> SeriesArray:
         """CloudWatch's BurstBalance: credits left as a percentage (NaN for types without a bucket)."""
+        credits = self.credits
         cap = self.volume.credit_capacity
         if cap <= 0:
-            return np.full(self.credits.shape[0], np.nan)
-        return self.credits * (100.0 / cap)
+            return np.full(credits.shape[0], np.nan, dtype=credits.dtype)
+        return credits * credits.dtype.type(100.0 / cap)
 
     @property
     def cliff_time_s(self) -> Optional[float]:
@@ -367,8 +418,7 @@ class VolumeResult:
         I/Os each completes. A run throttled part of the time has its p50 near the service time
         and its high percentiles near the throttled latency.
         """
-        if self.iops.shape[0] != self.n_steps:
-            raise ValueError("this result was run with record=False and has no per-step series")
+        _need_per_step(self, "latency_percentiles", "iops", "latency_s")
         if isinstance(percentiles, (numbers.Number, str)):
             raise ValueError(f"percentiles={percentiles!r} must be a sequence of numbers, e.g. (50, 99)")
         ps = [real(p, f"percentiles[{i}]") for i, p in enumerate(percentiles)]
@@ -386,8 +436,10 @@ class VolumeResult:
 
         ``start_s`` and ``end_s`` are finite, in order, in simulated seconds like :attr:`time_s`.
         A window in which no step starts has no numbers (NaN), nor has latency where no I/O completed.
+        Recorded every ``every_s``, the window must cover whole intervals (its ends on the grid of
+        :attr:`time_s`, or beyond the run); the means are then those of the steps.
         """
-        if self.iops.shape[0] != self.n_steps:
+        if not self.recorded and self.n_steps > 0:
             raise ValueError("this result was run with record=False and has no per-step series")
         start = real(start_s, "start_s", "a time in seconds")
         end = real(end_s, "end_s", "a time in seconds")
@@ -396,15 +448,47 @@ class VolumeResult:
             raise ValueError(f"start_s={start_s!r}, end_s={end_s!r}: both must be finite times in seconds ({span})")
         if start > end:
             raise ValueError(f"start_s={start_s!r} is after end_s={end_s!r} ({span})")
-        t = self.time_s
-        sel = (t >= start) & (t < end)
-        ops = self.iops[sel] * self.dt_s
+        if self.record_every == 1:
+            t = self.time_s
+            sel = (t >= start) & (t < end)
+            # In float64 also when recorded in float32 (a float32 sum of a month loses digits).
+            iops64 = np.asarray(self.iops[sel], dtype=np.float64)
+            ops = iops64 * self.dt_s
+            done = ops > 0
+            served = float(ops.sum())
+            lat_s = np.asarray(self.latency_s[sel], dtype=np.float64)
+            lat = float((lat_s[done] * ops[done]).sum() / served) if served > 0 else math.nan
+            tput = np.asarray(self.throughput_mib_s[sel], dtype=np.float64)
+            return WindowStats(
+                iops=float(iops64.mean()) if sel.any() else math.nan,
+                throughput_mib_s=float(tput.mean()) if sel.any() else math.nan,
+                latency_ms=lat * 1e3,
+            )
+        # Intervals: the steps starting in the window must be whole intervals; each interval's
+        # mean counts for its steps (the last may be short), its latency for its I/Os.
+        steps = _time_axis(self.t0_s, self.dt_s, self.n_steps)
+        k0, k1 = (int(np.searchsorted(steps, x, side="left")) for x in (start, end))
+        m = self.record_every
+        if k0 % m or (k1 % m and k1 != self.n_steps):
+            raise ValueError(
+                f"window({start_s!r}, {end_s!r}) cuts an interval: this result was recorded every {m} steps "
+                f"({self.record_every_s:g} s) from {self.t0_s:g} s, so the window's ends must be on that grid "
+                f"(or record every step)"
+            )
+        j0, j1 = k0 // m, -(-k1 // m)
+        n = np.minimum(m, self.n_steps - m * np.arange(j0, j1)).astype(np.float64)  # steps per interval
+        if not n.size:
+            return WindowStats(math.nan, math.nan, math.nan)
+        iops = np.asarray(self.iops[j0:j1], dtype=np.float64)
+        tput = np.asarray(self.throughput_mib_s[j0:j1], dtype=np.float64)
+        lat_s = np.asarray(self.latency_s[j0:j1], dtype=np.float64)
+        ops = iops * n
         done = ops > 0
         served = float(ops.sum())
-        lat = float((self.latency_s[sel][done] * ops[done]).sum() / served) if served > 0 else math.nan
+        lat = float((lat_s[done] * ops[done]).sum() / served) if served > 0 else math.nan
         return WindowStats(
-            iops=float(self.iops[sel].mean()) if sel.any() else math.nan,
-            throughput_mib_s=float(self.throughput_mib_s[sel].mean()) if sel.any() else math.nan,
+            iops=float(ops.sum() / n.sum()),
+            throughput_mib_s=float((tput * n).sum() / n.sum()),
             latency_ms=lat * 1e3,
         )
 
@@ -441,25 +525,31 @@ class VolumeResult:
 
         from .trace import time_index
 
-        df = pd.DataFrame(
-            {
-                "iops": self.iops,
-                "ebs_iops": self.ebs_iops,
-                "throughput_mib_s": self.throughput_mib_s,
-                "read_iops": self.read_iops,
-                "write_iops": self.write_iops,
-                "read_mib_s": self.read_mib_s,
-                "write_mib_s": self.write_mib_s,
-                "credits": self.credits,
-                "burst_balance_pct": self.burst_balance_pct,
-                "queue_length": self.queue_length,
-                "backlog_ops": self.backlog_ops,
-                "latency_ms": self.latency_ms,
-                "bound": pd.Categorical.from_codes(self.bound.astype(np.int8), categories=pd.Index(BOUND_NAMES)),
-            },
-            index=time_index(self),
-        )
-        return df
+        def bound() -> Any:
+            return pd.Categorical.from_codes(self.bound.astype(np.int8), categories=pd.Index(BOUND_NAMES))
+
+        columns: Dict[str, Any] = {}
+        # A Recording of some series only, or every so many steps, has the columns it can give.
+        for name, get in (
+            ("iops", lambda: self.iops),
+            ("ebs_iops", lambda: self.ebs_iops),
+            ("throughput_mib_s", lambda: self.throughput_mib_s),
+            ("read_iops", lambda: self.read_iops),
+            ("write_iops", lambda: self.write_iops),
+            ("read_mib_s", lambda: self.read_mib_s),
+            ("write_mib_s", lambda: self.write_mib_s),
+            ("credits", lambda: self.credits),
+            ("burst_balance_pct", lambda: self.burst_balance_pct),
+            ("queue_length", lambda: self.queue_length),
+            ("backlog_ops", lambda: self.backlog_ops),
+            ("latency_ms", lambda: self.latency_ms),
+            ("bound", bound),
+        ):
+            try:
+                columns[name] = get()
+            except ValueError:
+                continue
+        return pd.DataFrame(columns, index=time_index(self))
 
     def _cliff_text(self) -> str:
         eps = self.totals.cliffs
@@ -503,36 +593,50 @@ class InstanceResult:
     """The per-step arrays, also read below as :attr:`iops`, ... (empty when the run was not recorded)."""
     totals: InstanceTotals
     """Totals over the run (always computed): served operations and bytes, buckets at the end, ..."""
+    record_every: int = 1
+    """Steps per recorded value (1: one value per step)."""
+    recorded: Tuple[str, ...] = INSTANCE_SERIES
+    """The series this result recorded (empty: ``record=False``, totals only)."""
 
     @property
-    def iops(self) -> FloatArray:
+    def iops(self) -> SeriesArray:
         """EBS-counted operations per second over all attached volumes."""
-        return self.series.iops
+        return _series(self, "iops")  # type: ignore[no-any-return]
 
     @property
-    def throughput_mb_s(self) -> FloatArray:
+    def throughput_mb_s(self) -> SeriesArray:
         """Decimal MB/s over all attached volumes."""
-        return self.series.throughput_mb_s
+        return _series(self, "throughput_mb_s")  # type: ignore[no-any-return]
 
     @property
-    def io_balance_pct(self) -> FloatArray:
+    def io_balance_pct(self) -> SeriesArray:
         """CloudWatch's EBSIOBalance% at the end of each step."""
-        return self.series.io_balance_pct
+        return _series(self, "io_balance_pct")  # type: ignore[no-any-return]
 
     @property
-    def byte_balance_pct(self) -> FloatArray:
+    def byte_balance_pct(self) -> SeriesArray:
         """CloudWatch's EBSByteBalance% at the end of each step."""
-        return self.series.byte_balance_pct
+        return _series(self, "byte_balance_pct")  # type: ignore[no-any-return]
 
     @property
     def bound(self) -> npt.NDArray[np.uint8]:
         """demand, instance_iops or instance_throughput: index into :data:`BOUND_NAMES`."""
-        return self.series.bound
+        return _series(self, "bound")  # type: ignore[no-any-return]
+
+    @property
+    def record_every_s(self) -> float:
+        """Seconds per recorded value."""
+        return self.record_every * self.dt_s
+
+    @property
+    def n_values(self) -> int:
+        """Values per recorded series: ``ceil(n_steps / record_every)`` (0 with ``record=False``)."""
+        return -(-self.n_steps // self.record_every) if self.recorded else 0
 
     @property
     def time_s(self) -> FloatArray:
-        """Start of each recorded step, simulated seconds since the Simulation started."""
-        return _time_axis(self.t0_s, self.dt_s, self.iops.shape[0])
+        """Start of each recorded step (or interval), simulated seconds since the Simulation started."""
+        return _time_axis(self.t0_s, self.record_every_s, self.n_values)
 
     @property
     def cliff_time_s(self) -> Optional[float]:
@@ -568,16 +672,13 @@ class InstanceResult:
     def to_pandas(self) -> "pd.DataFrame":
         import pandas as pd
 
-        return pd.DataFrame(
-            {
-                "iops": self.iops,
-                "throughput_mb_s": self.throughput_mb_s,
-                "io_balance_pct": self.io_balance_pct,
-                "byte_balance_pct": self.byte_balance_pct,
-                "bound": pd.Categorical.from_codes(self.bound.astype(np.int8), categories=pd.Index(BOUND_NAMES)),
-            },
-            index=pd.Index(self.time_s, name="time_s"),
-        )
+        columns: Dict[str, Any] = {}
+        for name in self.recorded if self.recorded else INSTANCE_SERIES:
+            a = getattr(self.series, name)
+            if name == "bound":
+                a = pd.Categorical.from_codes(a.astype(np.int8), categories=pd.Index(BOUND_NAMES))
+            columns[name] = a
+        return pd.DataFrame(columns, index=pd.Index(self.time_s, name="time_s"))
 
     def __repr__(self) -> str:
         cliff = self.cliff_time_s
@@ -693,7 +794,7 @@ class Simulation:
         workloads: Sequence[Workload],
         duration_s: Optional[float] = None,
         *,
-        record: bool = True,
+        record: Union[bool, Recording] = True,
         max_volume_steps: Optional[float] = None,
         max_memory_bytes: Optional[float] = None,
         threads: Optional[int] = None,
@@ -702,6 +803,9 @@ class Simulation:
         """Advance the simulation with one workload per volume.
 
         ``duration_s`` may be omitted when an :class:`OpenLoop` trace sets the length.
+        ``record`` keeps every series at every step (True, the default), only the totals
+        (False), or what an :class:`~ebssim.Recording` chooses: some series, one value every
+        ``every_s``, float32, into caller buffers (:mod:`ebssim.recording`).
 
         The compiled loop runs with the GIL released. Run from the main thread, it honours
         Ctrl-C within about 0.1 s: KeyboardInterrupt, with the simulation as it was before the
@@ -725,18 +829,25 @@ class Simulation:
         benchmarking only.
         """
         ws, n = self._prepare(workloads, duration_s)
-        record = flag(record, "record")
+        rec = resolve(record)
+        every = rec.every_steps(self.dt) if rec is not None else 1
         n_threads = _threads(threads)
         lockstep = flag(lockstep, "lockstep")
         try:
             raw = self._sim.run(
                 [w._native for w in ws],
                 n,
-                record,
+                rec is not None,
                 max_volume_steps=_limits.max_volume_steps(max_volume_steps),
                 max_memory_bytes=_limits.max_memory_bytes(max_memory_bytes),
                 threads=n_threads,
                 lockstep=lockstep,
+                series=None if rec is None else rec.series,
+                instance_series=None if rec is None else rec.instance_series,
+                every=every,
+                dtype="float64" if rec is None else rec.dtype,
+                out=None if rec is None or rec.out is None else dict(rec.out),
+                instance_out=None if rec is None or rec.instance_out is None else dict(rec.instance_out),
             )
         except _limits.LimitError as err:
             what = f"the trace's {n:,} steps" if duration_s is None else f"duration_s={duration_s!r} at dt={self.dt:g}"
@@ -763,6 +874,7 @@ class Simulation:
 
     def _result(self, ws: List[Workload], raw: _core.RunResult) -> RunResult:
         """The public results of a compiled run of ``ws`` on this simulation."""
+        n_values = -(-raw.n_steps // raw.record_every)  # values per recorded series
         inst = None
         if self.instance is not None:
             assert raw.instance_series is not None and raw.instance_totals is not None  # the core ran it attached
@@ -773,6 +885,8 @@ class Simulation:
                 n_steps=raw.n_steps,
                 series=raw.instance_series,
                 totals=raw.instance_totals,
+                record_every=raw.record_every,
+                recorded=_recorded(raw.instance_series, INSTANCE_SERIES, n_values),
             )
         out = [
             VolumeResult(
@@ -784,6 +898,8 @@ class Simulation:
                 series=series,
                 totals=totals,
                 instance=inst,
+                record_every=raw.record_every,
+                recorded=_recorded(series, VOLUME_SERIES, n_values),
             )
             for v, w, series, totals in zip(self.volumes, ws, raw.series, raw.totals)
         ]
@@ -793,7 +909,7 @@ class Simulation:
         self,
         duration_s: float,
         *,
-        record: bool = True,
+        record: Union[bool, Recording] = True,
         max_volume_steps: Optional[float] = None,
         max_memory_bytes: Optional[float] = None,
         threads: Optional[int] = None,
@@ -833,6 +949,11 @@ class Simulation:
         return f"<Simulation t={self.time_s:g} s, dt={self.dt:g} s: {vols}{on}>"
 
 
+def _recorded(series: Any, names: Tuple[str, ...], n_values: int) -> Tuple[str, ...]:
+    """The series a compiled run recorded: those with a value per interval (none with record=False)."""
+    return tuple(n for n in names if getattr(series, n).shape[0] == n_values)
+
+
 def _threads(threads: Optional[int]) -> int:
     """The engine's thread count for ``threads=``: None is 0 (every core)."""
     if threads is None:
@@ -857,7 +978,7 @@ def simulate(
     duration_s: Optional[float] = None,
     *,
     dt: Optional[float] = None,
-    record: bool = True,
+    record: Union[bool, Recording] = True,
     instance: Union[Instance, str, None] = None,
     max_volume_steps: Optional[float] = None,
     max_memory_bytes: Optional[float] = None,
@@ -876,8 +997,10 @@ def simulate(
         Step in seconds (default 1; finer steps such as 0.001 resolve sub-second behaviour). A
         trace that knows its step (``OpenLoop.dt``, e.g. from :meth:`OpenLoop.from_pandas`)
         sets the default, and another ``dt`` is an error.
-    record : bool
-        Keep per-step arrays (default). ``False`` keeps only the totals, for speed.
+    record : bool or Recording
+        Keep per-step arrays (default). ``False`` keeps only the totals, for speed. A
+        :class:`~ebssim.Recording` chooses the series, an interval (``every_s``), float32 and
+        caller buffers (:mod:`ebssim.recording`).
     instance : Instance or str, optional
         Attach the volume to an instance type (e.g. ``"m5.large"``) whose EBS limits then apply.
         A type without published EBS limits (e.g. ``"t2.micro"``) simulates the volume alone,

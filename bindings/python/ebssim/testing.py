@@ -229,11 +229,24 @@ class Plan:
             or self.min_instance_balance_pct is not None
             or self.max_backlog_ops is not None
         )
-        if needs_series and r.iops.shape[0] != r.n_steps:
+        if needs_series and not r.recorded and r.n_steps > 0:
             raise ValueError(
                 "the plan checks latency, balances or the backlog, which need the per-step series, and this "
                 "result was run with record=False: simulate with record=True"
             )
+        if needs_series:
+            from .simulation import _need_per_step
+
+            names = []
+            if self._percentiles or self.max_latency_ms is not None:
+                names += ["iops", "latency_s"]
+            if self.min_burst_balance_pct is not None:
+                names.append("credits")
+            if self.max_backlog_ops is not None:
+                names.append("backlog_ops")
+            _need_per_step(r, "the plan's latency, balance and backlog checks", *names)
+            if self.min_instance_balance_pct is not None and r.instance is not None:
+                _need_per_step(r.instance, "min_instance_balance_pct", "io_balance_pct", "byte_balance_pct")
         if self._percentiles:
             got = r.latency_percentiles(list(self._percentiles))
             for p, limit in self._percentiles.items():
@@ -496,7 +509,7 @@ def _bound_check(r: VolumeResult, limit_s: float, limits: Sequence[str]) -> Chec
     b = r.bound_s
     by = ", ".join(f"{name} {_repr.duration(b[name])}" for name in limits if b[name] > 0)
     detail = f"by {by}"
-    if r.iops.shape[0] == r.n_steps:
+    if r.recorded and r.record_every == 1 and {"bound", "iops"} <= set(r.recorded):
         spans = bound_spans(r, *limits)
         first = spans[0]
         detail += (

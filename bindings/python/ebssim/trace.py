@@ -497,8 +497,7 @@ def time_index(result: "VolumeResult") -> "pd.Index":
     start = getattr(result.workload, "start", None)
     if start is None:
         return pd.Index(result.time_s, name="time_s")
-    n = result.iops.shape[0]
-    return pd.date_range(start, periods=n, freq=pd.Timedelta(seconds=result.dt_s), name="time")
+    return pd.date_range(start, periods=result.n_values, freq=pd.Timedelta(seconds=result.record_every_s), name="time")
 
 
 def served_reads(result: "VolumeResult") -> Optional[Tuple[FloatArray, FloatArray]]:
@@ -517,9 +516,12 @@ def served_reads(result: "VolumeResult") -> Optional[Tuple[FloatArray, FloatArra
     w = result.workload
     if not isinstance(w, OpenLoop) or w.read_ops is None or w.read_bytes is None:
         return None
-    if result.iops.shape[0] != result.n_steps:
+    if not result.recorded:
         empty = np.empty(0)
         return empty, empty
+    from .simulation import _need_per_step
+
+    _need_per_step(result, "the read/write split of a trace", "iops", "throughput_mib_s", "bound")
     dt = result.dt_s
     served_ops = result.iops * dt
     served_bytes = result.throughput_mib_s * (_MiB * dt)
@@ -539,7 +541,9 @@ def served_reads(result: "VolumeResult") -> Optional[Tuple[FloatArray, FloatArra
     return np.minimum(reads, served_ops) / dt, np.minimum(read_bytes, served_bytes) / (_MiB * dt)
 
 
-def _served_fraction(arrivals: FloatArray, served: FloatArray, backlog_end: float, demand: Any) -> FloatArray:
+def _served_fraction(
+    arrivals: FloatArray, served: npt.NDArray[np.floating[Any]], backlog_end: float, demand: Any
+) -> FloatArray:
     """Fraction of what was available that each step served (NaN where nothing was available)."""
     net = arrivals - served
     # backlog at the start of step k = backlog at the end - what the steps from k on added to it

@@ -2,11 +2,14 @@
 /// \file ebssim.hpp
 /// Everything public in libebssim.
 
+#include "ebssim/bound.hpp"
 #include "ebssim/burst.hpp"
 #include "ebssim/engine.hpp"
 #include "ebssim/error.hpp"
 #include "ebssim/instance.hpp"
 #include "ebssim/latency.hpp"
+#include "ebssim/recorder.hpp"
+#include "ebssim/series.hpp"
 #include "ebssim/units.hpp"
 #include "ebssim/volume.hpp"
 #include "ebssim/workload.hpp"

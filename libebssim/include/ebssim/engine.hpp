@@ -14,30 +14,14 @@
 #include <string_view>
 #include <vector>
 
+#include "ebssim/bound.hpp"
 #include "ebssim/error.hpp"
 #include "ebssim/instance.hpp"
-#include "ebssim/series.hpp"
+#include "ebssim/recorder.hpp"
 #include "ebssim/volume.hpp"
 #include "ebssim/workload.hpp"
 
 namespace ebssim {
-
-/// Which limit held a volume back in a step.
-enum class Bound : std::uint8_t {
-    demand = 0,               ///< served everything it could (not throttled)
-    volume_iops = 1,          ///< the volume's IOPS limit (gp2: burst or, without credits, baseline)
-    volume_throughput = 2,    ///< the volume's throughput limit
-    instance_iops = 3,        ///< the instance's EBS IOPS budget, shared with the other volumes
-    instance_throughput = 4,  ///< the instance's EBS throughput budget
-    /// the open loop's own bound on outstanding I/Os (OpenLoop::max_in_flight): at most
-    /// max_in_flight / service time completions per second; the rest waits in the application
-    max_in_flight = 5,
-};
-inline constexpr int n_bounds = 6;
-
-/// The name of each Bound, indexed by its code (what results and reports print).
-inline constexpr std::string_view bound_names[n_bounds] = {"demand",        "volume_iops",         "volume_throughput",
-                                                           "instance_iops", "instance_throughput", "max_in_flight"};
 
 /// What a volume's own limits let through in one step: the fraction `f` (<= 1) of what it is
 /// asked that it serves, and which limit bound. Whichever limit binds first wins; a tie goes to
@@ -56,35 +40,6 @@ struct Throttle {
     if (f_cnt < 1.0 && f_cnt <= f_bytes) return {f_cnt, Bound::volume_iops};
     return {f_bytes, Bound::volume_throughput};
 }
-
-/// Per-step outputs of one volume. Rates are per second over the step.
-struct StepSeries {
-    Series<double> iops;              ///< application I/Os completed per second
-    Series<double> ebs_iops;          ///< EBS-counted operations per second
-    Series<double> throughput_mib_s;  ///< MiB/s completed
-    Series<double> credits;           ///< burst credits at the end of the step (I/O credits; MiB on st1/sc1)
-    Series<double> latency_s;         ///< mean latency of the I/Os completed (NaN if none)
-    /// I/Os waiting at the end of the step: arrived (open loop) and neither completed nor in
-    /// service, whether queued at the device or, above an open loop's max_in_flight, held back
-    /// in the application
-    Series<double> backlog_ops;
-    Series<std::uint8_t> bound;  ///< Bound code
-
-    /// Mean I/Os outstanding (waiting + in service) in step k: by Little's law, latency x rate.
-    /// Derived rather than stored, which keeps recording cheap.
-    [[nodiscard]] double queue_length(std::size_t k) const noexcept {
-        return iops[k] > 0 ? latency_s[k] * iops[k] : 0.0;
-    }
-};
-
-/// Per-step outputs of the instance.
-struct InstanceSeries {
-    Series<double> iops;              ///< EBS-counted operations per second, all volumes
-    Series<double> throughput_mb_s;   ///< decimal MB/s, all volumes
-    Series<double> io_balance_pct;    ///< EBSIOBalance% at the end of the step
-    Series<double> byte_balance_pct;  ///< EBSByteBalance% at the end of the step
-    Series<std::uint8_t> bound;       ///< Bound::demand, instance_iops or instance_throughput
-};
 
 /// One stretch of time in which a credit bucket was empty (a "cliff" and what follows it, until
 /// the bucket earns again). Times are simulated seconds.
@@ -134,6 +89,8 @@ struct RunResult {
     double t0_s = 0;  ///< simulated time at the start of the run
     double dt_s = 1;
     std::int64_t n_steps = 0;
+    /// Steps per recorded value (Recording::every); the series hold ceil(n_steps / every) values.
+    std::int64_t record_every = 1;
     std::vector<StepSeries> series;    ///< one per volume; empty when not recorded
     std::vector<VolumeTotals> totals;  ///< one per volume
     bool has_instance = false;
@@ -141,8 +98,9 @@ struct RunResult {
     InstanceTotals instance_totals;
 };
 
-/// Bytes the per-step series take: per volume-step 6 doubles and a Bound code (StepSeries),
-/// per step of the instance 4 doubles and a code (InstanceSeries).
+/// Bytes the per-step series take in the default recording: per volume-step 6 doubles and a
+/// Bound code (StepSeries), per step of the instance 4 doubles and a code (InstanceSeries).
+/// Another Recording takes Recording::allocated_bytes_per_value per recorded value.
 inline constexpr std::int64_t recorded_bytes_per_volume_step = 6 * 8 + 1;
 inline constexpr std::int64_t recorded_bytes_per_instance_step = 4 * 8 + 1;
 
@@ -153,7 +111,9 @@ struct RunLimits {
     /// core at the engine's 50-100 M volume-steps per second.
     std::int64_t max_volume_steps = 10'000'000'000;
     /// Most bytes of per-step series one recorded run allocates, all volumes and the instance
-    /// together (recorded_bytes_per_*). The default, 4 GiB, holds about 88 M volume-steps.
+    /// together: what the Recording chooses, at its interval and precision, except the series
+    /// written into caller buffers (recorded_bytes_per_* in the default recording). The default,
+    /// 4 GiB, holds about 88 M volume-steps of the default recording.
     std::int64_t max_memory_bytes = std::int64_t{4} << 30;
 };
 
@@ -189,6 +149,9 @@ struct RunOptions {
     /// lockstep kernel (docs/design.md), which gives bit-identical results faster. False forces
     /// the one-volume-at-a-time loop: for checking the two against each other and benchmarking.
     bool lockstep = true;
+    /// What a recorded run keeps (which series, every how many steps, float64 or float32,
+    /// caller buffers); used only when run's `record` is true. Default: everything, every step.
+    Recording recording{};
 };
 
 /// The threads a run with `options` uses: options.threads, or every core for 0. Throws
@@ -204,9 +167,11 @@ public:
     /// Volumes attached to one instance, sharing its EBS budget.
     Simulation(const std::vector<VolumeSpec>& volumes, const InstanceSpec& instance, double dt_s = 1.0);
 
-    /// Advance n_steps with one workload per volume. Per-step series are filled when record is true.
+    /// Advance n_steps with one workload per volume. Series are filled when record is true, as
+    /// options.recording asks (default: every series, every step, float64).
     /// Throws LimitError when the run exceeds `limits` (nothing ran), and Interrupted when
-    /// `interrupt` asked to stop (the run is undone: state and clock are as before the call).
+    /// `interrupt` asked to stop (the run is undone: state and clock are as before the call; a
+    /// caller buffer may have been partly written).
     ///
     /// Volumes without an instance are independent and are stepped over options.threads threads
     /// (the InterruptCheck is called from the calling thread only); with an instance, the
@@ -235,12 +200,13 @@ public:
 
 private:
     [[nodiscard]] std::size_t checked(std::size_t i) const;
-    void check_limits(std::int64_t n_steps, bool record, const RunLimits& limits) const;
+    void check_limits(std::int64_t n_steps, const Recording* recording, const RunLimits& limits) const;
     void init_volumes(const std::vector<VolumeSpec>& volumes, bool nitro);
-    bool run_independent(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record,
+    /// `rec`: one recorder per volume, or null (not recorded); `irec`: the instance's, or null.
+    bool run_independent(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, VolumeRecorder* rec,
                          const InterruptCheck& interrupt, int threads, const RunOptions& options);
-    bool run_shared(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record,
-                    const InterruptCheck& interrupt);
+    bool run_shared(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, VolumeRecorder* rec,
+                    InstanceRecorder* irec, const InterruptCheck& interrupt);
 
     std::vector<VolumeParams> params_;
     std::vector<State> state_;

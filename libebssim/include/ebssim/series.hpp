@@ -3,7 +3,8 @@
 /// Series<T>: the per-step output buffer. Like std::vector, but resize() leaves the storage
 /// uninitialised (the engine writes every element), and large buffers are recycled through a
 /// bounded cache once freed: page faults on fresh memory, not the step loop, dominate the cost
-/// of recording long runs.
+/// of recording long runs. A Series can also borrow a caller's buffer (borrow()), which it
+/// writes but never frees.
 
 #include <cstddef>
 
@@ -17,6 +18,16 @@ public:
 
     /// Allocate n elements, uninitialised; previous contents are dropped.
     void resize(std::size_t n);
+    /// Use the caller's buffer of n elements (which must outlive this Series and every move of
+    /// it); previous contents are dropped. The Series writes into it and never frees it.
+    void borrow(T* p, std::size_t n) noexcept {
+        release();
+        p_ = p;
+        n_ = p == nullptr ? 0 : n;
+        owned_ = false;
+    }
+    /// True when the storage is the caller's (borrow()).
+    [[nodiscard]] bool borrowed() const noexcept { return !owned_ && p_ != nullptr; }
 
     [[nodiscard]] T* data() noexcept { return p_; }
     [[nodiscard]] const T* data() const noexcept { return p_; }
@@ -29,17 +40,20 @@ public:
     const T* begin() const noexcept { return p_; }
     const T* end() const noexcept { return p_ + n_; }
 
-    Series(Series&& o) noexcept : p_(o.p_), n_(o.n_) {
+    Series(Series&& o) noexcept : p_(o.p_), n_(o.n_), owned_(o.owned_) {
         o.p_ = nullptr;
         o.n_ = 0;
+        o.owned_ = true;
     }
     Series& operator=(Series&& o) noexcept {
         if (this != &o) {
             release();
             p_ = o.p_;
             n_ = o.n_;
+            owned_ = o.owned_;
             o.p_ = nullptr;
             o.n_ = 0;
+            o.owned_ = true;
         }
         return *this;
     }
@@ -51,6 +65,7 @@ private:
     void release() noexcept;
     T* p_ = nullptr;
     std::size_t n_ = 0;
+    bool owned_ = true;  // false: a caller's buffer (borrow())
 };
 
 namespace detail {
@@ -62,9 +77,10 @@ void series_free(void* p, std::size_t bytes) noexcept;
 
 template <class T>
 void Series<T>::release() noexcept {
-    detail::series_free(p_, n_ * sizeof(T));
+    if (owned_) detail::series_free(p_, n_ * sizeof(T));
     p_ = nullptr;
     n_ = 0;
+    owned_ = true;
 }
 
 template <class T>

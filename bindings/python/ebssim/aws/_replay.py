@@ -337,8 +337,11 @@ def compare(result: VolumeResult, metrics: "pd.DataFrame", volume_id: Optional[s
             "result has no wall-clock time to line up with the metrics: replay a trace built by "
             "ebssim.aws.traces or OpenLoop.from_pandas with a DatetimeIndex"
         )
-    if result.iops.shape[0] != result.n_steps:
+    if not result.recorded and result.n_steps > 0:
         raise ValueError("result was run with record=False and has no per-step series to compare")
+    from ..simulation import _need_per_step
+
+    _need_per_step(result, "comparing with CloudWatch", "iops", "credits", "latency_s")
     period = float(mine["period_s"].iloc[0])
     dt = result.dt_s
     k = period / dt

@@ -1,0 +1,371 @@
+#pragma once
+/// \file recorder.hpp
+/// What a run records of its per-step outputs, and the recorders the step loops write through.
+///
+/// A Recording chooses the series (any subset of a volume's and of the instance's), the interval
+/// (`every` steps per recorded value, the last interval possibly partial), the precision of the
+/// floating-point series (float64 or float32) and, optionally, caller-provided buffers. Per
+/// interval:
+///   - rates (iops, ebs_iops, throughput_mib_s; the instance's iops, throughput_mb_s): the mean
+///     over the interval's steps;
+///   - latency_s: the I/O-weighted mean (sum of latency x IOPS over sum of IOPS; NaN when no I/O
+///     completed), so Little's law holds per interval: mean outstanding I/Os = latency x iops;
+///   - levels (credits, backlog_ops, the instance's balances): the value at the end of the
+///     interval;
+///   - bound: the bound that held in most of the interval's steps (a tie goes to the lower code:
+///     demand, then the volume's limits, then the instance's).
+/// Every recorded value belongs to the interval that starts at step j x every. With every = 1 the
+/// values are the steps' own, bit for bit.
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string_view>
+#include <vector>
+
+#include "ebssim/bound.hpp"
+#include "ebssim/series.hpp"
+
+namespace ebssim {
+
+/// Storage of the floating-point series. float32 keeps 7 significant digits (credits of a gp2
+/// bucket to about 1 credit in 5.4 M), half the memory.
+enum class Dtype : std::uint8_t { f64 = 0, f32 = 1 };
+
+/// A recorded floating-point series: float64 or float32, owned by the engine or borrowed from
+/// the caller. Reads return double whatever the storage.
+class Column {
+public:
+    /// Allocate n values of type t, uninitialised.
+    void allocate(std::size_t n, Dtype t) {
+        dtype_ = t;
+        d_ = {};
+        f_ = {};
+        if (t == Dtype::f64) {
+            d_.resize(n);
+        } else {
+            f_.resize(n);
+        }
+    }
+    /// Write into the caller's buffer of n values of type t (double or float).
+    void borrow(void* p, std::size_t n, Dtype t) noexcept {
+        dtype_ = t;
+        d_ = {};
+        f_ = {};
+        if (t == Dtype::f64) {
+            d_.borrow(static_cast<double*>(p), n);
+        } else {
+            f_.borrow(static_cast<float*>(p), n);
+        }
+    }
+    [[nodiscard]] Dtype dtype() const noexcept { return dtype_; }
+    [[nodiscard]] std::size_t size() const noexcept { return dtype_ == Dtype::f64 ? d_.size() : f_.size(); }
+    [[nodiscard]] bool empty() const noexcept { return size() == 0; }
+    [[nodiscard]] bool borrowed() const noexcept { return d_.borrowed() || f_.borrowed(); }
+    [[nodiscard]] void* data() noexcept {
+        return dtype_ == Dtype::f64 ? static_cast<void*>(d_.data()) : static_cast<void*>(f_.data());
+    }
+    double operator[](std::size_t k) const noexcept {
+        return dtype_ == Dtype::f64 ? d_[k] : static_cast<double>(f_[k]);
+    }
+    /// The storage itself (empty unless dtype() is f64, respectively f32).
+    Series<double>& f64() noexcept { return d_; }
+    Series<float>& f32() noexcept { return f_; }
+
+private:
+    Dtype dtype_ = Dtype::f64;
+    Series<double> d_;
+    Series<float> f_;
+};
+
+/// The series of one volume, in the order of VolumeSeries' bits in Recording::volume_fields.
+enum class VolumeField : std::uint8_t {
+    iops = 0,
+    ebs_iops = 1,
+    throughput_mib_s = 2,
+    credits = 3,
+    latency_s = 4,
+    backlog_ops = 5,
+    bound = 6,
+};
+inline constexpr int n_volume_fields = 7;
+inline constexpr std::string_view volume_field_names[n_volume_fields] = {
+    "iops", "ebs_iops", "throughput_mib_s", "credits", "latency_s", "backlog_ops", "bound"};
+
+/// The series of the instance, in the order of their bits in Recording::instance_fields.
+enum class InstanceField : std::uint8_t {
+    iops = 0,
+    throughput_mb_s = 1,
+    io_balance_pct = 2,
+    byte_balance_pct = 3,
+    bound = 4,
+};
+inline constexpr int n_instance_fields = 5;
+inline constexpr std::string_view instance_field_names[n_instance_fields] = {
+    "iops", "throughput_mb_s", "io_balance_pct", "byte_balance_pct", "bound"};
+
+inline constexpr std::uint32_t all_volume_fields = (1U << n_volume_fields) - 1;
+inline constexpr std::uint32_t all_instance_fields = (1U << n_instance_fields) - 1;
+
+/// Recorded outputs of one volume, one value per interval (per step by default). A series that
+/// was not chosen is empty. Rates are per second.
+struct StepSeries {
+    Column iops;              ///< application I/Os completed per second
+    Column ebs_iops;          ///< EBS-counted operations per second
+    Column throughput_mib_s;  ///< MiB/s completed
+    Column credits;           ///< burst credits at the end of the step (I/O credits; MiB on st1/sc1)
+    Column latency_s;         ///< mean latency of the I/Os completed (NaN if none)
+    /// I/Os waiting at the end of the step: arrived (open loop) and neither completed nor in
+    /// service, whether queued at the device or, above an open loop's max_in_flight, held back
+    /// in the application
+    Column backlog_ops;
+    Series<std::uint8_t> bound;  ///< Bound code
+
+    /// Mean I/Os outstanding (waiting + in service) in step (interval) k: by Little's law,
+    /// latency x rate. Derived rather than stored, which keeps recording cheap.
+    [[nodiscard]] double queue_length(std::size_t k) const noexcept {
+        return iops[k] > 0 ? latency_s[k] * iops[k] : 0.0;
+    }
+};
+
+/// Recorded outputs of the instance, as StepSeries.
+struct InstanceSeries {
+    Column iops;                 ///< EBS-counted operations per second, all volumes
+    Column throughput_mb_s;      ///< decimal MB/s, all volumes
+    Column io_balance_pct;       ///< EBSIOBalance% at the end of the step
+    Column byte_balance_pct;     ///< EBSByteBalance% at the end of the step
+    Series<std::uint8_t> bound;  ///< Bound::demand, instance_iops or instance_throughput
+};
+
+/// What a recorded run keeps (RunOptions::recording; ignored when Simulation::run's record is
+/// false). The default is every series, every step, float64, in buffers the engine allocates.
+struct Recording {
+    /// Bit VolumeField f set: record that series of every volume.
+    std::uint32_t volume_fields = all_volume_fields;
+    /// Bit InstanceField f set: record that series of the instance (ignored without one).
+    std::uint32_t instance_fields = all_instance_fields;
+    /// Steps per recorded value (>= 1); the last interval has the remaining n_steps % every
+    /// steps when every does not divide the run.
+    std::int64_t every = 1;
+    /// Storage of the floating-point series (bound is always uint8).
+    Dtype dtype = Dtype::f64;
+    /// Caller buffers: volume_out[i][f] is where volume i's series f goes (null: the engine
+    /// allocates it). Empty: the engine allocates every series. Each non-null buffer holds at
+    /// least intervals(n_steps) values of the series' type (double or float per dtype; uint8 for
+    /// bound) and stays valid until the run's result is gone. Only chosen series are written.
+    std::vector<std::array<void*, n_volume_fields>> volume_out;
+    /// Caller buffers of the instance's series, as volume_out.
+    std::array<void*, n_instance_fields> instance_out{};
+
+    [[nodiscard]] bool records(VolumeField f) const noexcept {
+        return (volume_fields >> static_cast<unsigned>(f) & 1U) != 0;
+    }
+    [[nodiscard]] bool records(InstanceField f) const noexcept {
+        return (instance_fields >> static_cast<unsigned>(f) & 1U) != 0;
+    }
+    /// Values per recorded series of a run of n_steps: ceil(n_steps / every).
+    [[nodiscard]] std::int64_t intervals(std::int64_t n_steps) const noexcept {
+        return every > 0 ? (n_steps + every - 1) / every : 0;
+    }
+    /// Bytes the engine allocates per volume (respectively the instance) per recorded value:
+    /// chosen series without a caller buffer (volume `i`; the instance when i < 0).
+    [[nodiscard]] std::int64_t allocated_bytes_per_value(std::ptrdiff_t i, bool instance) const noexcept;
+};
+
+/// Throws ConfigError when `r` is not a valid recording of a run with n_volumes volumes (every
+/// < 1, unknown field bits, caller buffers for another number of volumes).
+void validate_recording(const Recording& r, std::size_t n_volumes);
+
+/// One step's outputs as the step loops hand them to a Recorder: NMean rates (averaged over an
+/// interval), with Latency a latency (weighted by the first rate), NEnd levels (kept at the end
+/// of the interval), and the bound.
+template <int NMean, int NEnd>
+struct StepValues {
+    std::array<double, NMean> mean;
+    double latency;
+    std::array<double, NEnd> end;
+    std::uint8_t bound;
+};
+
+/// Writes one volume's (or the instance's) outputs into its series as the Recording asks. The
+/// default recording (every series, every step, float64) takes a direct path: one store per
+/// series and step, as a loop writing the arrays itself would.
+template <int NMean, int NEnd, bool Latency>
+class Recorder {
+public:
+    using Step = StepValues<NMean, NEnd>;
+    static constexpr int n_fields = NMean + (Latency ? 1 : 0) + NEnd + 1;
+
+    /// `cols` are the floating-point series in the order mean..., latency (if any), end...;
+    /// `bound` the codes. A column or bound that is empty is not recorded.
+    Recorder(std::array<Column*, n_fields - 1> cols, Series<std::uint8_t>* bound, std::int64_t every, Dtype dtype)
+        : every_(every), f32_(dtype == Dtype::f32) {
+        bool all = true;
+        for (int i = 0; i < n_fields - 1; ++i) {
+            Column* c = cols[static_cast<std::size_t>(i)];
+            void* p = c != nullptr && !c->empty() ? c->data() : nullptr;
+            p_[static_cast<std::size_t>(i)] = p;
+            all &= p != nullptr;
+        }
+        bound_ = bound != nullptr && !bound->empty() ? bound->data() : nullptr;
+        all &= bound_ != nullptr;
+        direct_ = all && every == 1 && !f32_;
+    }
+
+    /// The outputs of step k (steps come in order, from 0).
+    [[gnu::always_inline]] void record(std::int64_t k, const Step& s) noexcept {
+        if (direct_) {
+            for (int i = 0; i < n_fields - 1; ++i)
+                static_cast<double*>(p_[static_cast<std::size_t>(i)])[k] = value(s, i);
+            bound_[k] = s.bound;
+            return;
+        }
+        record_general(s);
+    }
+
+    /// The outputs of the m steps from k0 (the next to record) when every output is the same in
+    /// each, except the levels, which change linearly: level e in step k0 + j is
+    /// s.end[e] + j * slope[e]. O(m / every) work (O(m) fills at every = 1).
+    void record_constant(std::int64_t k0, std::int64_t m, const Step& s,
+                         const std::array<double, NEnd>& slope) noexcept {
+        if (m <= 0) return;
+        if (every_ == 1) {
+            for (int i = 0; i < n_fields - 1; ++i) {
+                void* p = p_[static_cast<std::size_t>(i)];
+                if (p == nullptr) continue;
+                const int e = i - NMean - (Latency ? 1 : 0);
+                for (std::int64_t j = 0; j < m; ++j) {
+                    const double v = e >= 0 ? s.end[static_cast<std::size_t>(e)] +
+                                                  static_cast<double>(j) * slope[static_cast<std::size_t>(e)]
+                                            : value(s, i);
+                    put(p, k0 + j, v);
+                }
+            }
+            if (bound_ != nullptr) {
+                for (std::int64_t j = 0; j < m; ++j) bound_[k0 + j] = s.bound;
+            }
+            j_ = k0 + m;
+            return;
+        }
+        std::int64_t j = 0;
+        while (j < m) {
+            const std::int64_t c = std::min(m - j, every_ - in_);
+            std::array<double, NEnd> last{};
+            for (std::size_t e = 0; e < static_cast<std::size_t>(NEnd); ++e) {
+                last[e] = s.end[e] + static_cast<double>(j + c - 1) * slope[e];
+            }
+            add(s, c, last);
+            j += c;
+        }
+    }
+
+    /// Write the last, partial interval (if any). Call once after the last step.
+    void finish() noexcept {
+        if (in_ > 0) emit();
+    }
+
+private:
+    // Out of line, so that the step loops around record() stay as compact as with the direct
+    // path alone (inlined, it cost the coupled loop 20 % even when not taken).
+    [[gnu::noinline]] void record_general(const Step& s) noexcept { add(s, 1, s.end); }
+
+    static double value(const Step& s, int i) noexcept {
+        if (i < NMean) return s.mean[static_cast<std::size_t>(i)];
+        if (Latency && i == NMean) return s.latency;
+        return s.end[static_cast<std::size_t>(i - NMean - (Latency ? 1 : 0))];
+    }
+    void put(void* p, std::int64_t k, double v) const noexcept {
+        if (f32_) {
+            static_cast<float*>(p)[k] = static_cast<float>(v);
+        } else {
+            static_cast<double*>(p)[k] = v;
+        }
+    }
+
+    // Adds c steps of s (levels at the end: `last`) to the open interval; writes it when full.
+    [[gnu::always_inline]] void add(const Step& s, std::int64_t c, const std::array<double, NEnd>& last) noexcept {
+        if (every_ == 1) {  // a subset, or float32: the step's own values
+            for (int i = 0; i < n_fields - 1; ++i) {
+                void* p = p_[static_cast<std::size_t>(i)];
+                if (p != nullptr) put(p, j_, value(s, i));
+            }
+            if (bound_ != nullptr) bound_[j_] = s.bound;
+            ++j_;
+            return;
+        }
+        const auto w = static_cast<double>(c);
+        for (std::size_t i = 0; i < static_cast<std::size_t>(NMean); ++i) sum_[i] += c == 1 ? s.mean[i] : w * s.mean[i];
+        if constexpr (Latency) {
+            if (s.mean[0] > 0) {
+                lat_w_ += w * s.latency * s.mean[0];
+                rate_w_ += w * s.mean[0];
+            }
+        }
+        end_ = last;
+        counts_[s.bound] += c;
+        in_ += c;
+        if (in_ == every_) emit();
+    }
+
+    void emit() noexcept {
+        const double n = static_cast<double>(in_);
+        for (int i = 0; i < n_fields - 1; ++i) {
+            void* p = p_[static_cast<std::size_t>(i)];
+            if (p == nullptr) continue;
+            double v;
+            if (i < NMean) {
+                v = sum_[static_cast<std::size_t>(i)] / n;
+            } else if (Latency && i == NMean) {
+                v = rate_w_ > 0 ? lat_w_ / rate_w_ : std::numeric_limits<double>::quiet_NaN();
+            } else {
+                v = end_[static_cast<std::size_t>(i - NMean - (Latency ? 1 : 0))];
+            }
+            put(p, j_, v);
+        }
+        if (bound_ != nullptr) {
+            std::size_t best = 0;
+            for (std::size_t b = 1; b < static_cast<std::size_t>(n_bounds); ++b) {
+                if (counts_[b] > counts_[best]) best = b;
+            }
+            bound_[j_] = static_cast<std::uint8_t>(best);
+        }
+        ++j_;
+        in_ = 0;
+        sum_ = {};
+        lat_w_ = rate_w_ = 0;
+        counts_ = {};
+    }
+
+    std::array<void*, n_fields - 1> p_{};
+    std::uint8_t* bound_ = nullptr;
+    std::int64_t every_;
+    bool f32_;
+    bool direct_ = false;
+    // The open interval: its index, steps so far, sums, levels at its last step, bound counts.
+    std::int64_t j_ = 0;
+    std::int64_t in_ = 0;
+    std::array<double, NMean> sum_{};
+    double lat_w_ = 0, rate_w_ = 0;
+    std::array<double, NEnd> end_{};
+    std::array<std::int64_t, n_bounds> counts_{};
+};
+
+/// A volume's recorder: rates iops, ebs_iops, throughput_mib_s; latency_s; levels credits,
+/// backlog_ops (VolumeField order).
+using VolumeRecorder = Recorder<3, 2, true>;
+/// The instance's recorder: rates iops, throughput_mb_s; levels io_balance_pct, byte_balance_pct.
+using InstanceRecorder = Recorder<2, 2, false>;
+
+/// Size (or borrow) the chosen series of one volume for a run of n_steps; `out` are the caller's
+/// buffers of this volume (null entries: allocate).
+void prepare_series(StepSeries& s, const Recording& r, std::int64_t n_steps,
+                    const std::array<void*, n_volume_fields>& out);
+/// The same for the instance.
+void prepare_series(InstanceSeries& s, const Recording& r, std::int64_t n_steps);
+
+/// The recorder of a prepared StepSeries, respectively InstanceSeries.
+VolumeRecorder make_recorder(StepSeries& s, const Recording& r);
+InstanceRecorder make_recorder(InstanceSeries& s, const Recording& r);
+
+}  // namespace ebssim
