@@ -228,7 +228,7 @@ void bind_simulation(py::module_& m) {
         .def(
             "run",
             [](Simulation& sim, const py::list& workloads, std::int64_t n_steps, bool record,
-               std::int64_t max_volume_steps, std::int64_t max_memory_bytes) {
+               std::int64_t max_volume_steps, std::int64_t max_memory_bytes, bool jump) {
                 std::vector<Workload> ws;
                 ws.reserve(workloads.size());
                 for (const auto& h : workloads) ws.push_back(to_workload(h));
@@ -253,7 +253,9 @@ void bind_simulation(py::module_& m) {
                     // and the engine touches no Python object (the check takes the GIL itself).
                     py::gil_scoped_release release;
                     try {
-                        r = sim.run(ws, n_steps, record, RunLimits{max_volume_steps, max_memory_bytes}, check);
+                        RunOptions options;
+                        options.jump = jump;
+                        r = sim.run(ws, n_steps, record, RunLimits{max_volume_steps, max_memory_bytes}, check, options);
                     } catch (const Interrupted&) {
                         // The run was undone; the handler's exception is raised below, with the GIL.
                         if (!signal) throw;
@@ -264,7 +266,7 @@ void bind_simulation(py::module_& m) {
             },
             py::arg("workloads"), py::arg("n_steps"), py::arg("record") = true,
             py::arg("max_volume_steps") = RunLimits{}.max_volume_steps,
-            py::arg("max_memory_bytes") = RunLimits{}.max_memory_bytes)
+            py::arg("max_memory_bytes") = RunLimits{}.max_memory_bytes, py::arg("jump") = RunOptions{}.jump)
         .def_property_readonly("size", &Simulation::size)
         .def_property_readonly("dt_s", &Simulation::dt_s)
         .def_property_readonly("time_s", &Simulation::time_s)

@@ -175,6 +175,18 @@ public:
     Interrupted() : std::runtime_error("the run was interrupted; the simulation is unchanged") {}
 };
 
+/// Options of one Simulation::run, one field per feature (each with its doc comment).
+struct RunOptions {
+    /// Jump over constant stretches in closed form (docs/model.md, "Jumps over constant
+    /// stretches"): where a volume's demand is constant and its step steady (no backlog, every
+    /// output the same but the credits, which change by a constant amount per step), the engine
+    /// computes how many steps keep every branch of the step the same and advances them at once.
+    /// Results equal stepping's: bit for bit at fixed points (a full or empty bucket, no bucket);
+    /// otherwise up to the rounding of c + m*d against m repeated additions. False steps every
+    /// step (for checking and benchmarking). Volumes attached to an instance are always stepped.
+    bool jump = true;
+};
+
 /// A set of volumes stepped together with a fixed step dt, optionally sharing one instance.
 class Simulation {
 public:
@@ -187,8 +199,9 @@ public:
     /// Advance n_steps with one workload per volume. Per-step series are filled when record is true.
     /// Throws LimitError when the run exceeds `limits` (nothing ran), and Interrupted when
     /// `interrupt` asked to stop (the run is undone: state and clock are as before the call).
+    /// `options`: RunOptions (jumps over constant stretches, ...).
     RunResult run(const std::vector<Workload>& workloads, std::int64_t n_steps, bool record = true,
-                  const RunLimits& limits = {}, const InterruptCheck& interrupt = {});
+                  const RunLimits& limits = {}, const InterruptCheck& interrupt = {}, const RunOptions& options = {});
 
     [[nodiscard]] std::size_t size() const noexcept { return params_.size(); }
     [[nodiscard]] double dt_s() const noexcept { return dt_s_; }
@@ -214,7 +227,7 @@ private:
     void check_limits(std::int64_t n_steps, bool record, const RunLimits& limits) const;
     void init_volumes(const std::vector<VolumeSpec>& volumes, bool nitro);
     bool run_independent(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record,
-                         const InterruptCheck& interrupt);
+                         const InterruptCheck& interrupt, const RunOptions& options);
     bool run_shared(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record,
                     const InterruptCheck& interrupt);
 
