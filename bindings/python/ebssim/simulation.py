@@ -32,7 +32,7 @@ from ._units import flag, integer, real
 from .instances import Instance, _resolve_instance
 from .latency import SERVICE_TIME_SHAPE, latency_quantiles
 from .volumes import Volume
-from .workloads import ClosedLoop, Idle, OpenLoop, PhasedClosedLoop, Workload, _dt, _steps
+from .workloads import ClosedLoop, Idle, OpenLoop, PhasedClosedLoop, PiecewiseOpenLoop, Workload, _dt, _steps
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -354,6 +354,8 @@ class VolumeResult:
             return self.volume.service_time_s(w.io_bytes)
         if isinstance(w, OpenLoop) and float(w.ops.sum()) > 0:
             return self.volume.service_time_s(float(w.bytes.sum()) / float(w.ops.sum()))
+        if isinstance(w, PiecewiseOpenLoop):
+            return self.volume.service_time_s(w.mean_io_bytes(self.n_steps * self.dt_s))
         return self.volume.service_time_s(0.0)
 
     def latency_percentiles(
@@ -693,10 +695,20 @@ class Simulation:
         record: bool = True,
         max_volume_steps: Optional[float] = None,
         max_memory_bytes: Optional[float] = None,
+        jump: bool = True,
     ) -> RunResult:
         """Advance the simulation with one workload per volume.
 
         ``duration_s`` may be omitted when an :class:`OpenLoop` trace sets the length.
+
+        ``jump`` (default True) lets the core jump over constant stretches in closed form:
+        where a volume's demand is constant (a closed loop, a rest, equal values in a row of a
+        trace, a :class:`PiecewiseOpenLoop` segment) and its step steady, it advances the steps
+        that keep every branch of the step the same at once. Results equal stepping's, bit for
+        bit at fixed points (full or empty bucket, no bucket) and otherwise to rounding (relative
+        1e-9; docs/model.md, "Jumps over constant stretches"). ``jump=False`` steps every step.
+        Volumes attached to an instance are always stepped. ``max_volume_steps`` counts every
+        step of the run, jumped or not.
 
         The compiled loop runs with the GIL released. Run from the main thread, it honours
         Ctrl-C within about 0.1 s: KeyboardInterrupt, with the simulation as it was before the
@@ -714,19 +726,24 @@ class Simulation:
         if len(ws) != len(self.volumes):
             raise ValueError(f"workloads has {len(ws)} entries but the simulation has {len(self.volumes)} volumes")
         for i, w in enumerate(ws):
-            if not isinstance(w, (ClosedLoop, OpenLoop, PhasedClosedLoop, Idle)):
-                raise ValueError(f"workloads[{i}]={w!r} must be a ClosedLoop, OpenLoop, PhasedClosedLoop or Idle")
+            if not isinstance(w, (ClosedLoop, OpenLoop, PiecewiseOpenLoop, PhasedClosedLoop, Idle)):
+                raise ValueError(
+                    f"workloads[{i}]={w!r} must be a ClosedLoop, OpenLoop, PiecewiseOpenLoop, PhasedClosedLoop or Idle"
+                )
             if isinstance(w, OpenLoop) and w.dt is not None and w.dt != self.dt:
                 raise ValueError(_dt_mismatch(f"workloads[{i}]", w.dt, self.dt, "Simulation(..., dt=)"))
         n = self._n_steps(ws, duration_s)
         record = flag(record, "record")
+        jump = flag(jump, "jump")
+        natives = [w._native_for(self.dt, n) if isinstance(w, PiecewiseOpenLoop) else w._native for w in ws]
         try:
             raw = self._sim.run(
-                [w._native for w in ws],
+                natives,
                 n,
                 record,
                 max_volume_steps=_limits.max_volume_steps(max_volume_steps),
                 max_memory_bytes=_limits.max_memory_bytes(max_memory_bytes),
+                jump=jump,
             )
         except _limits.LimitError as err:
             what = f"the trace's {n:,} steps" if duration_s is None else f"duration_s={duration_s!r} at dt={self.dt:g}"
@@ -766,6 +783,7 @@ class Simulation:
         record: bool = True,
         max_volume_steps: Optional[float] = None,
         max_memory_bytes: Optional[float] = None,
+        jump: bool = True,
     ) -> RunResult:
         """Let every volume idle for ``duration_s`` (gp2 earns credits); keywords as for :meth:`run`."""
         return self.run(
@@ -774,18 +792,23 @@ class Simulation:
             record=record,
             max_volume_steps=max_volume_steps,
             max_memory_bytes=max_memory_bytes,
+            jump=jump,
         )
 
     def _n_steps(self, ws: List[Workload], duration_s: Optional[float]) -> int:
         trace_steps = {w.n_steps for w in ws if isinstance(w, (OpenLoop, PhasedClosedLoop))}
+        trace_steps |= {w.n_steps(self.dt) for w in ws if isinstance(w, PiecewiseOpenLoop) and w.duration_s is not None}
         if len(trace_steps) > 1:
             raise ValueError(
-                f"per-step workloads (OpenLoop, PhasedClosedLoop) have different lengths {sorted(trace_steps)}: "
-                f"they must match"
+                f"per-step workloads (OpenLoop, PhasedClosedLoop, PiecewiseOpenLoop with duration_s) have different "
+                f"lengths {sorted(trace_steps)}: they must match"
             )
         if duration_s is None:
             if not trace_steps:
-                raise ValueError("duration_s is required unless an OpenLoop or PhasedClosedLoop sets the length")
+                raise ValueError(
+                    "duration_s is required unless an OpenLoop, PhasedClosedLoop or PiecewiseOpenLoop with "
+                    "duration_s sets the length"
+                )
             return trace_steps.pop()
         n = _steps(duration_s, self.dt)
         if trace_steps and n != next(iter(trace_steps)):
@@ -819,6 +842,7 @@ def simulate(
     instance: Union[Instance, str, None] = None,
     max_volume_steps: Optional[float] = None,
     max_memory_bytes: Optional[float] = None,
+    jump: bool = True,
 ) -> VolumeResult:
     """Run one workload on one fresh volume and return its per-step results.
 
@@ -826,7 +850,7 @@ def simulate(
     ----------
     volume : Volume
         For example ``ebssim.gp2(100)``.
-    workload : ClosedLoop, OpenLoop or Idle
+    workload : ClosedLoop, OpenLoop, PiecewiseOpenLoop, PhasedClosedLoop or Idle
     duration_s : float, optional
         Length of the run; optional for an OpenLoop trace (its length sets it).
     dt : float, optional
@@ -842,6 +866,9 @@ def simulate(
     max_volume_steps, max_memory_bytes : int, optional
         Bounds on this run's work and recorded memory (default :data:`ebssim.limits`; see
         :meth:`Simulation.run`).
+    jump : bool
+        Jump over constant stretches in closed form (default); ``False`` steps every step
+        (:meth:`Simulation.run`).
 
     Examples
     --------
@@ -865,4 +892,5 @@ def simulate(
         record=record,
         max_volume_steps=max_volume_steps,
         max_memory_bytes=max_memory_bytes,
+        jump=jump,
     )[0]
