@@ -797,7 +797,11 @@ class Simulation:
 
     def _n_steps(self, ws: List[Workload], duration_s: Optional[float]) -> int:
         trace_steps = {w.n_steps for w in ws if isinstance(w, (OpenLoop, PhasedClosedLoop))}
-        trace_steps |= {w.n_steps(self.dt) for w in ws if isinstance(w, PiecewiseOpenLoop) and w.duration_s is not None}
+        for w in ws:
+            if isinstance(w, PiecewiseOpenLoop):
+                own = w.n_steps(self.dt)
+                if own is not None:
+                    trace_steps.add(own)
         if len(trace_steps) > 1:
             raise ValueError(
                 f"per-step workloads (OpenLoop, PhasedClosedLoop, PiecewiseOpenLoop with duration_s) have different "

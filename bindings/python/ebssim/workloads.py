@@ -500,7 +500,8 @@ class PiecewiseOpenLoop:
             )
         if (io_size is None) == (bytes_per_s is None):
             raise ValueError("give the bytes as io_size (one size for every segment) or bytes_per_s, not both")
-        if io_size is not None:
+        if bytes_per_s is None:
+            assert io_size is not None  # one of the two, checked above
             nbytes = rates * parse_size(io_size)
         else:
             nbytes = _levels(bytes_per_s, "bytes_per_s", "bytes per second")
