@@ -177,8 +177,8 @@ RunOptions step_every() {
 }
 
 template <class Make>
-void run_loop(benchmark::State& state, Make make_sim, const std::vector<Workload>& ws, std::int64_t steps,
-              bool record, const RunOptions& options = step_every()) {
+void run_loop(benchmark::State& state, Make make_sim, const std::vector<Workload>& ws, std::int64_t steps, bool record,
+              const RunOptions& options = step_every()) {
     for (auto _ : state) {
         Simulation sim = make_sim();
         RunResult r = sim.run(ws, steps, record, RunLimits{}, {}, options);
@@ -419,10 +419,7 @@ void BM_Piecewise_gp2(benchmark::State& state) {
     run_loop(
         state, [&] { return Simulation({gp2_spec(100)}); }, ws, n, false, options);
 }
-BENCHMARK(BM_Piecewise_gp2)
-    ->ArgNames({"trace", "jump"})
-    ->ArgsProduct({{0, 1}, {0, 1}})
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Piecewise_gp2)->ArgNames({"trace", "jump"})->ArgsProduct({{0, 1}, {0, 1}})->Unit(benchmark::kMillisecond);
 
 // What looking for runs costs a trace that has none (jump on vs off, totals only): the realistic
 // trace of BM_OpenLoop_gp2 and the noisy one of BM_OpenLoop_gp3_noisy.
