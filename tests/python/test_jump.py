@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 
 import ebssim
+import ebssim.analysis
+import ebssim.testing
 import numpy as np
 import pytest
 from ebssim import ClosedLoop, Idle, OpenLoop, PhasedClosedLoop, PiecewiseOpenLoop, Simulation, simulate
@@ -260,3 +262,18 @@ def test_jumped_equals_stepped_over_consecutive_runs(first, second) -> None:
     assert math.isclose(
         sims[0].credits(0), sims[1].credits(0), rel_tol=REL, abs_tol=1e-9 * max(1.0, vol.credit_capacity)
     )
+
+
+def test_piecewise_results_feed_analysis_and_plans() -> None:
+    # The cliff of test_piecewise_cliff_at_the_hand_worked_time: 2,000 IOPS offered, the 300
+    # baseline served, from 5,294.1 s to the end of the run.
+    w = OpenLoop.piecewise([0, 3600], [1000, 2000], "4k")
+    r = simulate(ebssim.gp2(100), w, duration_s=7200)
+    (cliff,) = ebssim.analysis.cliffs(r)
+    assert cliff.start_s == pytest.approx(3600 + 2.88e6 / 1700, rel=1e-12)
+    assert cliff.offered_iops == 2000.0
+    assert cliff.limit == "volume_iops"
+    report = str(ebssim.testing.check_plan(r, no_cliff=True))
+    assert "2,000 arriving" in report
+    assert r.to_pandas()["iops"].iloc[0] == 1000.0
+    assert "piecewise open loop of 2 segments" in str(r.summary())
