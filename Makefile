@@ -22,7 +22,7 @@ export CTEST_PARALLEL_LEVEL := $(JOBS)
 
 APT_PACKAGES := g++ make libeigen3-dev libboost-math-dev libfmt-dev doctest-dev libbenchmark-dev clang-format clang-tidy
 # Requirement groups of pyproject.toml (scripts/requirements.py prints them): versions live there only.
-REQ_GROUPS := build runtime dev test lint
+REQ_GROUPS := build runtime dev test lint fleet
 # C++ sources checked by clang-format (.clang-format).
 CXX_SOURCES := $(shell find libebssim bindings/src tests/cpp tests/cmake bench -name '*.cpp' -o -name '*.hpp' 2>/dev/null)
 # Sources that the compiled module depends on: reinstall when any of them changes.
@@ -33,7 +33,7 @@ QUIET_PIP := sed -u '/^WARNING: Location/d'
 # Ninja's "[3/17] Building ..." progress lines.
 QUIET_NINJA := sed -u -E '/^\[[0-9]+\/[0-9]+\]/d'
 
-.PHONY: demo test deps apt venv install lint test-cpp test-asan test-python fuzz bench bench-cpp bench-python clean
+.PHONY: demo test deps apt venv install lint test-cpp test-asan test-python fuzz bench bench-cpp bench-python bench-numba clean
 
 demo: install
 	$(VPY) examples/gp2_vs_gp3_cliff.py
@@ -124,6 +124,20 @@ bench-cpp: apt venv
 
 bench-python: install
 	$(VPY) bench/bench_replay.py
+
+# ebssim against a numba port of its step loop (the `bench` extra, installed on demand): the
+# ratios of issue 12, each goal reported as met or not. BENCH_NUMBA_ARGS selects cases and sizes,
+# e.g. BENCH_NUMBA_ARGS="--cases a,c --fleet-volumes 500" (see bench/bench_vs_numba.py --help).
+BENCH_NUMBA_ARGS ?=
+
+$(VENV)/.bench-stamp: $(VENV)/.deps-stamp pyproject.toml scripts/requirements.py
+	@echo "ebssim: installing the bench extra into $(VENV)"
+	@$(VPY) scripts/requirements.py bench > $(VENV)/requirements-bench.txt
+	@$(VPIP) install -r $(VENV)/requirements-bench.txt 2>&1 | $(QUIET_PIP)
+	@touch $@
+
+bench-numba: install $(VENV)/.bench-stamp
+	$(VPY) bench/bench_vs_numba.py $(BENCH_NUMBA_ARGS)
 
 clean:
 	rm -rf build $(VENV)

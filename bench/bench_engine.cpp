@@ -168,20 +168,19 @@ void set_rates(benchmark::State& state, std::int64_t volumes, std::int64_t steps
         static_cast<double>(vsteps), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
-// The benchmarks above BM_Piecewise measure the step loop itself: they step every step
-// (RunOptions::jump off). BM_Piecewise and BM_Jump_scan measure jumps.
-RunOptions step_every() {
-    RunOptions o;
-    o.jump = false;
-    return o;
-}
-
+// One thread (RunOptions::threads = 1) unless `threads` says otherwise: the figures are per core;
+// BM_IndependentThreads measures the threads. Every step is stepped (RunOptions::jump off) unless
+// `jump` says otherwise, so that the figures measure the step loop; BM_Piecewise and BM_Jump_scan
+// measure jumps.
 template <class Make>
 void run_loop(benchmark::State& state, Make make_sim, const std::vector<Workload>& ws, std::int64_t steps, bool record,
-              const RunOptions& options = step_every()) {
+              int threads = 1, bool jump = false) {
+    RunOptions options;
+    options.threads = threads;
+    options.jump = jump;
     for (auto _ : state) {
         Simulation sim = make_sim();
-        RunResult r = sim.run(ws, steps, record, RunLimits{}, {}, options);
+        RunResult r = sim.run(ws, steps, record, {}, {}, options);
         benchmark::DoNotOptimize(r.totals.data());
         benchmark::DoNotOptimize(r.series.data());
         benchmark::ClobberMemory();
@@ -255,6 +254,23 @@ BENCHMARK(BM_OpenLoop_gp2_volumes)
     ->ArgNames({"volumes", "record"})
     ->ArgsProduct({{1, 4, 16}, {0, 1}})
     ->Unit(benchmark::kMillisecond);
+
+// (c') 16 independent gp2 volumes as in (c), totals only, stepped by 1 or 2 threads
+// (RunOptions::threads; each volume whole by one thread). Wall time: on an idle 2-core machine
+// threads:2 should take about half of threads:1 (items_per_second about double).
+void BM_IndependentThreads(benchmark::State& state) {
+    const int threads = static_cast<int>(state.range(0));
+    constexpr std::uint64_t volumes = 16;
+    std::vector<VolumeSpec> specs;
+    std::vector<Workload> ws;
+    for (std::uint64_t i = 0; i < volumes; ++i) {
+        specs.push_back(gp2_spec(100.0 + 10.0 * static_cast<double>(i)));
+        ws.push_back(open_loop(trace(i)));
+    }
+    run_loop(
+        state, [&] { return Simulation(specs); }, ws, kSteps, false, threads);
+}
+BENCHMARK(BM_IndependentThreads)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 // (d) Volumes sharing one instance: Simulation(specs, InstanceSpec{...}) couples them step by step
 // (Simulation::run_shared: every volume offers, the instance scales the offers to fit its budget,
@@ -417,7 +433,7 @@ void BM_Piecewise_gp2(benchmark::State& state) {
         state.counters["cliffs"] = static_cast<double>(r.totals[0].cliffs.size());
     }
     run_loop(
-        state, [&] { return Simulation({gp2_spec(100)}); }, ws, n, false, options);
+        state, [&] { return Simulation({gp2_spec(100)}); }, ws, n, false, 1, options.jump);
 }
 BENCHMARK(BM_Piecewise_gp2)->ArgNames({"trace", "jump"})->ArgsProduct({{0, 1}, {0, 1}})->Unit(benchmark::kMillisecond);
 
@@ -431,7 +447,7 @@ void BM_Jump_scan(benchmark::State& state) {
     const std::vector<Workload> ws{open_loop(noisy ? noisy_trace() : trace(0))};
     state.SetLabel(noisy ? "gp3, noisy trace" : "gp2, realistic trace");
     run_loop(
-        state, [&] { return Simulation({spec}); }, ws, kSteps, false, options);
+        state, [&] { return Simulation({spec}); }, ws, kSteps, false, 1, options.jump);
 }
 BENCHMARK(BM_Jump_scan)->ArgNames({"noisy", "jump"})->ArgsProduct({{0, 1}, {0, 1}})->Unit(benchmark::kMillisecond);
 

@@ -1,12 +1,16 @@
 // The engine (Simulation), the bounds on one run, and its results: per-volume and per-instance
 // totals, per-step series, and the run that holds them.
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <thread>
 #include <utility>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "ebssim/engine.hpp"
 #include "ebssim/error.hpp"
@@ -97,6 +101,38 @@ py::tuple episodes_tuple(const std::vector<CliffEpisode>& episodes) {
 bool on_main_thread() {
     py::module_ threading = py::module_::import("threading");
     return threading.attr("current_thread")().is(threading.attr("main_thread")());
+}
+
+// Calls body(check) with the GIL released, `check` honouring Ctrl-C: Python runs signal
+// handlers only in the main thread, and only when asked, so a long run there polls for them;
+// the clock keeps GIL round trips to a few a second. The engine calls the check from this
+// (the calling) thread only. Raises the handler's exception (KeyboardInterrupt) after an
+// interrupted run, which the engine has undone.
+template <class Body>
+void without_gil(Body&& body) {
+    std::optional<py::error_already_set> signal;
+    InterruptCheck check;
+    if (on_main_thread()) {
+        check = [&signal, last = std::chrono::steady_clock::now()]() mutable {
+            const auto now = std::chrono::steady_clock::now();
+            if (now - last < std::chrono::milliseconds(50)) return false;
+            last = now;
+            py::gil_scoped_acquire gil;
+            if (PyErr_CheckSignals() == 0) return false;
+            signal.emplace();  // takes the exception a handler raised (KeyboardInterrupt)
+            return true;
+        };
+    }
+    {
+        py::gil_scoped_release release;
+        try {
+            body(check);
+        } catch (const Interrupted&) {
+            // The run was undone; the handler's exception is raised below, with the GIL.
+            if (!signal) throw;
+        }
+    }
+    if (signal) throw *signal;
 }
 
 void bind_results(py::module_& m) {
@@ -211,6 +247,51 @@ void bind_results(py::module_& m) {
 
 }  // namespace
 
+namespace {
+
+// run_many: items as (Simulation, workloads, n_steps, record) tuples; each outcome a RunResult,
+// or the message of the ConfigError that refused that item.
+py::list run_many_py(const py::list& items, std::int64_t max_volume_steps, std::int64_t max_memory_bytes, int threads) {
+    std::vector<std::vector<Workload>> workloads(items.size());
+    std::vector<FleetItem> fleet(items.size());
+    std::size_t k = 0;
+    for (const auto& h : items) {
+        const auto t = h.cast<py::tuple>();
+        if (t.size() != 4) {
+            throw ConfigError(
+                fmt::format("items[{}] must be (simulation, workloads, n_steps, record), got {} values", k, t.size()));
+        }
+        for (const auto& w : t[1].cast<py::list>()) workloads[k].push_back(to_workload(w));
+        fleet[k] = FleetItem{&t[0].cast<Simulation&>(), &workloads[k], t[2].cast<std::int64_t>(), t[3].cast<bool>()};
+        ++k;
+    }
+    std::vector<FleetOutcome> outcomes;
+    // `items` keeps the Simulations and the trace buffers alive while the GIL is released.
+    without_gil([&](const InterruptCheck& check) {
+        outcomes = run_many(fleet, RunLimits{max_volume_steps, max_memory_bytes}, check, RunOptions{threads});
+    });
+    py::list out;
+    for (auto& o : outcomes) {
+        if (o.result) {
+            out.append(py::cast(PyRunResult(std::move(*o.result))));
+        } else {
+            out.append(py::str(o.error));
+        }
+    }
+    return out;
+}
+
+void bind_run_many(py::module_& m) {
+    m.def("run_many", &run_many_py, py::arg("items"), py::arg("max_volume_steps") = RunLimits{}.max_volume_steps,
+          py::arg("max_memory_bytes") = RunLimits{}.max_memory_bytes, py::arg("threads") = RunOptions{}.threads,
+          "Run independent Simulations over `threads` threads (0: every core). items: (simulation, workloads, "
+          "n_steps, record) tuples. Returns, per item in order, its RunResult or the message of the error that "
+          "refused it (that Simulation unchanged). Ctrl-C or another error undoes every item.");
+    m.attr("hardware_threads") = std::max(1U, std::thread::hardware_concurrency());
+}
+
+}  // namespace
+
 void bind_simulation(py::module_& m) {
     py::register_exception<LimitError>(m, "LimitError", PyExc_ValueError);
     m.attr("default_max_volume_steps") = RunLimits{}.max_volume_steps;
@@ -228,45 +309,25 @@ void bind_simulation(py::module_& m) {
         .def(
             "run",
             [](Simulation& sim, const py::list& workloads, std::int64_t n_steps, bool record,
-               std::int64_t max_volume_steps, std::int64_t max_memory_bytes, bool jump) {
+               std::int64_t max_volume_steps, std::int64_t max_memory_bytes, int threads, bool jump) {
                 std::vector<Workload> ws;
                 ws.reserve(workloads.size());
                 for (const auto& h : workloads) ws.push_back(to_workload(h));
-                // Ctrl-C: Python runs signal handlers only in the main thread, and only when asked,
-                // so a long run there polls for them; the clock keeps GIL round trips to a few a second.
-                std::optional<py::error_already_set> signal;
-                InterruptCheck check;
-                if (on_main_thread()) {
-                    check = [&signal, last = std::chrono::steady_clock::now()]() mutable {
-                        const auto now = std::chrono::steady_clock::now();
-                        if (now - last < std::chrono::milliseconds(50)) return false;
-                        last = now;
-                        py::gil_scoped_acquire gil;
-                        if (PyErr_CheckSignals() == 0) return false;
-                        signal.emplace();  // takes the exception a handler raised (KeyboardInterrupt)
-                        return true;
-                    };
-                }
                 RunResult r;
-                {
-                    // Safe: the workloads hold spans into numpy buffers kept alive by `workloads`,
-                    // and the engine touches no Python object (the check takes the GIL itself).
-                    py::gil_scoped_release release;
-                    try {
-                        RunOptions options;
-                        options.jump = jump;
-                        r = sim.run(ws, n_steps, record, RunLimits{max_volume_steps, max_memory_bytes}, check, options);
-                    } catch (const Interrupted&) {
-                        // The run was undone; the handler's exception is raised below, with the GIL.
-                        if (!signal) throw;
-                    }
-                }
-                if (signal) throw *signal;
+                // Safe without the GIL: the workloads hold spans into numpy buffers kept alive by
+                // `workloads`, and the engine touches no Python object (the check takes the GIL itself).
+                without_gil([&](const InterruptCheck& check) {
+                    RunOptions options;
+                    options.threads = threads;
+                    options.jump = jump;
+                    r = sim.run(ws, n_steps, record, RunLimits{max_volume_steps, max_memory_bytes}, check, options);
+                });
                 return PyRunResult(std::move(r));
             },
             py::arg("workloads"), py::arg("n_steps"), py::arg("record") = true,
             py::arg("max_volume_steps") = RunLimits{}.max_volume_steps,
-            py::arg("max_memory_bytes") = RunLimits{}.max_memory_bytes, py::arg("jump") = RunOptions{}.jump)
+            py::arg("max_memory_bytes") = RunLimits{}.max_memory_bytes, py::arg("threads") = RunOptions{}.threads,
+            py::arg("jump") = RunOptions{}.jump)
         .def_property_readonly("size", &Simulation::size)
         .def_property_readonly("dt_s", &Simulation::dt_s)
         .def_property_readonly("time_s", &Simulation::time_s)
@@ -276,4 +337,5 @@ void bind_simulation(py::module_& m) {
         .def_property_readonly("has_instance", &Simulation::has_instance)
         .def_property_readonly("instance_io_credits", &Simulation::instance_io_credits)
         .def_property_readonly("instance_bytes_credits", &Simulation::instance_bytes_credits);
+    bind_run_many(m);
 }

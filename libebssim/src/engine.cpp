@@ -1,9 +1,16 @@
 #include "ebssim/engine.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <exception>
 #include <limits>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
+#include <unordered_set>
 #include <variant>
 
 #include <fmt/format.h>
@@ -753,21 +760,132 @@ void Simulation::init_volumes(const std::vector<VolumeSpec>& volumes, bool nitro
     }
 }
 
+namespace {
+
+// Work below which one more thread is not worth starting it (about a millisecond of stepping):
+// runs this small stay in the calling thread.
+constexpr std::int64_t min_volume_steps_per_thread = std::int64_t{1} << 16;
+
+// Threads worth using for `items` items of `work` volume-steps in all, at most `threads`.
+int useful_threads(int threads, std::size_t items, double work) {
+    const double by_work = std::max(1.0, work / static_cast<double>(min_volume_steps_per_thread));
+    return static_cast<int>(std::min({static_cast<double>(threads), static_cast<double>(items), by_work}));
+}
+
+// Calls work(i, check) for every i in [0, n_items) over `threads` threads, the calling thread
+// one of them; each item is done whole by one thread (handed out in order by an atomic counter).
+// `check` is the InterruptCheck the item's loop asks between chunks: a stop flag, which the
+// calling thread's check also sets from `interrupt` (only the calling thread calls `interrupt`:
+// it may take the GIL). The calling thread polls `interrupt` while it waits for the others. The
+// first exception (an Interrupted from the check included) stops every thread; all are joined
+// before it is rethrown, so the caller can undo what the items did.
+template <class Work>
+void parallel_items(std::size_t n_items, int threads, const InterruptCheck& interrupt, Work&& work) {
+    if (threads <= 1 || n_items <= 1) {
+        for (std::size_t i = 0; i < n_items; ++i) work(i, interrupt);
+        return;
+    }
+    std::atomic<std::size_t> next{0};
+    std::atomic<bool> stop{false};
+    std::mutex mu;
+    std::condition_variable cv;
+    std::exception_ptr first;
+    int running = threads - 1;
+    auto fail = [&](std::exception_ptr e) {
+        {
+            const std::lock_guard<std::mutex> lock(mu);
+            if (!first) first = std::move(e);
+        }
+        stop.store(true, std::memory_order_relaxed);
+    };
+    auto loop = [&](const InterruptCheck& check) {
+        try {
+            for (std::size_t i = next.fetch_add(1); i < n_items && !stop.load(std::memory_order_relaxed);
+                 i = next.fetch_add(1)) {
+                work(i, check);
+            }
+        } catch (...) {
+            fail(std::current_exception());
+        }
+    };
+    const InterruptCheck worker_check = [&stop] { return stop.load(std::memory_order_relaxed); };
+    bool interrupted = false;
+    const InterruptCheck caller_check = [&] {
+        if (stop.load(std::memory_order_relaxed)) return true;
+        if (interrupt && interrupt()) {
+            interrupted = true;
+            return true;
+        }
+        return false;
+    };
+    std::vector<std::thread> pool;
+    pool.reserve(static_cast<std::size_t>(threads - 1));
+    try {
+        for (int t = 1; t < threads; ++t) {
+            pool.emplace_back([&] {
+                loop(worker_check);
+                const std::lock_guard<std::mutex> lock(mu);
+                --running;
+                cv.notify_all();
+            });
+        }
+    } catch (...) {  // no more threads to be had: the ones started and this one do the work
+        const std::lock_guard<std::mutex> lock(mu);
+        running -= threads - 1 - static_cast<int>(pool.size());
+    }
+    loop(caller_check);
+    {
+        // Wait for the workers, asking `interrupt` every 10 ms (it rate-limits itself).
+        std::unique_lock<std::mutex> lock(mu);
+        while (!cv.wait_for(lock, std::chrono::milliseconds(10), [&] { return running == 0; })) {
+            if (!interrupted && !stop.load(std::memory_order_relaxed) && interrupt) {
+                lock.unlock();
+                try {
+                    if (interrupt()) {
+                        interrupted = true;
+                        fail(std::make_exception_ptr(Interrupted()));
+                    }
+                } catch (...) {
+                    fail(std::current_exception());
+                }
+                lock.lock();
+            }
+        }
+    }
+    for (auto& t : pool) t.join();
+    if (first) std::rethrow_exception(first);
+}
+
+}  // namespace
+
+int resolve_threads(const RunOptions& options) {
+    if (options.threads < 0) {
+        throw ConfigError(fmt::format("threads={} must be >= 0 (0: every core, {} here)", options.threads,
+                                      std::max(1U, std::thread::hardware_concurrency())));
+    }
+    if (options.threads > 0) return options.threads;
+    return static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+}
+
 bool Simulation::run_independent(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record,
-                                 const InterruptCheck& interrupt, const RunOptions& options) {
+                                 const InterruptCheck& interrupt, int threads, bool jump) {
     // Volumes that share no budget are independent: step each through the whole run in turn,
-    // which keeps its state in registers and its source type known at compile time.
-    bool ok = true;
-    for (std::size_t i = 0; i < params_.size(); ++i) {
-        AnyStepper any =
-            make_stepper(params_[i], state_[i], ws[i], dt_s_, r.t0_s, record ? &r.series[i] : nullptr, r.totals[i]);
-        ok &= std::visit(
-            [n, &interrupt, jump = options.jump](auto& st) {
+    // which keeps its state in registers and its source type known at compile time. With
+    // several threads, each volume is stepped whole by one of them, on copies of its state and
+    // totals (no cache line shared with another thread's volume), written back at its end.
+    // With jumps, constant stretches are advanced in closed form (step_range_jumping).
+    std::vector<char> ok(params_.size(), 1);
+    const int used = useful_threads(threads, params_.size(), static_cast<double>(n) * static_cast<double>(size()));
+    parallel_items(params_.size(), used, interrupt, [&](std::size_t i, const InterruptCheck& check) {
+        State state = state_[i];
+        VolumeTotals totals;
+        AnyStepper any = make_stepper(params_[i], state, ws[i], dt_s_, r.t0_s, record ? &r.series[i] : nullptr, totals);
+        ok[i] = std::visit(
+            [n, &check, jump](auto& st) {
                 if (jump) {
-                    in_chunks(n, 1, interrupt,
-                              [&st](std::int64_t k0, std::int64_t k1) { step_range_jumping(st, k0, k1); });
+                    in_chunks(n, 1, check, [&st](std::int64_t k0, std::int64_t k1) { step_range_jumping(st, k0, k1); });
                 } else {
-                    in_chunks(n, 1, interrupt, [&st](std::int64_t k0, std::int64_t k1) {
+                    in_chunks(n, 1, check, [&st](std::int64_t k0, std::int64_t k1) {
                         for (std::int64_t k = k0; k < k1; ++k) {
                             st.offer(k);
                             st.commit(k, 1.0, Bound::demand);
@@ -777,8 +895,10 @@ bool Simulation::run_independent(const std::vector<Workload>& ws, std::int64_t n
                 return st.input_ok();
             },
             any);
-    }
-    return ok;
+        state_[i] = state;
+        r.totals[i] = std::move(totals);
+    });
+    return std::all_of(ok.begin(), ok.end(), [](char x) { return x != 0; });
 }
 
 namespace {
@@ -970,6 +1090,7 @@ void Simulation::check_limits(std::int64_t n_steps, bool record, const RunLimits
 
 RunResult Simulation::run(const std::vector<Workload>& workloads, std::int64_t n_steps, bool record,
                           const RunLimits& limits, const InterruptCheck& interrupt, const RunOptions& options) {
+    const int threads = resolve_threads(options);
     if (workloads.size() != params_.size()) {
         throw ConfigError(fmt::format("workloads has {} entries but the simulation has {} volumes", workloads.size(),
                                       params_.size()));
@@ -1040,7 +1161,7 @@ RunResult Simulation::run(const std::vector<Workload>& workloads, std::int64_t n
     bool ok = false;
     try {
         ok = has_instance() ? run_shared(workloads, n_steps, r, record, interrupt)
-                            : run_independent(workloads, n_steps, r, record, interrupt, options);
+                            : run_independent(workloads, n_steps, r, record, interrupt, threads, options.jump);
     } catch (...) {
         undo();
         throw;
@@ -1064,6 +1185,46 @@ RunResult Simulation::run(const std::vector<Workload>& workloads, std::int64_t n
     }
     step_ += n_steps;
     return r;
+}
+
+std::vector<FleetOutcome> run_many(std::span<const FleetItem> items, const RunLimits& limits,
+                                   const InterruptCheck& interrupt, const RunOptions& options) {
+    const int threads = resolve_threads(options);
+    std::unordered_set<const Simulation*> seen;
+    double work = 0;
+    for (std::size_t k = 0; k < items.size(); ++k) {
+        const FleetItem& it = items[k];
+        if (it.sim == nullptr || it.workloads == nullptr) {
+            throw ConfigError(fmt::format("items[{}] has no {}", k, it.sim == nullptr ? "Simulation" : "workloads"));
+        }
+        if (!seen.insert(it.sim).second) {
+            throw ConfigError(fmt::format(
+                "items[{}] runs a Simulation that an earlier item runs too: each item needs its own Simulation", k));
+        }
+        work += static_cast<double>(std::max<std::int64_t>(it.n_steps, 0)) * static_cast<double>(it.sim->size());
+    }
+    // What to restore if the batch is abandoned: each item's run undoes itself, but the items
+    // already done would keep their new state.
+    std::vector<Simulation> saved;
+    saved.reserve(items.size());
+    for (const FleetItem& it : items) saved.push_back(*it.sim);
+    std::vector<FleetOutcome> out(items.size());
+    try {
+        parallel_items(items.size(), useful_threads(threads, items.size(), work), interrupt,
+                       [&](std::size_t k, const InterruptCheck& check) {
+                           const FleetItem& it = items[k];
+                           try {
+                               out[k].result =
+                                   it.sim->run(*it.workloads, it.n_steps, it.record, limits, check, RunOptions{1});
+                           } catch (const ConfigError& e) {
+                               out[k].error = e.what();
+                           }
+                       });
+    } catch (...) {
+        for (std::size_t k = 0; k < items.size(); ++k) *items[k].sim = saved[k];
+        throw;
+    }
+    return out;
 }
 
 }  // namespace ebssim

@@ -206,3 +206,16 @@ def test_ctrl_c_stops_volumes_sharing_an_instance():
     assert a.instance.cliff_time_s is not None
     assert list(a.instance.iops) == list(b.instance.iops)
     assert [r.totals["served_ops"] for r in a] == [r.totals["served_ops"] for r in b]
+
+
+def test_ctrl_c_stops_independent_volumes_on_two_threads():
+    w = [ClosedLoop(32, "4k")] * 4
+    interrupted = Simulation([gp2(100), gp2(200), gp2(300), gp3(100)])
+    interrupted.run(w, 10, threads=2)
+    assert _interrupted_run(interrupted, w) < 2.0  # every core (two threads here), each polled via the caller
+    twin = Simulation([gp2(100), gp2(200), gp2(300), gp3(100)])
+    twin.run(w, 10, threads=1)
+    assert interrupted.time_s == 10.0
+    assert [interrupted.credits(i) for i in range(4)] == [twin.credits(i) for i in range(4)]
+    # 100 GiB gp2: 5.4e6 - 10 x 2,700, as above.
+    assert interrupted.credits(0) == 5_373_000.0

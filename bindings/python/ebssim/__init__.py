@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import TYPE_CHECKING
 
@@ -18,8 +19,9 @@ from . import _lazy
 if TYPE_CHECKING:
     # Submodules with their own namespace: ebssim.trace (pandas traces), ebssim.aws (AWS input),
     # ebssim.analysis (cliffs, bound time, latency spans), ebssim.testing (capacity plans as tests),
-    # ebssim.cost (prices), ebssim.advise (migration advice), ebssim.k8s (Kubernetes manifests).
-    from . import advise, analysis, aws, cost, k8s, testing, trace
+    # ebssim.cost (prices), ebssim.advise (migration advice), ebssim.k8s (Kubernetes manifests),
+    # ebssim.fleet (many volumes in one call, on every core or a Dask cluster).
+    from . import advise, analysis, aws, cost, fleet, k8s, testing, trace
     from ._limits import LimitError, Limits, limits
     from .analysis import Cliff
     from .burst import ClosedLoopRate, burst_duration_s, cliff_time_s, closed_loop_rate, counted_iops, refill_time_s
@@ -81,6 +83,7 @@ __all__ = [
     "aws",
     "analysis",
     "cost",
+    "fleet",
     "burst_duration_s",
     "cliff_time_s",
     "closed_loop_latency_s",
@@ -161,5 +164,9 @@ if not TYPE_CHECKING:  # mypy sees the imports above, not a catch-all __getattr_
             if name == "plot" and getattr(value, "__name__", None) == f"{__name__}.plot":
                 value = value.plot
             super().__setattr__(name, value)
+
+        def __reduce__(self):
+            # Pickled by name, as a plain module is (cloudpickle, Dask: a function that uses ebssim.gp2).
+            return importlib.import_module, (self.__name__,)
 
     sys.modules[__name__].__class__ = _Package

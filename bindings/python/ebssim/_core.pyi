@@ -365,6 +365,7 @@ class Simulation(metaclass=_pybind11_type):
         record: bool = ...,
         max_volume_steps: int = ...,
         max_memory_bytes: int = ...,
+        threads: int = ...,
         jump: bool = ...,
     ) -> RunResult: ...
     @property
@@ -382,6 +383,17 @@ class Simulation(metaclass=_pybind11_type):
     def instance_io_credits(self) -> float: ...
     @property
     def instance_bytes_credits(self) -> float: ...
+
+hardware_threads: Final[int]
+
+def run_many(
+    items: list[
+        tuple[Simulation, list[Idle | ClosedLoop | OpenLoop | PhasedClosedLoop | PiecewiseOpenLoop], int, bool]
+    ],
+    max_volume_steps: int = ...,
+    max_memory_bytes: int = ...,
+    threads: int = ...,
+) -> list[RunResult | str]: ...
 
 # bind_latency.cpp
 

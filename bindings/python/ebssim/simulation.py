@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import (
     TYPE_CHECKING,
+    Any,
     ClassVar,
     Dict,
     Generic,
@@ -414,9 +415,7 @@ class VolumeResult:
         """The run in a few numbers."""
         steps = self.totals.steps_bound
         n = max(1, self.n_steps)
-        run_end = self.t0_s + self.n_steps * self.dt_s
         eps = self.totals.cliffs
-        empty = sum((run_end if math.isnan(e.end_s) else e.end_s) - e.start_s for e in eps)
         return VolumeSummary(
             volume=str(self.volume),
             workload=str(self.workload),
@@ -427,11 +426,16 @@ class VolumeResult:
             throttled_fraction={name: steps[i] / n for i, name in enumerate(BOUND_NAMES)},
             backlog_ops_end=self.totals.backlog_ops,
             cliff_count=len(eps),
-            bucket_empty_s=float(empty),
+            bucket_empty_s=self._bucket_empty_s(),
             bound_s=self.bound_s,
             instance_bound_s=self.instance_bound_s,
             instance_cliff_time_s=self.instance.cliff_time_s if self.instance is not None else None,
         )
+
+    def _bucket_empty_s(self) -> float:
+        """Simulated seconds with the credit bucket empty in this run, all episodes together."""
+        run_end = self.t0_s + self.n_steps * self.dt_s
+        return float(sum((run_end if math.isnan(e.end_s) else e.end_s) - e.start_s for e in self.totals.cliffs))
 
     def to_pandas(self) -> "pd.DataFrame":
         """A DataFrame with one column per output, indexed by ``time_s``, or, for a trace with a
@@ -695,11 +699,26 @@ class Simulation:
         record: bool = True,
         max_volume_steps: Optional[float] = None,
         max_memory_bytes: Optional[float] = None,
+        threads: Optional[int] = None,
         jump: bool = True,
     ) -> RunResult:
         """Advance the simulation with one workload per volume.
 
         ``duration_s`` may be omitted when an :class:`OpenLoop` trace sets the length.
+
+        The compiled loop runs with the GIL released. Run from the main thread, it honours
+        Ctrl-C within about 0.1 s: KeyboardInterrupt, with the simulation as it was before the
+        call. A run is refused up front (``LimitError``, a ValueError) when it would take more
+        than ``max_volume_steps`` volume-steps, or, recorded, more than ``max_memory_bytes`` of
+        per-step arrays; both default to :data:`ebssim.limits` (1e10 volume-steps, 4 GiB).
+        Split a longer run into consecutive runs, use a coarser ``dt``, pass ``record=False``,
+        or raise the limits.
+
+        Volumes without an instance are independent: ``threads`` C++ threads step them in
+        parallel (default None: every core; 1: the calling thread only). Each volume is stepped
+        whole by one thread, so the results are the same, to the last bit, for any ``threads``.
+        Volumes on an instance are coupled in every step and run in one thread; to use every
+        core for many instances, see :func:`ebssim.fleet.simulate_fleet`.
 
         ``jump`` (default True) lets the core jump over constant stretches in closed form:
         where a volume's demand is constant (a closed loop, a rest, equal values in a row of a
@@ -709,15 +728,35 @@ class Simulation:
         1e-9; docs/model.md, "Jumps over constant stretches"). ``jump=False`` steps every step.
         Volumes attached to an instance are always stepped. ``max_volume_steps`` counts every
         step of the run, jumped or not.
-
-        The compiled loop runs with the GIL released. Run from the main thread, it honours
-        Ctrl-C within about 0.1 s: KeyboardInterrupt, with the simulation as it was before the
-        call. A run is refused up front (``LimitError``, a ValueError) when it would take more
-        than ``max_volume_steps`` volume-steps, or, recorded, more than ``max_memory_bytes`` of
-        per-step arrays; both default to :data:`ebssim.limits` (1e10 volume-steps, 4 GiB).
-        Split a longer run into consecutive runs, use a coarser ``dt``, pass ``record=False``,
-        or raise the limits.
         """
+        ws, n = self._prepare(workloads, duration_s)
+        record = flag(record, "record")
+        jump = flag(jump, "jump")
+        n_threads = _threads(threads)
+        try:
+            raw = self._sim.run(
+                self._natives(ws, n),
+                n,
+                record,
+                max_volume_steps=_limits.max_volume_steps(max_volume_steps),
+                max_memory_bytes=_limits.max_memory_bytes(max_memory_bytes),
+                threads=n_threads,
+                jump=jump,
+            )
+        except _limits.LimitError as err:
+            what = f"the trace's {n:,} steps" if duration_s is None else f"duration_s={duration_s!r} at dt={self.dt:g}"
+            raise _limits.LimitError(
+                f"{what}: {err} (keywords max_volume_steps= and max_memory_bytes=, or ebssim.limits)"
+            ) from None
+        return self._result(ws, raw)
+
+    def _natives(self, ws: List[Workload], n: int) -> List[Any]:
+        """The core's workloads for a run of ``n`` steps (a piecewise loop's change steps depend
+        on this simulation's ``dt`` and the run's length)."""
+        return [w._native_for(self.dt, n) if isinstance(w, PiecewiseOpenLoop) else w._native for w in ws]
+
+    def _prepare(self, workloads: Sequence[Workload], duration_s: Optional[float]) -> Tuple[List[Workload], int]:
+        """The workloads of :meth:`run`, checked against the volumes, and the run's steps."""
         if isinstance(workloads, (ClosedLoop, OpenLoop, PhasedClosedLoop, Idle, str)) or not isinstance(
             workloads, Iterable
         ):
@@ -732,24 +771,10 @@ class Simulation:
                 )
             if isinstance(w, OpenLoop) and w.dt is not None and w.dt != self.dt:
                 raise ValueError(_dt_mismatch(f"workloads[{i}]", w.dt, self.dt, "Simulation(..., dt=)"))
-        n = self._n_steps(ws, duration_s)
-        record = flag(record, "record")
-        jump = flag(jump, "jump")
-        natives = [w._native_for(self.dt, n) if isinstance(w, PiecewiseOpenLoop) else w._native for w in ws]
-        try:
-            raw = self._sim.run(
-                natives,
-                n,
-                record,
-                max_volume_steps=_limits.max_volume_steps(max_volume_steps),
-                max_memory_bytes=_limits.max_memory_bytes(max_memory_bytes),
-                jump=jump,
-            )
-        except _limits.LimitError as err:
-            what = f"the trace's {n:,} steps" if duration_s is None else f"duration_s={duration_s!r} at dt={self.dt:g}"
-            raise _limits.LimitError(
-                f"{what}: {err} (keywords max_volume_steps= and max_memory_bytes=, or ebssim.limits)"
-            ) from None
+        return ws, self._n_steps(ws, duration_s)
+
+    def _result(self, ws: List[Workload], raw: _core.RunResult) -> RunResult:
+        """The public results of a compiled run of ``ws`` on this simulation."""
         inst = None
         if self.instance is not None:
             assert raw.instance_series is not None and raw.instance_totals is not None  # the core ran it attached
@@ -783,6 +808,7 @@ class Simulation:
         record: bool = True,
         max_volume_steps: Optional[float] = None,
         max_memory_bytes: Optional[float] = None,
+        threads: Optional[int] = None,
         jump: bool = True,
     ) -> RunResult:
         """Let every volume idle for ``duration_s`` (gp2 earns credits); keywords as for :meth:`run`."""
@@ -792,6 +818,7 @@ class Simulation:
             record=record,
             max_volume_steps=max_volume_steps,
             max_memory_bytes=max_memory_bytes,
+            threads=threads,
             jump=jump,
         )
 
@@ -828,6 +855,16 @@ class Simulation:
         return f"<Simulation t={self.time_s:g} s, dt={self.dt:g} s: {vols}{on}>"
 
 
+def _threads(threads: Optional[int]) -> int:
+    """The engine's thread count for ``threads=``: None is 0 (every core)."""
+    if threads is None:
+        return 0
+    n = integer(threads, "threads", "a number of threads")
+    if n < 1:
+        raise ValueError(f"threads={threads!r} must be >= 1, or None for every core ({_core.hardware_threads} here)")
+    return n
+
+
 def _dt_mismatch(what: str, trace_dt: float, dt: float, where: str) -> str:
     return (
         f"{what} is a trace in steps of {trace_dt:g} s but {where} is {dt:g} s: a trace's step is part of "
@@ -846,6 +883,7 @@ def simulate(
     instance: Union[Instance, str, None] = None,
     max_volume_steps: Optional[float] = None,
     max_memory_bytes: Optional[float] = None,
+    threads: Optional[int] = None,
     jump: bool = True,
 ) -> VolumeResult:
     """Run one workload on one fresh volume and return its per-step results.
@@ -870,6 +908,9 @@ def simulate(
     max_volume_steps, max_memory_bytes : int, optional
         Bounds on this run's work and recorded memory (default :data:`ebssim.limits`; see
         :meth:`Simulation.run`).
+    threads : int, optional
+        As for :meth:`Simulation.run`: one volume is stepped by one thread, whatever the count
+        (kept for symmetry with it; many volumes in one call: :func:`ebssim.fleet.simulate_fleet`).
     jump : bool
         Jump over constant stretches in closed form (default); ``False`` steps every step
         (:meth:`Simulation.run`).
@@ -896,5 +937,6 @@ def simulate(
         record=record,
         max_volume_steps=max_volume_steps,
         max_memory_bytes=max_memory_bytes,
+        threads=threads,
         jump=jump,
     )[0]

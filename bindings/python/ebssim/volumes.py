@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping, Optional, Tuple
+from typing import Any, Mapping, Optional, Tuple
 
-from . import _core
+from . import _core, _pickle
 from ._core import VolumeTypeInfo
 from ._units import SizeLike, parse_size, real
 
@@ -98,6 +98,9 @@ class Volume:
     latency_ms: Optional[float] = None
     transfer_mib_s: Optional[float] = None
     _params: _core.VolumeParams = field(init=False, repr=False, compare=False)
+
+    def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:  # the compiled part is rebuilt (ebssim._pickle)
+        return _pickle.reduce(self, _pickle.init_fields(self))
 
     def __post_init__(self) -> None:
         if self.type not in _TYPES:

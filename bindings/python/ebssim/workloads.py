@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple, Union
 import numpy as np
 import numpy.typing as npt
 
-from . import _core, _limits, _repr
+from . import _core, _limits, _pickle, _repr
 from ._units import SizeLike, parse_size, real
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -110,6 +110,9 @@ class ClosedLoop:
     counted_per_io: Optional[float] = None
     _native: _core.ClosedLoop = field(init=False, repr=False, compare=False)
 
+    def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:  # the compiled part is rebuilt (ebssim._pickle)
+        return _pickle.reduce(self, _pickle.init_fields(self))
+
     def __post_init__(self) -> None:
         sequential = _check_pattern(self.pattern)
         in_flight = real(self.in_flight, "in_flight", "a number of I/Os")
@@ -203,6 +206,12 @@ class OpenLoop:
     resolution_s: Optional[float] = None
     max_in_flight: Optional[float] = None
     _native: _core.OpenLoop = field(init=False, repr=False, compare=False)
+
+    def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:  # the compiled part is rebuilt (ebssim._pickle)
+        kwargs = _pickle.init_fields(self)
+        if self.read_ops is not None:
+            del kwargs["read_fraction"]  # computed from read_ops again
+        return _pickle.reduce(self, kwargs)
 
     def __post_init__(self) -> None:
         sequential = _check_pattern(self.pattern)
@@ -656,6 +665,9 @@ class PhasedClosedLoop:
     counted_per_io: Optional[float] = None
     _native: _core.PhasedClosedLoop = field(init=False, repr=False, compare=False)
 
+    def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:  # the compiled part is rebuilt (ebssim._pickle)
+        return _pickle.reduce(self, _pickle.init_fields(self))
+
     def __post_init__(self) -> None:
         sequential = _check_pattern(self.pattern)
         users = _as_series(self.in_flight, "in_flight")
@@ -761,6 +773,9 @@ class Idle:
     """The volume rests: no new I/O; gp2 earns credits; a queued backlog still drains."""
 
     _native: _core.Idle = field(init=False, repr=False, compare=False)
+
+    def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:  # the compiled part is rebuilt (ebssim._pickle)
+        return _pickle.reduce(self, _pickle.init_fields(self))
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_native", _core.Idle())

@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -175,8 +177,14 @@ public:
     Interrupted() : std::runtime_error("the run was interrupted; the simulation is unchanged") {}
 };
 
-/// Options of one Simulation::run, one field per feature (each with its doc comment).
+/// Options of one run, beside its workloads and bounds. Each field has a default that keeps the
+/// behaviour of a run without options.
 struct RunOptions {
+    /// Threads that step volumes sharing no instance (Simulation::run) or independent
+    /// Simulations (run_many): 0 (default) uses every core (std::thread::hardware_concurrency),
+    /// 1 steps everything in the calling thread; negative is a ConfigError. Results are the same
+    /// whatever the count: each volume is stepped by one thread with the arithmetic of one.
+    int threads = 0;
     /// Jump over constant stretches in closed form (docs/model.md, "Jumps over constant
     /// stretches"): where a volume's demand is constant and its step steady (no backlog, every
     /// output the same but the credits, which change by a constant amount per step), the engine
@@ -186,6 +194,10 @@ struct RunOptions {
     /// step (for checking and benchmarking). Volumes attached to an instance are always stepped.
     bool jump = true;
 };
+
+/// The threads a run with `options` uses: options.threads, or every core for 0. Throws
+/// ConfigError for a negative count.
+[[nodiscard]] int resolve_threads(const RunOptions& options);
 
 /// A set of volumes stepped together with a fixed step dt, optionally sharing one instance.
 class Simulation {
@@ -199,7 +211,11 @@ public:
     /// Advance n_steps with one workload per volume. Per-step series are filled when record is true.
     /// Throws LimitError when the run exceeds `limits` (nothing ran), and Interrupted when
     /// `interrupt` asked to stop (the run is undone: state and clock are as before the call).
-    /// `options`: RunOptions (jumps over constant stretches, ...).
+    ///
+    /// Volumes without an instance are independent and are stepped over options.threads threads
+    /// (the InterruptCheck is called from the calling thread only); with an instance, the
+    /// volumes are coupled in every step and one thread steps them all. options.jump: closed-form
+    /// jumps over constant stretches (independent volumes only).
     RunResult run(const std::vector<Workload>& workloads, std::int64_t n_steps, bool record = true,
                   const RunLimits& limits = {}, const InterruptCheck& interrupt = {}, const RunOptions& options = {});
 
@@ -227,7 +243,7 @@ private:
     void check_limits(std::int64_t n_steps, bool record, const RunLimits& limits) const;
     void init_volumes(const std::vector<VolumeSpec>& volumes, bool nitro);
     bool run_independent(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record,
-                         const InterruptCheck& interrupt, const RunOptions& options);
+                         const InterruptCheck& interrupt, int threads, bool jump);
     bool run_shared(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record,
                     const InterruptCheck& interrupt);
 
@@ -239,5 +255,30 @@ private:
     double dt_s_;
     std::int64_t step_ = 0;
 };
+
+/// One run of a batch given to run_many: a Simulation and what Simulation::run takes.
+struct FleetItem {
+    Simulation* sim = nullptr;
+    const std::vector<Workload>* workloads = nullptr;  ///< one per volume of sim
+    std::int64_t n_steps = 0;
+    bool record = false;
+};
+
+/// What one item of run_many gave: its RunResult, or the message of the ConfigError that
+/// refused it (a bad trace, a run above the limits), which left its Simulation unchanged.
+struct FleetOutcome {
+    std::optional<RunResult> result;
+    std::string error;  ///< empty when result holds the run
+};
+
+/// Run many independent Simulations (each with its own volumes, optional instance, workloads
+/// and n_steps) over options.threads threads, each item in one thread: a fleet, in which the
+/// volumes on one instance are coupled and the instances are independent. Outcomes are in the
+/// order of `items`, the same for any thread count. A ConfigError of one item is its outcome's
+/// `error` and does not stop the others. Interrupted (the InterruptCheck, called from the
+/// calling thread only, asked to stop) or any other exception stops every thread, restores
+/// every Simulation to its state before the call, and is rethrown.
+std::vector<FleetOutcome> run_many(std::span<const FleetItem> items, const RunLimits& limits = {},
+                                   const InterruptCheck& interrupt = {}, const RunOptions& options = {});
 
 }  // namespace ebssim

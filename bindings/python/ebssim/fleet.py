@@ -1,0 +1,712 @@
+"""Fleets: many volumes, each with its own trace, configuration and instance, in one call.
+
+:func:`simulate_fleet` replays a fleet on every core of this machine and returns one summary
+row per volume (:data:`SUMMARY_COLUMNS`); :func:`simulate_fleet_dask` replays the same fleet on a
+Dask cluster (``dask.distributed``) and returns the same rows. docs/fleet.md tells the whole
+story.
+
+- Volumes are given by id (``{"vol-1": ebssim.gp2(100), ...}``, like
+  :func:`ebssim.aws.read_volumes`), their demand as workloads by id, or as one long pandas
+  DataFrame with a volume id column (each volume's rows a trace, read by
+  :func:`ebssim.trace.from_pandas`).
+- Volumes attached to one instance (``attachments``: :class:`ebssim.aws.Attachment` by volume
+  id, like :func:`ebssim.aws.read_instances`) share its EBS budget and are simulated together;
+  every other volume alone.
+- Each volume (or each instance) is simulated exactly as :func:`ebssim.simulate` (or a
+  :class:`~ebssim.Simulation` of the instance's volumes) would, in C++ threads: its row is the
+  same, to the last bit, whatever ``threads`` and ``batch_size``.
+- A volume whose trace or configuration is refused gets a row with its ``error`` and no
+  numbers; the others are kept (``errors="raise"`` raises instead).
+
+>>> import numpy as np, ebssim
+>>> from ebssim.fleet import simulate_fleet
+>>> volumes = {"a": ebssim.gp2(100), "b": ebssim.gp3(100)}
+>>> demand = np.full(3600, 1200.0)                 # 1,200 IOPS of 4 KiB for an hour
+>>> loads = {v: ebssim.OpenLoop(demand, demand * 4096) for v in volumes}
+>>> fleet = simulate_fleet(volumes, loads)
+>>> fleet.summary[["type", "served_iops", "cliff_time_s", "burst_balance_end_pct"]]
+          type  served_iops  cliff_time_s  burst_balance_end_pct
+volume_id
+a          gp2       1200.0           NaN                   40.0
+b          gp3       1200.0           NaN                    NaN
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+import re
+import uuid
+import warnings
+from collections.abc import Hashable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union, cast
+
+from . import _core, _limits
+from ._units import integer, real
+from .instances import Instance, NoEbsLimitsWarning, _resolve_instance
+from .simulation import BOUND_NAMES, Simulation, VolumeResult, _threads
+from .volumes import Volume
+from .workloads import OpenLoop, Workload
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from .aws import Attachment
+    from .instances import Catalog
+
+__all__ = ["simulate_fleet", "simulate_fleet_dask", "FleetResult", "FleetVolume", "SUMMARY_COLUMNS", "ERRORS"]
+
+#: What to do with a volume whose run is refused: keep its ``error`` and warn (default), keep it
+#: without a warning, or raise a ValueError naming the volume.
+ERRORS = ("warn", "ignore", "raise")
+
+_MiB = float(2**20)
+
+#: The columns of :attr:`FleetResult.summary`, one row per volume (indexed by ``volume_id``).
+SUMMARY_COLUMNS: Tuple[str, ...] = (
+    "type",  # the volume type
+    "size_gib",
+    "baseline_iops",  # the volume's IOPS limit without burst
+    "instance_id",  # None: the volume runs alone
+    "instance_type",
+    "duration_s",  # simulated seconds
+    "demanded_iops",  # I/Os that arrived (or a closed loop issued), per second of the run
+    "served_iops",  # I/Os completed per second of the run
+    "demanded_mib_s",
+    "served_mib_s",
+    "mean_latency_ms",  # weighted by the I/Os completed (NaN: none)
+    *(f"{b}_s" for b in BOUND_NAMES),  # simulated seconds held back by each bound (demand: not held)
+    "cliff_time_s",  # first time the credit bucket ran dry (NaN: never)
+    "cliff_count",  # episodes with the bucket empty
+    "bucket_empty_s",  # seconds with the bucket empty
+    "credits_end",  # credits left (I/O credits; MiB on st1 and sc1)
+    "burst_balance_end_pct",  # NaN for types without a bucket
+    "backlog_ops_end",  # I/Os still queued at the end
+    "instance_cliff_time_s",  # first time an instance balance ran dry (NaN: never, or no instance)
+    "error",  # None, or why the volume was not simulated (its numbers are then NaN)
+)
+_TEXT = ("type", "instance_id", "instance_type", "error")
+
+
+@dataclass(frozen=True)
+class FleetVolume:
+    """One volume of a fleet as one item (a Dask bag holds these): its id, configuration,
+    workload and, optionally, where it is attached."""
+
+    volume_id: Hashable
+    volume: Volume
+    workload: Workload
+    attachment: Optional["Attachment"] = None
+
+
+@dataclass(frozen=True)
+class FleetResult:
+    """What :func:`simulate_fleet` returns."""
+
+    summary: "pd.DataFrame"
+    """One row per volume (:data:`SUMMARY_COLUMNS`), indexed by ``volume_id``, in the order of ``volumes``."""
+    errors: Dict[Hashable, str] = field(default_factory=dict)
+    """Why each volume that was not simulated was refused, by volume id."""
+    timelines: Dict[Hashable, "pd.DataFrame"] = field(default_factory=dict)
+    """Per-step (or per ``timeline_step``) DataFrames of the volumes asked for with ``timelines=``."""
+
+
+def simulate_fleet(
+    volumes: Mapping[Hashable, Volume],
+    workloads: "Union[Mapping[Hashable, Workload], pd.DataFrame]",
+    attachments: Optional[Mapping[Hashable, "Attachment"]] = None,
+    *,
+    duration_s: Optional[float] = None,
+    dt: Optional[float] = None,
+    id_column: str = "volume_id",
+    time_column: str = "time",
+    period: Union[float, str, "pd.Timedelta", None] = None,
+    gaps: str = "error",
+    io_size: Optional[Any] = None,
+    read_fraction: float = 1.0,
+    pattern: str = "random",
+    catalog: Optional["Catalog"] = None,
+    threads: Optional[int] = None,
+    batch_size: int = 256,
+    timelines: Union[bool, Iterable[Hashable]] = False,
+    timeline_step: Optional[float] = None,
+    errors: str = "warn",
+    progress: bool = False,
+    max_volume_steps: Optional[float] = None,
+    max_memory_bytes: Optional[float] = None,
+) -> FleetResult:
+    """Simulate every volume of a fleet and summarise each in one row.
+
+    Parameters
+    ----------
+    volumes : mapping of volume id to Volume
+        The configurations, e.g. from :func:`ebssim.aws.read_volumes`. Their order is the
+        summary's.
+    workloads : mapping of volume id to workload, or pandas.DataFrame
+        One workload per volume (:class:`~ebssim.OpenLoop`, :class:`~ebssim.ClosedLoop`, ...),
+        or a long DataFrame: a volume id column (or index level) ``id_column``, the time in the
+        index or in a column ``time_column``, and trace columns as :func:`ebssim.trace.from_pandas`
+        reads them (``read_ops``, ``write_bytes``, ``iops``, ...), each volume's rows its trace
+        (a column without any value in a volume's rows is left out for that volume).
+        ``period``, ``gaps``, ``io_size``, ``read_fraction`` and ``pattern`` are passed to
+        ``from_pandas`` for every volume.
+    attachments : mapping of volume id to Attachment, optional
+        Where volumes are attached (:func:`ebssim.aws.read_instances`): the volumes with one
+        ``instance_id`` share the EBS budget of its ``instance_type`` (looked up in ``catalog``,
+        default the shipped one), and need traces of one length and step. Other volumes run alone.
+    duration_s, dt
+        As for :func:`ebssim.simulate`, for every volume (a trace that knows its step sets ``dt``).
+    threads : int, optional
+        C++ threads (default None: every core). The rows are the same for any count.
+    batch_size : int
+        Volumes per batch (default 256): traces are built, simulated and summarised a batch at a
+        time, so that only one batch's traces and results are in memory besides the summary (256
+        traces of 30 days at one-minute steps: 177 MB).
+    timelines : bool or iterable of volume ids
+        Also keep the per-step results (``VolumeResult.to_pandas()``) of every volume (True) or of
+        the volumes listed, in :attr:`FleetResult.timelines`. Only those volumes are recorded.
+    timeline_step : float, optional
+        Seconds per timeline row: a multiple of the step; each row the mean of its steps (the
+        ``bound`` column is left out: the summary has the seconds in each bound).
+    errors : {"warn", "ignore", "raise"}
+        A volume whose run is refused (a bad trace, a configuration AWS refuses, a workload of
+        the wrong length, ...) gets a row with only its configuration and ``error``, and the
+        others are simulated: with one :class:`UserWarning` naming them (``"warn"``), silently
+        (``"ignore"``), or the first raises a ValueError naming the volume (``"raise"``). On an
+        instance, every volume of it shares the error.
+    progress : bool
+        Show a progress bar (tqdm: in a terminal or in Jupyter), updated after each batch.
+    max_volume_steps, max_memory_bytes
+        Bounds on each instance's or volume's run (default :data:`ebssim.limits`).
+
+    Examples
+    --------
+    Two volumes on one m5.large share its 18,750 IOPS budget; a third runs alone; the fourth
+    trace has a negative value and is reported, not simulated:
+
+    >>> import numpy as np, ebssim
+    >>> from ebssim.aws import Attachment
+    >>> vols = {f"v{i}": ebssim.gp3(100, iops=16000) for i in range(4)}
+    >>> ops = np.full(60, 16000.0)
+    >>> bad = ops.copy(); bad[7] = -1.0
+    >>> loads = {"v0": ebssim.OpenLoop(ops, ops * 4096), "v1": ebssim.OpenLoop(ops, ops * 4096),
+    ...          "v2": ebssim.OpenLoop(ops, ops * 4096), "v3": ebssim.OpenLoop(bad, bad.clip(0) * 4096)}
+    >>> on_m5 = {v: Attachment("i-1", "m5.large") for v in ("v0", "v1")}
+    >>> fleet = simulate_fleet(vols, loads, on_m5, errors="ignore")
+    >>> fleet.summary[["instance_id", "served_iops", "instance_iops_s"]]
+              instance_id  served_iops  instance_iops_s
+    volume_id
+    v0                i-1       9375.0             60.0
+    v1                i-1       9375.0             60.0
+    v2               None      16000.0              0.0
+    v3               None          NaN              NaN
+    >>> fleet.errors["v3"]
+    'ops[7]=-1 must be finite, >= 0 and <= 1e+15 per step'
+    """
+    options = _Options(
+        duration_s=duration_s,
+        dt=dt,
+        id_column=id_column,
+        time_column=time_column,
+        trace=dict(period=period, gaps=gaps, io_size=io_size, read_fraction=read_fraction, pattern=pattern),
+        catalog=catalog,
+        threads=_threads(threads),
+        max_volume_steps=_limits.max_volume_steps(max_volume_steps),
+        max_memory_bytes=_limits.max_memory_bytes(max_memory_bytes),
+    )
+    vols = _check_volumes(volumes)
+    if errors not in ERRORS:
+        raise ValueError(f"errors={errors!r} must be one of {', '.join(map(repr, ERRORS))}")
+    batch = integer(batch_size, "batch_size", "a number of volumes")
+    if batch < 1:
+        raise ValueError(f"batch_size={batch_size!r} must be >= 1")
+    step = None if timeline_step is None else real(timeline_step, "timeline_step", "seconds")
+    if step is not None and not (math.isfinite(step) and step > 0):
+        raise ValueError(f"timeline_step={timeline_step!r} must be a positive number of seconds")
+    if isinstance(timelines, bool):
+        wanted: Optional[set[Hashable]] = set(vols) if timelines else set()
+    elif isinstance(timelines, Iterable) and not isinstance(timelines, str):
+        wanted = set(timelines)
+        unknown = sorted(map(str, wanted - set(vols)))
+        if unknown:
+            raise ValueError(f"timelines names volumes that are not in volumes: {', '.join(unknown[:5])}")
+    else:
+        raise ValueError(f"timelines={timelines!r} must be True, False or a list of volume ids")
+    traces = _Traces(workloads, options)
+    rows: Dict[Hashable, Dict[str, Any]] = {}
+    errs: Dict[Hashable, str] = {}
+    lines: Dict[Hashable, "pd.DataFrame"] = {}
+    extra = [v for v in traces.ids() if v not in vols]
+    for vid in extra:  # a trace for a volume that has no configuration
+        rows[vid] = _error_row(None, None, "no configuration in volumes for this trace")
+        errs[vid] = rows[vid]["error"]
+        if errors == "raise":
+            raise ValueError(f"volume {vid!r}: {errs[vid]}")
+    groups = _groups(vols, attachments)
+    from tqdm.auto import tqdm
+
+    with tqdm(total=len(vols), unit="volume", disable=not progress, desc="ebssim fleet") as bar:
+        for chunk in _batches(groups, batch):
+            done = _run_batch(chunk, vols, traces, options, wanted, step)
+            for vid, (row, result) in done.items():
+                rows[vid] = row
+                if row["error"] is not None:
+                    errs[vid] = row["error"]
+                    if errors == "raise":
+                        raise ValueError(f"volume {vid!r}: {row['error']}")
+                if result is not None:
+                    lines[vid] = result
+            bar.update(sum(len(g.vids) for g in chunk))
+    if errs and errors == "warn":
+        first = next(iter(errs))
+        warnings.warn(
+            f"{len(errs)} of {len(rows)} volumes were not simulated (their row has the error), e.g. "
+            f"{first!r}: {errs[first]}",
+            UserWarning,
+            stacklevel=2,
+        )
+    order = list(vols) + extra
+    return FleetResult(_frame([rows[v] for v in order], order), errs, lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# The pieces: options, traces by volume, groups (an instance or a lone volume), batches, rows.
+
+
+@dataclass(frozen=True)
+class _Options:
+    duration_s: Optional[float]
+    dt: Optional[float]
+    id_column: str
+    time_column: str
+    trace: Dict[str, Any]
+    catalog: Optional["Catalog"]
+    threads: int
+    max_volume_steps: int
+    max_memory_bytes: int
+
+
+@dataclass(frozen=True)
+class _Group:
+    vids: List[Hashable]
+    instance_id: Optional[str]
+    instance_type: Union[str, Instance, None]
+
+
+def _check_volumes(volumes: Any) -> Dict[Hashable, Volume]:
+    if not isinstance(volumes, Mapping):
+        raise ValueError(
+            f"volumes must be a mapping of volume id to ebssim.Volume (e.g. ebssim.aws.read_volumes(...)), "
+            f"got {type(volumes).__name__}"
+        )
+    for vid, v in volumes.items():
+        if not isinstance(v, Volume):
+            raise ValueError(f"volumes[{vid!r}] must be an ebssim.Volume, got {type(v).__name__}")
+    return dict(volumes)
+
+
+def _groups(vols: Mapping[Hashable, Volume], attachments: Optional[Mapping[Hashable, Any]]) -> List[_Group]:
+    """The fleet's independent runs, in the order of their first volume: an instance's volumes together."""
+    if attachments is not None and not isinstance(attachments, Mapping):
+        raise ValueError(
+            f"attachments must be a mapping of volume id to ebssim.aws.Attachment, got {type(attachments).__name__}"
+        )
+    out: List[_Group] = []
+    by_instance: Dict[str, _Group] = {}
+    for vid in vols:
+        att = None if attachments is None else attachments.get(vid)
+        if att is None:
+            out.append(_Group([vid], None, None))
+            continue
+        iid, itype = getattr(att, "instance_id", None), getattr(att, "instance_type", None)
+        if not isinstance(iid, str) or not isinstance(itype, (str, Instance)):
+            raise ValueError(
+                f"attachments[{vid!r}]={att!r} must be an ebssim.aws.Attachment(instance_id, instance_type)"
+            )
+        g = by_instance.get(iid)
+        if g is None:
+            g = by_instance[iid] = _Group([], iid, itype)
+            out.append(g)
+        elif g.instance_type != itype:
+            raise ValueError(
+                f"attachments: instance {iid!r} is of type {g.instance_type!r} for volume {g.vids[0]!r} "
+                f"but {itype!r} for volume {vid!r}"
+            )
+        g.vids.append(vid)
+    return out
+
+
+def _batches(groups: List[_Group], size: int) -> Iterator[List[_Group]]:
+    chunk: List[_Group] = []
+    n = 0
+    for g in groups:
+        chunk.append(g)
+        n += len(g.vids)
+        if n >= size:
+            yield chunk
+            chunk, n = [], 0
+    if chunk:
+        yield chunk
+
+
+class _Traces:
+    """Workloads by volume id, from a mapping or built on demand from a long DataFrame."""
+
+    def __init__(self, workloads: Any, options: _Options) -> None:
+        self.options = options
+        self.mapping: Optional[Mapping[Hashable, Any]] = None
+        self.frame: Optional["pd.DataFrame"] = None
+        self.rows: Dict[Hashable, Any] = {}
+        if isinstance(workloads, Mapping):
+            self.mapping = workloads
+            return
+        import pandas as pd
+
+        if not isinstance(workloads, pd.DataFrame):
+            raise ValueError(
+                f"workloads must be a mapping of volume id to workload or a long pandas DataFrame with a "
+                f"{options.id_column!r} column, got {type(workloads).__name__}"
+            )
+        col = options.id_column
+        if col not in workloads.columns and col not in (workloads.index.names or []):
+            raise ValueError(
+                f"the DataFrame has no {col!r} column or index level (id_column=): columns "
+                f"{', '.join(map(str, workloads.columns))}"
+            )
+        self.frame = workloads
+        self.rows = workloads.groupby(col, sort=False).indices
+
+    def ids(self) -> List[Hashable]:
+        return list(self.mapping if self.mapping is not None else self.rows)
+
+    def get(self, vid: Hashable) -> Workload:
+        """The workload of ``vid``; a ValueError says why there is none."""
+        if self.mapping is not None:
+            try:  # not `vid in mapping`: a Mapping's __contains__ calls __getitem__, which may build the trace
+                return cast(Workload, self.mapping[vid])
+            except KeyError:
+                raise ValueError("no workload in workloads for this volume") from None
+        assert self.frame is not None
+        if vid not in self.rows:
+            raise ValueError(f"no rows with {self.options.id_column}={vid!r} in the DataFrame")
+        return _trace(self.frame.iloc[self.rows[vid]], self.options)
+
+
+def _trace(rows: "pd.DataFrame", options: _Options) -> OpenLoop:
+    """One volume's rows of the long DataFrame as a trace (ebssim.trace.from_pandas)."""
+    from .trace import from_pandas
+
+    col = options.id_column
+    if col in rows.columns:
+        rows = rows.drop(columns=[col])
+    else:
+        rows = rows.reset_index(level=col, drop=True)
+    if options.time_column in rows.columns:
+        rows = rows.set_index(options.time_column)
+    # A column with no value for this volume is one it does not have (pandas.concat of frames with
+    # different columns fills them with NaN), not a gap.
+    return from_pandas(rows.dropna(axis=1, how="all"), dt=options.dt, **options.trace)
+
+
+def _message(err: str, vids: Sequence[Hashable]) -> str:
+    """A run's error with ``workload 2:`` (the engine's position on the instance) as the volume id."""
+    m = re.match(r"workload (\d+): ", err)
+    if m is None or len(vids) == 1:
+        return err
+    return f"volume {vids[int(m.group(1))]!r}: {err[m.end() :]}"
+
+
+def _run_batch(
+    groups: List[_Group],
+    vols: Mapping[Hashable, Volume],
+    traces: _Traces,
+    options: _Options,
+    wanted: Optional[set[Hashable]],
+    step: Optional[float],
+) -> Dict[Hashable, Tuple[Dict[str, Any], Optional["pd.DataFrame"]]]:
+    out: Dict[Hashable, Tuple[Dict[str, Any], Optional["pd.DataFrame"]]] = {}
+    runs: List[Tuple[_Group, Simulation, List[Workload], int, bool]] = []
+
+    def refuse(g: _Group, err: str) -> None:
+        for vid in g.vids:
+            out[vid] = (_error_row(vols[vid], g, err), None)
+
+    for g in groups:
+        try:
+            ws = []
+            for vid in g.vids:
+                try:
+                    ws.append(traces.get(vid))
+                except ValueError as e:
+                    raise ValueError(f"volume {vid!r}: {e}" if len(g.vids) > 1 else str(e)) from None
+            sim = _simulation(g, [vols[v] for v in g.vids], ws, options)
+            checked, n = sim._prepare(ws, options.duration_s)
+        except ValueError as e:
+            refuse(g, str(e))
+            continue
+        record = wanted is not None and any(v in wanted for v in g.vids)
+        runs.append((g, sim, checked, n, record))
+    raws = _core.run_many(
+        [(sim._sim, sim._natives(ws, n), n, record) for _, sim, ws, n, record in runs],
+        max_volume_steps=options.max_volume_steps,
+        max_memory_bytes=options.max_memory_bytes,
+        threads=options.threads,
+    )
+    for (g, sim, ws, _, _), raw in zip(runs, raws):
+        if isinstance(raw, str):
+            refuse(g, _message(raw, g.vids))
+            continue
+        for vid, r in zip(g.vids, sim._result(ws, raw)):
+            line = r.to_pandas() if wanted is not None and vid in wanted else None
+            if line is not None and step is not None:
+                line = _coarser(line, r, step)
+            out[vid] = (_row(r, g), line)
+    return out
+
+
+def _simulation(g: _Group, vols: List[Volume], ws: List[Workload], options: _Options) -> Simulation:
+    """The Simulation of one group, with the step simulate() would take."""
+    dts = {w.dt for w in ws if isinstance(w, OpenLoop) and w.dt is not None}
+    dt = options.dt
+    if dt is None:
+        if len(dts) > 1:
+            raise ValueError(f"the traces of instance {g.instance_id!r} have different steps {sorted(dts)}")
+        dt = dts.pop() if dts else 1.0
+    inst: Union[str, Instance, None] = g.instance_type
+    if inst is None:
+        return Simulation(vols, dt=dt)
+    if isinstance(inst, str) and options.catalog is not None:
+        inst = options.catalog.instance(inst)
+    with warnings.catch_warnings():
+        # A type without EBS limits runs its volumes alone, as simulate() does, without a warning per
+        # instance: the summary's instance_type shows it.
+        warnings.simplefilter("ignore", category=NoEbsLimitsWarning)
+        return Simulation(vols, dt=dt, instance=_resolve_instance(inst))
+
+
+def _config(volume: Optional[Volume], g: Optional[_Group]) -> Dict[str, Any]:
+    itype = None if g is None else g.instance_type
+    return {
+        "type": None if volume is None else volume.type,
+        "size_gib": math.nan if volume is None else float(volume.size_gib),
+        "baseline_iops": math.nan if volume is None else volume.baseline_iops,
+        "instance_id": None if g is None else g.instance_id,
+        "instance_type": itype.name if isinstance(itype, Instance) else itype,
+    }
+
+
+def _error_row(volume: Optional[Volume], g: Optional[_Group], error: str) -> Dict[str, Any]:
+    row: Dict[str, Any] = {c: math.nan for c in SUMMARY_COLUMNS}
+    row.update(_config(volume, g))
+    row["error"] = error
+    return row
+
+
+def _none_nan(x: Optional[float]) -> float:
+    return math.nan if x is None else float(x)
+
+
+def _row(r: VolumeResult, g: _Group) -> Dict[str, Any]:
+    """One volume's summary row, from its result's totals (no per-step series needed)."""
+    seconds = r.n_steps * r.dt_s
+    per_s = 1.0 / seconds if seconds > 0 else math.nan
+    row = _config(r.volume, g)
+    row.update(
+        duration_s=seconds,
+        demanded_iops=r.totals.demanded_ops * per_s,
+        served_iops=r.mean_iops,
+        demanded_mib_s=r.totals.demanded_bytes * per_s / _MiB,
+        served_mib_s=r.totals.served_bytes * per_s / _MiB,
+        mean_latency_ms=r.mean_latency_ms,
+        cliff_time_s=_none_nan(r.cliff_time_s),
+        cliff_count=float(len(r.totals.cliffs)),
+        bucket_empty_s=r._bucket_empty_s(),
+        credits_end=r.totals.credits_end,
+        burst_balance_end_pct=_none_nan(r.burst_balance_end_pct),
+        backlog_ops_end=r.totals.backlog_ops,
+        instance_cliff_time_s=math.nan if r.instance is None else _none_nan(r.instance.cliff_time_s),
+        error=None,
+    )
+    row.update({f"{b}_s": v for b, v in r.bound_s.items()})
+    return row
+
+
+def _frame(rows: List[Dict[str, Any]], ids: List[Hashable]) -> "pd.DataFrame":
+    """The summary DataFrame: SUMMARY_COLUMNS, text as object and numbers as float64."""
+    import pandas as pd
+
+    df = pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS), index=pd.Index(ids, name="volume_id", dtype=object))
+    df = df.astype({c: object if c in _TEXT else "float64" for c in SUMMARY_COLUMNS})
+    for c in _TEXT:  # None, not NaN, where there is no text
+        df[c] = df[c].where(df[c].notna(), None)
+    return df
+
+
+def _coarser(df: "pd.DataFrame", r: VolumeResult, step: float) -> "pd.DataFrame":
+    """Means of the numeric columns over blocks of ``step`` seconds (a whole number of steps)."""
+    import numpy as np
+
+    k = step / r.dt_s
+    m = int(round(k))
+    if m < 1 or abs(k - m) > 1e-9 * k:
+        raise ValueError(f"timeline_step={step:g} must be a whole multiple of the step dt={r.dt_s:g}")
+    numeric = df.drop(columns=["bound"])
+    blocks = np.arange(len(numeric)) // m
+    out = numeric.groupby(blocks).mean()
+    out.index = df.index[::m]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Dask
+
+
+def simulate_fleet_dask(
+    volumes: Mapping[Hashable, Volume],
+    workloads: Any,
+    attachments: Optional[Mapping[Hashable, "Attachment"]] = None,
+    *,
+    threads: Optional[int] = 1,
+    errors: str = "warn",
+    **options: Any,
+) -> FleetResult:
+    """:func:`simulate_fleet` on a Dask cluster: the same rows, computed on its workers.
+
+    Parameters
+    ----------
+    volumes, attachments
+        As for :func:`simulate_fleet` (sent to every task: configurations are small).
+    workloads : dask.dataframe.DataFrame or dask.bag.Bag
+        A long dask DataFrame as :func:`simulate_fleet` reads a pandas one, partitioned by volume:
+        each volume's rows in one partition, and the volumes of one instance in one partition
+        (e.g. ``ddf.set_index("volume_id")``, or ``ddf.shuffle("instance_id")``). Or a bag of
+        :class:`FleetVolume` (each item's ``attachment`` is used; ``attachments`` then adds to it).
+    threads : int, optional
+        C++ threads per task (default 1: a worker's threads run tasks side by side). None: every
+        core of the worker.
+    errors : {"warn", "ignore", "raise"}
+        As for :func:`simulate_fleet`, once all the rows are back.
+    **options
+        The keywords of :func:`simulate_fleet` that shape the run (``dt``, ``duration_s``,
+        ``id_column``, ``time_column``, ``period``, ``gaps``, ``io_size``, ``read_fraction``,
+        ``pattern``, ``catalog``, ``batch_size``, ``max_volume_steps``, ``max_memory_bytes``).
+        Timelines stay local: use :func:`simulate_fleet` for them.
+
+    The tasks run on whichever cluster the current ``dask.distributed.Client`` points at
+    (``Client("tcp://scheduler:8786")``, or a ``LocalCluster``); ebssim must be installed on the
+    workers. The summary is gathered as one pandas DataFrame, in the order of ``volumes``, equal
+    to :func:`simulate_fleet`'s.
+    """
+    if errors not in ERRORS:
+        raise ValueError(f"errors={errors!r} must be one of {', '.join(map(repr, ERRORS))}")
+    for key in ("timelines", "timeline_step", "progress"):
+        if key in options:
+            raise ValueError(f"{key}= is not available on Dask: use simulate_fleet for timelines and progress")
+    vols = _check_volumes(volumes)
+    _threads(threads)  # checked here, not in every task
+    kwargs = dict(options, threads=threads, errors="ignore")
+    import dask.bag as db
+    import dask.dataframe as dd
+    import pandas as pd
+
+    if isinstance(workloads, dd.DataFrame):
+        id_column = str(options.get("id_column", "volume_id"))
+        # Pickled once here: Dask then ships (and hashes) bytes, not the compiled objects inside Volume.
+        payload = pickle.dumps((vols, attachments, kwargs))
+        parts = cast(Any, workloads).map_partitions(
+            _frame_partition, payload, id_column, meta=_frame([], []).assign(_partition="")
+        )
+        got = parts.compute()
+        return _gather(vols, attachments, got, errors)
+    if isinstance(workloads, db.Bag):
+        rows = cast(Any, workloads).map_partitions(_bag_partition, pickle.dumps((attachments, kwargs))).compute()
+        got = pd.concat([_frame([], []).assign(_partition=""), *rows])
+        return _gather(vols, attachments, got, errors)
+    raise ValueError(
+        f"workloads must be a dask DataFrame (long format, partitioned by volume) or a dask bag of "
+        f"FleetVolume, got {type(workloads).__name__}"
+    )
+
+
+def _frame_partition(
+    part: "pd.DataFrame", payload: bytes, id_column: str, partition_info: Optional[Dict[str, Any]] = None
+) -> "pd.DataFrame":
+    """One partition's volumes through simulate_fleet; a Dask task."""
+    vols, attachments, kwargs = pickle.loads(payload)
+    ids = part.index.unique() if part.index.name == id_column else part[id_column].unique()
+    here = {v: vols[v] for v in ids if v in vols}  # ids without a configuration get their error row
+    res = simulate_fleet(here, part, attachments, **kwargs)
+    number = "?" if partition_info is None else str(partition_info.get("number", "?"))
+    return res.summary.assign(_partition=number)
+
+
+def _bag_partition(items: Iterable[FleetVolume], payload: bytes) -> List["pd.DataFrame"]:
+    attachments, kwargs = pickle.loads(payload)
+    items = list(items)
+    if not items:
+        return []
+    for it in items:
+        if not isinstance(it, FleetVolume):
+            raise ValueError(f"the bag holds a {type(it).__name__}: it must hold ebssim.fleet.FleetVolume items")
+    att = dict(attachments or {})
+    att.update({it.volume_id: it.attachment for it in items if it.attachment is not None})
+    res = simulate_fleet(
+        {it.volume_id: it.volume for it in items}, {it.volume_id: it.workload for it in items}, att, **kwargs
+    )
+    return [res.summary.assign(_partition=uuid.uuid4().hex)]
+
+
+def _gather(
+    vols: Mapping[Hashable, Volume],
+    attachments: Optional[Mapping[Hashable, Any]],
+    got: "pd.DataFrame",
+    errors: str,
+) -> FleetResult:
+    """The tasks' rows in the order of ``volumes``; an instance split over partitions is an error."""
+    groups = _groups(vols, attachments)
+    twice = set(got.index[got.index.duplicated()])
+    got = got[~got.index.duplicated()]
+    where: Dict[Hashable, str] = dict(zip(got.index, got["_partition"]))
+    done = cast(Dict[Hashable, Dict[str, Any]], got.drop(columns="_partition").to_dict(orient="index"))
+    rows: Dict[Hashable, Dict[str, Any]] = {}
+    for g in groups:
+        present = [v for v in g.vids if v in where]
+        split = g.instance_id is not None and (len(present) < len(g.vids) or len({where[v] for v in present}) > 1)
+        for vid in g.vids:
+            if vid in twice:
+                rows[vid] = _error_row(
+                    vols[vid],
+                    g,
+                    "the volume's rows are in more than one partition: partition the data by volume "
+                    "(e.g. ddf.set_index('volume_id'))",
+                )
+            elif split:
+                rows[vid] = _error_row(
+                    vols[vid],
+                    g,
+                    f"the volumes of instance {g.instance_id!r} are not in one partition: partition the data so "
+                    f"that each instance's volumes are together (e.g. shuffle on an instance id column)",
+                )
+            elif vid in where:
+                rows[vid] = done[vid]
+            else:
+                rows[vid] = _error_row(vols[vid], g, "no workload for this volume in any partition")
+    extra = [v for v in where if v not in vols]
+    for vid in extra:
+        rows[vid] = done[vid]
+    order = list(vols) + extra
+    frame = _frame([rows[v] for v in order], order)
+    errs = {v: str(e) for v, e in frame["error"].items() if e is not None}
+    if errs and errors == "raise":
+        first = next(iter(errs))
+        raise ValueError(f"volume {first!r}: {errs[first]}")
+    if errs and errors == "warn":
+        first = next(iter(errs))
+        warnings.warn(
+            f"{len(errs)} of {len(frame)} volumes were not simulated (their row has the error), e.g. "
+            f"{first!r}: {errs[first]}",
+            UserWarning,
+            stacklevel=3,
+        )
+    return FleetResult(frame, errs)
