@@ -251,7 +251,8 @@ namespace {
 
 // run_many: items as (Simulation, workloads, n_steps, record) tuples; each outcome a RunResult,
 // or the message of the ConfigError that refused that item.
-py::list run_many_py(const py::list& items, std::int64_t max_volume_steps, std::int64_t max_memory_bytes, int threads) {
+py::list run_many_py(const py::list& items, std::int64_t max_volume_steps, std::int64_t max_memory_bytes, int threads,
+                     bool jump) {
     std::vector<std::vector<Workload>> workloads(items.size());
     std::vector<FleetItem> fleet(items.size());
     std::size_t k = 0;
@@ -268,7 +269,10 @@ py::list run_many_py(const py::list& items, std::int64_t max_volume_steps, std::
     std::vector<FleetOutcome> outcomes;
     // `items` keeps the Simulations and the trace buffers alive while the GIL is released.
     without_gil([&](const InterruptCheck& check) {
-        outcomes = run_many(fleet, RunLimits{max_volume_steps, max_memory_bytes}, check, RunOptions{threads});
+        RunOptions options;
+        options.threads = threads;
+        options.jump = jump;
+        outcomes = run_many(fleet, RunLimits{max_volume_steps, max_memory_bytes}, check, options);
     });
     py::list out;
     for (auto& o : outcomes) {
@@ -284,6 +288,7 @@ py::list run_many_py(const py::list& items, std::int64_t max_volume_steps, std::
 void bind_run_many(py::module_& m) {
     m.def("run_many", &run_many_py, py::arg("items"), py::arg("max_volume_steps") = RunLimits{}.max_volume_steps,
           py::arg("max_memory_bytes") = RunLimits{}.max_memory_bytes, py::arg("threads") = RunOptions{}.threads,
+          py::arg("jump") = RunOptions{}.jump,
           "Run independent Simulations over `threads` threads (0: every core). items: (simulation, workloads, "
           "n_steps, record) tuples. Returns, per item in order, its RunResult or the message of the error that "
           "refused it (that Simulation unchanged). Ctrl-C or another error undoes every item.");

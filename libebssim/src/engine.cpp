@@ -1210,12 +1210,13 @@ std::vector<FleetOutcome> run_many(std::span<const FleetItem> items, const RunLi
     for (const FleetItem& it : items) saved.push_back(*it.sim);
     std::vector<FleetOutcome> out(items.size());
     try {
+        RunOptions one = options;  // each Simulation in one thread, with the other options
+        one.threads = 1;
         parallel_items(items.size(), useful_threads(threads, items.size(), work), interrupt,
                        [&](std::size_t k, const InterruptCheck& check) {
                            const FleetItem& it = items[k];
                            try {
-                               out[k].result =
-                                   it.sim->run(*it.workloads, it.n_steps, it.record, limits, check, RunOptions{1});
+                               out[k].result = it.sim->run(*it.workloads, it.n_steps, it.record, limits, check, one);
                            } catch (const ConfigError& e) {
                                out[k].error = e.what();
                            }

@@ -393,6 +393,7 @@ def run_many(
     max_volume_steps: int = ...,
     max_memory_bytes: int = ...,
     threads: int = ...,
+    jump: bool = ...,
 ) -> list[RunResult | str]: ...
 
 # bind_latency.cpp
