@@ -29,6 +29,8 @@
 #include "ebssim/instance.hpp"
 #include "ebssim/volume.hpp"
 #include "ebssim/workload.hpp"
+// The lockstep kernel's instruction-set switch (private to the library; BM_Fleet compares them).
+#include "../libebssim/src/lockstep.hpp"
 
 #ifndef EBSSIM_BENCH_BUILD_TYPE
 #define EBSSIM_BENCH_BUILD_TYPE "unknown"
@@ -360,6 +362,95 @@ void BM_SharedInstance_bound(benchmark::State& state) {
 BENCHMARK(BM_SharedInstance_bound)
     ->ArgNames({"volumes", "share"})
     ->ArgsProduct({{1, 4, 16}, {0, 1}})
+    ->Unit(benchmark::kMillisecond);
+
+// (e) A fleet: many independent volumes (no instance) with distinct noisy traces, totals only
+// (record = false): what a fleet replay runs. 30 days at 1-minute steps (43,200 steps) per volume;
+// volume i is gp2 (100..1,000 GiB) or gp3 (3,000..6,000 IOPS) in turn, its demand uniform noise
+// around its own mean (50..3,000 IOPS) of 4..64 KiB I/Os, so gp2 buckets drain and refill and
+// every bound occurs. lockstep:1 steps them through the lockstep kernel (lockstep_lanes volumes
+// per SIMD vector, the default), lockstep:0 one at a time through the scalar loop (RunOptions),
+// on one core either way. Compare items_per_second (volume-steps/s) of the two.
+constexpr std::int64_t kFleetSteps = 43'200;
+
+struct Fleet {
+    std::vector<VolumeSpec> specs;
+    std::vector<Trace> traces;
+    std::vector<Workload> ws;
+};
+
+const Fleet& fleet(std::size_t volumes) {
+    static std::map<std::size_t, Fleet> cache;
+    auto it = cache.find(volumes);
+    if (it != cache.end()) return it->second;
+    Fleet& f = cache[volumes];
+    std::mt19937_64 rng(2026);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    f.traces.resize(volumes);
+    for (std::size_t i = 0; i < volumes; ++i) {
+        if (i % 2 == 0) {
+            f.specs.push_back(gp2_spec(std::floor(100.0 + 900.0 * u(rng))));
+        } else {
+            VolumeSpec s = gp3_spec(100);
+            s.iops = std::floor(3000.0 + 3000.0 * u(rng));
+            f.specs.push_back(s);
+        }
+        const double mean_ops = (50.0 + 2950.0 * u(rng)) * 60.0;  // per 1-minute step
+        Trace& t = f.traces[i];
+        t.ops.resize(static_cast<std::size_t>(kFleetSteps));
+        t.bytes.resize(t.ops.size());
+        for (std::size_t k = 0; k < t.ops.size(); ++k) {
+            t.ops[k] = std::floor(2.0 * mean_ops * u(rng));
+            t.bytes[k] = t.ops[k] * io_size(u(rng));
+        }
+        f.ws.push_back(open_loop(t));
+    }
+    return f;
+}
+
+void BM_Fleet(benchmark::State& state) {
+    const auto volumes = static_cast<std::size_t>(state.range(0));
+    const RunOptions options{.threads = 1, .lockstep = state.range(1) != 0};  // one core
+    const auto isa = static_cast<detail::LockstepIsa>(state.range(2));
+    if (!detail::set_lockstep_isa(isa)) {
+        state.SkipWithError("this CPU lacks the instruction set");
+        return;
+    }
+    const Fleet& f = fleet(volumes);
+    {
+        // What the traces made the volumes do (one untimed run): steps per bound, cliff episodes.
+        Simulation sim(f.specs, 60.0);
+        const RunResult r = sim.run(f.ws, kFleetSteps, false);
+        double cliffs = 0, iops = 0, tput = 0;
+        for (const VolumeTotals& t : r.totals) {
+            cliffs += static_cast<double>(t.cliffs.size());
+            iops += static_cast<double>(t.steps_bound[static_cast<int>(Bound::volume_iops)]);
+            tput += static_cast<double>(t.steps_bound[static_cast<int>(Bound::volume_throughput)]);
+        }
+        const double vsteps = static_cast<double>(volumes) * static_cast<double>(kFleetSteps);
+        state.counters["cliffs"] = cliffs;
+        state.counters["iops_bound%"] = 100.0 * iops / vsteps;
+        state.counters["tput_bound%"] = 100.0 * tput / vsteps;
+    }
+    for (auto _ : state) {
+        Simulation sim(f.specs, 60.0);
+        RunResult r = sim.run(f.ws, kFleetSteps, false, {}, {}, options);
+        benchmark::DoNotOptimize(r.totals.data());
+        benchmark::ClobberMemory();
+    }
+    detail::set_lockstep_isa(detail::LockstepIsa::automatic);
+    set_rates(state, static_cast<std::int64_t>(volumes), kFleetSteps);
+}
+// isa: 0 the default (the widest the CPU has), 2 SSE2, 3 AVX2, 4 AVX-512 (lockstep:1 only).
+BENCHMARK(BM_Fleet)
+    ->ArgNames({"volumes", "lockstep", "isa"})
+    ->Args({64, 0, 0})
+    ->Args({64, 1, 0})
+    ->Args({256, 0, 0})
+    ->Args({256, 1, 0})
+    ->Args({64, 1, 2})
+    ->Args({64, 1, 3})
+    ->Args({64, 1, 4})
     ->Unit(benchmark::kMillisecond);
 
 // Where the time goes: the floor of the loop with no trace to read (Idle), and the validation

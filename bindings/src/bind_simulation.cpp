@@ -269,10 +269,8 @@ py::list run_many_py(const py::list& items, std::int64_t max_volume_steps, std::
     std::vector<FleetOutcome> outcomes;
     // `items` keeps the Simulations and the trace buffers alive while the GIL is released.
     without_gil([&](const InterruptCheck& check) {
-        RunOptions options;
-        options.threads = threads;
-        options.jump = jump;
-        outcomes = run_many(fleet, RunLimits{max_volume_steps, max_memory_bytes}, check, options);
+        outcomes = run_many(fleet, RunLimits{max_volume_steps, max_memory_bytes}, check,
+                            RunOptions{.threads = threads, .jump = jump});
     });
     py::list out;
     for (auto& o : outcomes) {
@@ -314,7 +312,7 @@ void bind_simulation(py::module_& m) {
         .def(
             "run",
             [](Simulation& sim, const py::list& workloads, std::int64_t n_steps, bool record,
-               std::int64_t max_volume_steps, std::int64_t max_memory_bytes, int threads, bool jump) {
+               std::int64_t max_volume_steps, std::int64_t max_memory_bytes, int threads, bool jump, bool lockstep) {
                 std::vector<Workload> ws;
                 ws.reserve(workloads.size());
                 for (const auto& h : workloads) ws.push_back(to_workload(h));
@@ -322,17 +320,15 @@ void bind_simulation(py::module_& m) {
                 // Safe without the GIL: the workloads hold spans into numpy buffers kept alive by
                 // `workloads`, and the engine touches no Python object (the check takes the GIL itself).
                 without_gil([&](const InterruptCheck& check) {
-                    RunOptions options;
-                    options.threads = threads;
-                    options.jump = jump;
-                    r = sim.run(ws, n_steps, record, RunLimits{max_volume_steps, max_memory_bytes}, check, options);
+                    r = sim.run(ws, n_steps, record, RunLimits{max_volume_steps, max_memory_bytes}, check,
+                                RunOptions{.threads = threads, .jump = jump, .lockstep = lockstep});
                 });
                 return PyRunResult(std::move(r));
             },
             py::arg("workloads"), py::arg("n_steps"), py::arg("record") = true,
             py::arg("max_volume_steps") = RunLimits{}.max_volume_steps,
             py::arg("max_memory_bytes") = RunLimits{}.max_memory_bytes, py::arg("threads") = RunOptions{}.threads,
-            py::arg("jump") = RunOptions{}.jump)
+            py::arg("jump") = RunOptions{}.jump, py::arg("lockstep") = RunOptions{}.lockstep)
         .def_property_readonly("size", &Simulation::size)
         .def_property_readonly("dt_s", &Simulation::dt_s)
         .def_property_readonly("time_s", &Simulation::time_s)

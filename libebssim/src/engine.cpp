@@ -8,6 +8,7 @@
 #include <exception>
 #include <limits>
 #include <mutex>
+#include <span>
 #include <stdexcept>
 #include <thread>
 #include <unordered_set>
@@ -15,9 +16,11 @@
 
 #include <fmt/format.h>
 
+#include "cliffs.hpp"
 #include "ebssim/error.hpp"
 #include "ebssim/latency.hpp"
 #include "ebssim/units.hpp"
+#include "lockstep.hpp"
 #include "validate.hpp"
 
 namespace ebssim {
@@ -27,36 +30,7 @@ namespace {
 constexpr double inf = std::numeric_limits<double>::infinity();
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
-// The episodes of one run in which a bucket was empty (CliffEpisode). Each step ends with the
-// bucket empty or not; only a change costs more than a comparison.
-class CliffTracker {
-public:
-    /// True when the bucket is empty at the end of a step (`after`) and the tracker does not yet
-    /// know it: call note() then.
-    [[nodiscard, gnu::always_inline]] bool changes(double after) const noexcept { return (after <= 0) != dry_; }
-
-    /// The bucket went from `before` to `after` credits in the step starting at step_start_s.
-    /// It runs dry in this step, or was already dry (at the start of the run, or at exactly the
-    /// rate it earns) and the demand now spends faster than it earns: an episode starts,
-    /// interpolated inside the step at the net drain per step the demand asked for (`spend`).
-    /// It earns again: the open episode ends at the start of this step.
-    void note(double before, double after, double spend, double step_start_s, double dt,
-              std::vector<CliffEpisode>& episodes, double& first) {
-        if (after > 0) {
-            episodes.back().end_s = step_start_s;
-            dry_ = false;
-            return;
-        }
-        if (!(before > 0 || spend > 0)) return;  // empty, but not drained by this step's demand
-        const double at = step_start_s + dt * (spend > 0 ? std::min(1.0, before / spend) : 1.0);
-        episodes.push_back({at, nan});
-        if (std::isnan(first)) first = at;
-        dry_ = true;
-    }
-
-private:
-    bool dry_ = false;  // an episode is open
-};
+using detail::CliffTracker;
 
 // What a workload offers in one step: new arrivals (open loop) or the completions the closed
 // loop would reach unthrottled, in application ops, bytes and EBS-counted operations.
@@ -370,8 +344,7 @@ public:
             if (cliffs_.changes(c)) {
                 // The bucket drained at the rate the demand asked for while credits last (the
                 // throughput cap with credits).
-                double wanted =
-                    std::min({av_cnt_, burst_cap_, av_bytes_ > 0 ? tput_hi_ / av_bytes_ * av_cnt_ : inf}) * g;
+                double wanted = detail::credit_drain(av_cnt_, av_bytes_, burst_cap_, tput_hi_) * g;
                 // Behind an instance that held the volume back last step, its credits drained at
                 // the share the instance allowed, not at what the volume alone would ask.
                 if (prev_instance_bound_) wanted = std::min(wanted, prev_served_cnt_);
@@ -868,20 +841,56 @@ int resolve_threads(const RunOptions& options) {
 }
 
 bool Simulation::run_independent(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record,
-                                 const InterruptCheck& interrupt, int threads, bool jump) {
-    // Volumes that share no budget are independent: step each through the whole run in turn,
-    // which keeps its state in registers and its source type known at compile time. With
-    // several threads, each volume is stepped whole by one of them, on copies of its state and
-    // totals (no cache line shared with another thread's volume), written back at its end.
-    // With jumps, constant stretches are advanced in closed form (step_range_jumping).
-    std::vector<char> ok(params_.size(), 1);
-    const int used = useful_threads(threads, params_.size(), static_cast<double>(n) * static_cast<double>(size()));
-    parallel_items(params_.size(), used, interrupt, [&](std::size_t i, const InterruptCheck& check) {
+                                 const InterruptCheck& interrupt, int threads, const RunOptions& options) {
+    // Volumes that share no budget are independent. The work comes in items, each stepped whole
+    // by one thread: groups of totals-only open loops for the lockstep kernel (lockstep.hpp),
+    // lockstep_lanes at a time (the last group padded; a last single volume goes to the scalar
+    // loop, which is faster for one), and every other volume alone, through the scalar loop,
+    // which keeps its state in registers and its source type known at compile time. Each volume
+    // gives the same results, to the last bit, whichever item and thread steps it.
+    // Closed-form jumps (options.jump) apply to the volumes stepped alone: every workload but
+    // the totals-only OpenLoop traces that go to the lockstep kernel, whose runs of equal values
+    // are stepped there (lockstep = false jumps them too). Choosing per volume (jump a trace with
+    // few, long constant runs, step the noisy ones in lockstep) is not done yet.
+    constexpr std::size_t lanes = detail::lockstep_lanes;
+    std::vector<detail::LockstepVolume> open;
+    std::vector<std::size_t> scalar;
+    const bool lockstep = !record && options.lockstep && detail::lockstep_isa() != detail::LockstepIsa::none;
+    for (std::size_t i = 0; i < params_.size(); ++i) {
+        const auto* o = std::get_if<OpenLoop>(&ws[i]);
+        if (o != nullptr && lockstep) {
+            open.push_back({&params_[i], &state_[i], o, &r.totals[i]});
+        } else {
+            scalar.push_back(i);
+        }
+    }
+    if (open.size() % lanes == 1) {  // nothing to step it with
+        scalar.push_back(static_cast<std::size_t>(open.back().state - state_.data()));
+        open.pop_back();
+    }
+    const std::size_t groups = (open.size() + lanes - 1) / lanes;
+    const std::size_t items = groups + scalar.size();
+    std::vector<char> ok(items, 1);
+    const int used = useful_threads(threads, items, static_cast<double>(n) * static_cast<double>(size()));
+    parallel_items(items, used, interrupt, [&](std::size_t item, const InterruptCheck& check) {
+        if (item < groups) {
+            // The group keeps its volumes' state and totals in its own (aligned) arrays while it
+            // steps and writes them back at the end.
+            const std::size_t g = item * lanes;
+            const std::span<const detail::LockstepVolume> members(open.data() + g, std::min(lanes, open.size() - g));
+            detail::LockstepGroup group(members, dt_s_, r.t0_s);
+            in_chunks(n, lanes, check, [&group](std::int64_t k0, std::int64_t k1) { group.step(k0, k1); });
+            ok[item] = group.finish() ? 1 : 0;
+            return;
+        }
+        // One volume, on copies of its state and totals (no cache line shared with another
+        // thread's volume), written back at its end.
+        const std::size_t i = scalar[item - groups];
         State state = state_[i];
         VolumeTotals totals;
         AnyStepper any = make_stepper(params_[i], state, ws[i], dt_s_, r.t0_s, record ? &r.series[i] : nullptr, totals);
-        ok[i] = std::visit(
-            [n, &check, jump](auto& st) {
+        ok[item] = std::visit(
+            [n, &check, jump = options.jump](auto& st) {
                 if (jump) {
                     in_chunks(n, 1, check, [&st](std::int64_t k0, std::int64_t k1) { step_range_jumping(st, k0, k1); });
                 } else {
@@ -1161,7 +1170,7 @@ RunResult Simulation::run(const std::vector<Workload>& workloads, std::int64_t n
     bool ok = false;
     try {
         ok = has_instance() ? run_shared(workloads, n_steps, r, record, interrupt)
-                            : run_independent(workloads, n_steps, r, record, interrupt, threads, options.jump);
+                            : run_independent(workloads, n_steps, r, record, interrupt, threads, options);
     } catch (...) {
         undo();
         throw;

@@ -367,6 +367,7 @@ class Simulation(metaclass=_pybind11_type):
         max_memory_bytes: int = ...,
         threads: int = ...,
         jump: bool = ...,
+        lockstep: bool = ...,
     ) -> RunResult: ...
     @property
     def size(self) -> int: ...

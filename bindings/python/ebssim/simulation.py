@@ -701,6 +701,7 @@ class Simulation:
         max_memory_bytes: Optional[float] = None,
         threads: Optional[int] = None,
         jump: bool = True,
+        lockstep: bool = True,
     ) -> RunResult:
         """Advance the simulation with one workload per volume.
 
@@ -716,7 +717,8 @@ class Simulation:
 
         Volumes without an instance are independent: ``threads`` C++ threads step them in
         parallel (default None: every core; 1: the calling thread only). Each volume is stepped
-        whole by one thread, so the results are the same, to the last bit, for any ``threads``.
+        whole by one thread (with up to seven others in lockstep, below), so the results are
+        the same, to the last bit, for any ``threads``.
         Volumes on an instance are coupled in every step and run in one thread; to use every
         core for many instances, see :func:`ebssim.fleet.simulate_fleet`.
 
@@ -726,13 +728,21 @@ class Simulation:
         that keep every branch of the step the same at once. Results equal stepping's, bit for
         bit at fixed points (full or empty bucket, no bucket) and otherwise to rounding (relative
         1e-9; docs/model.md, "Jumps over constant stretches"). ``jump=False`` steps every step.
-        Volumes attached to an instance are always stepped. ``max_volume_steps`` counts every
-        step of the run, jumped or not.
+        Volumes attached to an instance are always stepped, and so are the totals-only
+        :class:`OpenLoop` traces stepped in lockstep (below; ``lockstep=False`` jumps their runs
+        of equal values too). ``max_volume_steps`` counts every step of the run, jumped or not.
+
+        Volumes without an instance that replay an :class:`OpenLoop` trace with
+        ``record=False`` (a fleet's totals) are stepped several at a time, one per lane of the
+        CPU's vector registers (AVX2 or AVX-512), with results identical to the last bit to
+        stepping each alone. ``lockstep=False`` steps them one at a time: for checking and
+        benchmarking only.
         """
         ws, n = self._prepare(workloads, duration_s)
         record = flag(record, "record")
         jump = flag(jump, "jump")
         n_threads = _threads(threads)
+        lockstep = flag(lockstep, "lockstep")
         try:
             raw = self._sim.run(
                 self._natives(ws, n),
@@ -742,6 +752,7 @@ class Simulation:
                 max_memory_bytes=_limits.max_memory_bytes(max_memory_bytes),
                 threads=n_threads,
                 jump=jump,
+                lockstep=lockstep,
             )
         except _limits.LimitError as err:
             what = f"the trace's {n:,} steps" if duration_s is None else f"duration_s={duration_s!r} at dt={self.dt:g}"

@@ -193,6 +193,10 @@ struct RunOptions {
     /// otherwise up to the rounding of c + m*d against m repeated additions. False steps every
     /// step (for checking and benchmarking). Volumes attached to an instance are always stepped.
     bool jump = true;
+    /// Step independent open-loop volumes (no instance, record = false) several at a time in the
+    /// lockstep kernel (docs/design.md), which gives bit-identical results faster. False forces
+    /// the one-volume-at-a-time loop: for checking the two against each other and benchmarking.
+    bool lockstep = true;
 };
 
 /// The threads a run with `options` uses: options.threads, or every core for 0. Throws
@@ -243,7 +247,7 @@ private:
     void check_limits(std::int64_t n_steps, bool record, const RunLimits& limits) const;
     void init_volumes(const std::vector<VolumeSpec>& volumes, bool nitro);
     bool run_independent(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record,
-                         const InterruptCheck& interrupt, int threads, bool jump);
+                         const InterruptCheck& interrupt, int threads, const RunOptions& options);
     bool run_shared(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, bool record,
                     const InterruptCheck& interrupt);
 

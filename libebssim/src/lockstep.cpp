@@ -1,0 +1,524 @@
+// The lockstep kernel (lockstep.hpp): independent open-loop volumes stepped together, one per
+// lane of a SIMD vector, branch-free, with the same arithmetic as Stepper<OpenSource> in
+// engine.cpp, operation for operation, so that every lane's results equal the scalar loop's to
+// the last bit. How each branch of the scalar step becomes a select is noted where it happens;
+// the argument as a whole is in docs/design.md ("The lockstep kernel").
+//
+// This file is compiled with -ffp-contract=off (libebssim/CMakeLists.txt), as is engine.cpp:
+// a fused multiply-add rounds once where the scalar loop rounds twice.
+
+#include "lockstep.hpp"
+
+#include <immintrin.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+// The helpers below take and return vectors; they are inlined into the kernel and never called
+// across this file, so GCC's note that 32-byte vectors pass differently with and without AVX
+// concerns no interface.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+namespace ebssim::detail {
+
+namespace {
+
+constexpr std::size_t W = lockstep_lanes;
+#define EBSSIM_AVX512 "avx512f,avx512dq,avx512vl"
+
+// Vector g (lanes g * sizeof(T) / 8 ..) of a per-lane array.
+template <class T, class A>
+[[gnu::always_inline]] inline T load(const A& a, std::size_t g) noexcept {
+    T v;
+    std::memcpy(&v, reinterpret_cast<const char*>(&a) + g * sizeof v, sizeof v);
+    return v;
+}
+template <class T, class A>
+[[gnu::always_inline]] inline void store(A& a, std::size_t g, const T& v) noexcept {
+    std::memcpy(reinterpret_cast<char*>(&a) + g * sizeof v, &v, sizeof v);
+}
+
+// The operations the step needs on V lanes, per instruction set. Arithmetic is the compiler's
+// element-wise IEEE arithmetic on vector types (GCC/Clang vector extensions; __m512d is one);
+// comparisons give masks, and sel(m, a, b) is a where m holds, else b.
+//
+// SSE2 (V = 2) and AVX2 (V = 4): vector extensions throughout; a mask is a vector of int64, all
+// bits set where it holds.
+template <std::size_t V>
+struct VecOps {
+    static constexpr std::size_t lanes = V;
+    typedef double D __attribute__((vector_size(sizeof(double) * V)));
+    typedef std::int64_t M __attribute__((vector_size(sizeof(std::int64_t) * V)));
+    using I = M;  // int64 lanes: counters, and masks as stored in LaneMask
+    [[gnu::always_inline]] static M lt(const D& a, const D& b) noexcept { return a < b; }
+    [[gnu::always_inline]] static M le(const D& a, const D& b) noexcept { return a <= b; }
+    [[gnu::always_inline]] static M eq(const D& a, const D& b) noexcept { return a == b; }
+    [[gnu::always_inline]] static M mand(const M& a, const M& b) noexcept { return a & b; }
+    [[gnu::always_inline]] static M mor(const M& a, const M& b) noexcept { return a | b; }
+    [[gnu::always_inline]] static M mxor(const M& a, const M& b) noexcept { return a ^ b; }
+    [[gnu::always_inline]] static M andnot(const M& a, const M& b) noexcept { return a & ~b; }  // a and not b
+    [[gnu::always_inline]] static M none() noexcept { return M{}; }
+    [[gnu::always_inline]] static D sel(const M& m, const D& a, const D& b) noexcept { return m ? a : b; }
+    // a / b where m holds, else `otherwise`; the lanes not selected divide by 1 (no inf or NaN).
+    [[gnu::always_inline]] static D div_where(const M& m, const D& a, const D& b, const D& otherwise) noexcept {
+        return m ? a / (m ? b : D{} + 1.0) : otherwise;
+    }
+    [[gnu::always_inline]] static I count(const I& c, const M& m) noexcept { return c - m; }  // + 1 where m
+    [[gnu::always_inline]] static M from_lanes(const I& v) noexcept { return v; }
+    [[gnu::always_inline]] static I to_lanes(const M& m) noexcept { return m; }
+    // True when some lane is set: the 128-bit parts OR-ed, then one movmskpd (SSE2).
+    [[gnu::always_inline]] static bool any(const M& m) noexcept {
+        __m128d r;
+        std::memcpy(&r, &m, sizeof r);
+        for (std::size_t h = 1; h < sizeof(M) / sizeof(__m128d); ++h) {
+            __m128d part;
+            std::memcpy(&part, reinterpret_cast<const char*>(&m) + h * sizeof part, sizeof part);
+            r = _mm_or_pd(r, part);
+        }
+        return _mm_movemask_pd(r) != 0;
+    }
+};
+
+// AVX-512 (V = 8): masks are k registers (one bit per lane), selects are masked blends. (GCC 12
+// compiles vector-extension comparisons of 512-bit vectors one element at a time, hence the
+// intrinsics here.)
+struct Avx512Ops {
+    static constexpr std::size_t lanes = 8;
+    using D = __m512d;
+    using M = __mmask8;
+    using I = __m512i;
+    [[gnu::target(EBSSIM_AVX512)]] static M lt(const D& a, const D& b) noexcept {
+        return _mm512_cmp_pd_mask(a, b, _CMP_LT_OQ);
+    }
+    [[gnu::target(EBSSIM_AVX512)]] static M le(const D& a, const D& b) noexcept {
+        return _mm512_cmp_pd_mask(a, b, _CMP_LE_OQ);
+    }
+    [[gnu::target(EBSSIM_AVX512)]] static M eq(const D& a, const D& b) noexcept {
+        return _mm512_cmp_pd_mask(a, b, _CMP_EQ_OQ);
+    }
+    [[gnu::target(EBSSIM_AVX512)]] static M mand(M a, M b) noexcept { return static_cast<M>(a & b); }
+    [[gnu::target(EBSSIM_AVX512)]] static M mor(M a, M b) noexcept { return static_cast<M>(a | b); }
+    [[gnu::target(EBSSIM_AVX512)]] static M mxor(M a, M b) noexcept { return static_cast<M>(a ^ b); }
+    [[gnu::target(EBSSIM_AVX512)]] static M andnot(M a, M b) noexcept { return static_cast<M>(a & ~b); }
+    [[gnu::target(EBSSIM_AVX512)]] static M none() noexcept { return 0; }
+    [[gnu::target(EBSSIM_AVX512)]] static D sel(M m, const D& a, const D& b) noexcept {
+        return _mm512_mask_blend_pd(m, b, a);
+    }
+    // a / b where m holds, else `otherwise`: a masked division (the other lanes do not divide).
+    [[gnu::target(EBSSIM_AVX512)]] static D div_where(M m, const D& a, const D& b, const D& otherwise) noexcept {
+        return _mm512_mask_div_pd(otherwise, m, a, b);
+    }
+    [[gnu::target(EBSSIM_AVX512)]] static I count(const I& c, M m) noexcept {
+        return _mm512_mask_sub_epi64(c, m, c, _mm512_set1_epi64(-1));
+    }
+    [[gnu::target(EBSSIM_AVX512)]] static M from_lanes(const I& v) noexcept { return _mm512_movepi64_mask(v); }
+    [[gnu::target(EBSSIM_AVX512)]] static I to_lanes(M m) noexcept { return _mm512_movm_epi64(m); }
+    [[gnu::target(EBSSIM_AVX512)]] static bool any(M m) noexcept { return m != 0; }
+};
+
+// Rare events, handled one lane at a time by the scalar code, away from the vector loop, for the
+// lanes first .. first + lanes - 1 of the group (lane j of the arguments is lane first + j).
+
+// Random I/Os larger than the counting unit on average split (IoCounting); the vector loop counts
+// one operation per I/O and asks here for the lanes where the mean size is above the unit.
+[[gnu::cold, gnu::noinline]] void count_split(const LockstepGroup::Data& d, std::size_t first, std::size_t lanes,
+                                              const double* o, const double* b, const std::int64_t* split,
+                                              double* cnt) noexcept {
+    for (std::size_t j = 0; j < lanes; ++j) {
+        if (split[j] != 0) cnt[j] = d.count[first + j](o[j], b[j]);
+    }
+}
+
+// A bucket ran dry or earned again in step k (CliffTracker::changes): Stepper::commit's
+// episode bookkeeping for the lanes in `change`, with g = 1 (no instance).
+[[gnu::cold, gnu::noinline]] void note_cliffs(LockstepGroup::Data& d, std::size_t first, std::size_t lanes,
+                                              std::int64_t k, const double* before, const double* after,
+                                              const double* av_cnt, const double* av_bytes, const std::int64_t* change,
+                                              std::int64_t* dry) {
+    for (std::size_t j = 0; j < lanes; ++j) {
+        if (change[j] == 0) continue;
+        const std::size_t l = first + j;
+        const double wanted = credit_drain(av_cnt[j], av_bytes[j], d.burst_cap[l], d.tput_hi[l]);
+        VolumeTotals& tot = *d.totals[l];
+        d.cliffs[l].note(before[j], after[j], wanted - d.earned[l], d.t0 + static_cast<double>(k) * d.dt, d.dt,
+                         tot.cliffs, tot.cliff_time_s);
+        dry[j] = d.cliffs[l].dry() ? -1 : 0;
+    }
+}
+
+// V lanes: their limits, state and totals, held in registers (or the stack) through a chunk.
+template <class Ops>
+struct Lanes {
+    static constexpr std::size_t V = Ops::lanes;
+    using D = typename Ops::D;
+    using M = typename Ops::M;
+    using I = typename Ops::I;
+    D earned, burst_cap, tput_hi, tput_lo, capacity, st_fixed, latency_s, inv_transfer, mif_dt, unit, merge_min,
+        inv_unit;
+    M bucket, has_st, mif_finite, sequential;
+    D credits, b_ops, b_bytes, b_cnt;
+    M dry;
+    D demanded_ops, demanded_bytes, served_ops, served_bytes, served_cnt, latency_ops_s;
+    I steps_iops, steps_tput, steps_mif;
+    M ok;
+    const double* ops[V];
+    const double* bytes[V];
+
+    static M mask(const LaneMask& a, std::size_t g) noexcept { return Ops::from_lanes(load<I>(a, g)); }
+    void load_from(const LockstepGroup::Data& d, std::size_t g) noexcept {
+        earned = load<D>(d.earned, g);
+        burst_cap = load<D>(d.burst_cap, g);
+        tput_hi = load<D>(d.tput_hi, g);
+        tput_lo = load<D>(d.tput_lo, g);
+        capacity = load<D>(d.capacity, g);
+        st_fixed = load<D>(d.st_fixed, g);
+        latency_s = load<D>(d.latency, g);
+        inv_transfer = load<D>(d.inv_transfer, g);
+        mif_dt = load<D>(d.mif_dt, g);
+        unit = load<D>(d.unit, g);
+        merge_min = load<D>(d.merge_min, g);
+        inv_unit = load<D>(d.inv_unit, g);
+        bucket = mask(d.bucket, g);
+        has_st = mask(d.has_st, g);
+        mif_finite = mask(d.mif_finite, g);
+        sequential = mask(d.sequential, g);
+        credits = load<D>(d.credits, g);
+        b_ops = load<D>(d.backlog_ops, g);
+        b_bytes = load<D>(d.backlog_bytes, g);
+        b_cnt = load<D>(d.backlog_counted, g);
+        dry = mask(d.dry, g);
+        demanded_ops = load<D>(d.demanded_ops, g);
+        demanded_bytes = load<D>(d.demanded_bytes, g);
+        served_ops = load<D>(d.served_ops, g);
+        served_bytes = load<D>(d.served_bytes, g);
+        served_cnt = load<D>(d.served_counted, g);
+        latency_ops_s = load<D>(d.latency_ops_s, g);
+        steps_iops = load<I>(d.steps_iops, g);
+        steps_tput = load<I>(d.steps_tput, g);
+        steps_mif = load<I>(d.steps_mif, g);
+        ok = mask(d.ok, g);
+        for (std::size_t j = 0; j < V; ++j) {
+            ops[j] = d.ops[g * V + j];
+            bytes[j] = d.bytes[g * V + j];
+        }
+    }
+
+    void store_to(LockstepGroup::Data& d, std::size_t g) const noexcept {
+        store(d.credits, g, credits);
+        store(d.backlog_ops, g, b_ops);
+        store(d.backlog_bytes, g, b_bytes);
+        store(d.backlog_counted, g, b_cnt);
+        store(d.dry, g, Ops::to_lanes(dry));
+        store(d.demanded_ops, g, demanded_ops);
+        store(d.demanded_bytes, g, demanded_bytes);
+        store(d.served_ops, g, served_ops);
+        store(d.served_bytes, g, served_bytes);
+        store(d.served_counted, g, served_cnt);
+        store(d.latency_ops_s, g, latency_ops_s);
+        store(d.steps_iops, g, steps_iops);
+        store(d.steps_tput, g, steps_tput);
+        store(d.steps_mif, g, steps_mif);
+        store(d.ok, g, Ops::to_lanes(ok));
+    }
+};
+
+// Step k of the V lanes of vector g: Stepper<OpenSource>::offer then commit(k, 1, Bound::demand),
+// operation for operation. Seq, ModelSt and Mif say whether some lane counts sequential I/O, has
+// its service time from the mean I/O size, has a finite max_in_flight: work no lane needs is
+// compiled out.
+template <class Ops, bool Seq, bool ModelSt, bool Mif>
+inline void step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int64_t k) {
+    constexpr std::size_t V = Ops::lanes;
+    using D = typename Ops::D;
+    using M = typename Ops::M;
+    const D zero = D{} * 0.0;
+    const D one = zero + 1.0;
+    const D max_demand = zero + max_demand_per_step;
+    D o, b;
+    for (std::size_t j = 0; j < V; ++j) {
+        o[j] = x.ops[j][k];
+        b[j] = x.bytes[j][k];
+    }
+    // trace_step_ok, per lane.
+    const M ops_ok = Ops::mand(Ops::le(zero, o), Ops::le(o, max_demand));
+    const M bytes_ok = Ops::mand(Ops::le(zero, b), Ops::le(b, max_demand));
+    const M io_ok = Ops::mor(Ops::lt(zero, o), Ops::eq(b, zero));
+    x.ok = Ops::mand(x.ok, Ops::mand(Ops::mand(ops_ok, bytes_ok), io_ok));
+
+    // IoCounting. Sequential: the same arithmetic as the scalar rule (0/1 factors). Random: one
+    // operation per I/O, except where the mean size is above the unit (count_split).
+    D cnt = o;
+    M split = Ops::lt(o * x.unit, b);
+    if constexpr (Seq) {
+        const M merged = Ops::le(o * x.merge_min, b);
+        const D seq_cnt = Ops::sel(merged, one, zero) * (b * x.inv_unit) + Ops::sel(merged, zero, one) * o;
+        cnt = Ops::sel(x.sequential, seq_cnt, o);
+        split = Ops::andnot(split, x.sequential);
+    }
+    if (__builtin_expect(Ops::any(split), 0)) {
+        alignas(64) double oa[V], ba[V], ca[V];
+        alignas(64) std::int64_t sa[V];
+        store(oa, 0, o);
+        store(ba, 0, b);
+        store(ca, 0, cnt);
+        store(sa, 0, Ops::to_lanes(split));
+        count_split(d, g * V, V, oa, ba, sa, ca);
+        cnt = load<D>(ca, 0);
+    }
+
+    // Stepper::offer.
+    const D av_ops = x.b_ops + o;
+    const D av_bytes = x.b_bytes + b;
+    const D av_cnt = x.b_cnt + cnt;
+    const D pool = x.credits + x.earned;
+    const D cap_cnt = Ops::sel(Ops::lt(pool, x.burst_cap), pool, x.burst_cap);  // std::min(burst_cap, pool)
+    const D cap_bytes = Ops::sel(Ops::lt(zero, x.credits), x.tput_hi, x.tput_lo);
+    // throttle(): both quotients, each by the scalar rule's division in the lanes where it
+    // applies (div_where), 1 in the others.
+    const M over_cnt = Ops::lt(cap_cnt, av_cnt);
+    const M over_bytes = Ops::lt(cap_bytes, av_bytes);
+    const D f_cnt = Ops::div_where(over_cnt, cap_cnt, av_cnt, one);
+    const D f_bytes = Ops::div_where(over_bytes, cap_bytes, av_bytes, one);
+    const M throttled = Ops::mor(over_cnt, over_bytes);
+    M iops_bound = Ops::mand(throttled, Ops::mand(Ops::lt(f_cnt, one), Ops::le(f_cnt, f_bytes)));
+    M tput_bound = Ops::andnot(throttled, iops_bound);
+    D f = Ops::sel(iops_bound, f_cnt, f_bytes);  // 1 where nothing binds: f_bytes is then 1
+
+    // Stepper::service_time: the workload's, else the volume's model at the mean size.
+    D st = x.st_fixed;
+    if constexpr (ModelSt) {
+        const M has_ops = Ops::lt(zero, av_ops);
+        const D st_model = Ops::sel(
+            has_ops, x.latency_s + Ops::div_where(has_ops, av_bytes, av_ops, one) * x.inv_transfer, x.latency_s);
+        st = Ops::sel(x.has_st, x.st_fixed, st_model);
+    }
+    // The open loop's max_in_flight (a lane without a finite one is never bound by it).
+    if constexpr (Mif) {
+        const D cap_ops = x.mif_dt / st;
+        const M mif_bound = Ops::mand(Ops::mand(x.mif_finite, Ops::lt(zero, av_ops)), Ops::lt(cap_ops, f * av_ops));
+        f = Ops::div_where(mif_bound, cap_ops, av_ops, f);
+        iops_bound = Ops::andnot(iops_bound, mif_bound);
+        tput_bound = Ops::andnot(tput_bound, mif_bound);
+        x.steps_mif = Ops::count(x.steps_mif, mif_bound);
+    }
+
+    // Stepper::commit with g = 1 (no instance).
+    const D served_cnt = Ops::sel(iops_bound, cap_cnt, f * av_cnt);  // want_counted()
+    const D served_ops = f * av_ops;
+    const D served_bytes = f * av_bytes;
+    const D prev_b_ops = x.b_ops;
+    x.b_ops = av_ops - served_ops;
+    x.b_bytes = av_bytes - served_bytes;
+    x.b_cnt = av_cnt - served_cnt;
+    x.demanded_ops += o;
+    x.demanded_bytes += b;
+
+    // The bucket: clamped to [0, capacity]; lanes without one keep their credits (0).
+    D c = pool - served_cnt;
+    c = Ops::sel(Ops::lt(c, zero), zero, Ops::sel(Ops::lt(x.capacity, c), x.capacity, c));
+    const D before = x.credits;
+    x.credits = Ops::sel(x.bucket, c, x.credits);
+    const M change = Ops::mand(x.bucket, Ops::mxor(Ops::le(c, zero), x.dry));  // CliffTracker::changes
+    if (__builtin_expect(Ops::any(change), 0)) {
+        alignas(64) double ba[V], ca[V], cnta[V], bya[V];
+        alignas(64) std::int64_t cha[V], drya[V];
+        store(ba, 0, before);
+        store(ca, 0, c);
+        store(cnta, 0, av_cnt);
+        store(bya, 0, av_bytes);
+        store(cha, 0, Ops::to_lanes(change));
+        store(drya, 0, Ops::to_lanes(x.dry));
+        note_cliffs(d, g * V, V, k, ba, ca, cnta, bya, cha, drya);
+        x.dry = Ops::from_lanes(load<typename Ops::I>(drya, 0));
+    }
+
+    // Little's law, as in Stepper::commit; where rate is 0 the latency is not added (a 0 is: the
+    // sum stays the same, as it is never -0).
+    const D rate = served_ops * d.inv_dt;
+    const D waiting = 0.5 * (prev_b_ops + x.b_ops);
+    const D outstanding = rate * st + waiting;
+    const M completes = Ops::lt(zero, rate);
+    const D q = Ops::div_where(completes, outstanding, rate, one);  // used only where completes
+    const D latency = Ops::sel(Ops::lt(zero, waiting), Ops::sel(Ops::lt(st, q), q, st), st);  // std::max(st, q)
+    x.latency_ops_s += Ops::sel(completes, latency * served_ops, zero);
+
+    x.served_ops += served_ops;
+    x.served_bytes += served_bytes;
+    x.served_cnt += served_cnt;
+    x.steps_iops = Ops::count(x.steps_iops, iops_bound);
+    x.steps_tput = Ops::count(x.steps_tput, tput_bound);
+}
+
+// Steps k0 .. k1 - 1 of every lane, G vectors side by side (G independent dependency chains per
+// step, which the core overlaps), in W / (G V) passes.
+template <class Ops, std::size_t G, bool Seq, bool ModelSt, bool Mif>
+inline void steps(LockstepGroup::Data& d, std::int64_t k0, std::int64_t k1) {
+    constexpr std::size_t V = Ops::lanes;
+    static_assert(W % (G * V) == 0);
+    // Passes with no real volume (all padding) are skipped.
+    const std::size_t passes = (d.used + G * V - 1) / (G * V);
+    for (std::size_t pass = 0; pass < passes; ++pass) {
+        Lanes<Ops> x[G];
+        for (std::size_t g = 0; g < G; ++g) x[g].load_from(d, pass * G + g);
+        for (std::int64_t k = k0; k < k1; ++k) {
+#pragma GCC unroll 4
+            for (std::size_t g = 0; g < G; ++g) step<Ops, Seq, ModelSt, Mif>(x[g], d, pass * G + g, k);
+        }
+        for (std::size_t g = 0; g < G; ++g) x[g].store_to(d, pass * G + g);
+    }
+}
+
+// The variant of `steps` for the group's needs.
+template <class Ops, std::size_t G>
+inline void dispatch(LockstepGroup::Data& d, std::int64_t k0, std::int64_t k1) {
+    const bool seq = d.any_sequential, model = d.any_model_st, mif = d.any_mif;
+    if (!seq && model && !mif) return steps<Ops, G, false, true, false>(d, k0, k1);  // the usual case
+    if (seq) {
+        if (mif) {
+            return model ? steps<Ops, G, true, true, true>(d, k0, k1) : steps<Ops, G, true, false, true>(d, k0, k1);
+        }
+        return model ? steps<Ops, G, true, true, false>(d, k0, k1) : steps<Ops, G, true, false, false>(d, k0, k1);
+    }
+    if (mif) return model ? steps<Ops, G, false, true, true>(d, k0, k1) : steps<Ops, G, false, false, true>(d, k0, k1);
+    return steps<Ops, G, false, false, false>(d, k0, k1);
+}
+
+// One compiled kernel per instruction set, everything it calls inlined into it (flatten) and so
+// compiled for its instruction set. None contracts to FMA (-ffp-contract=off), so each rounds
+// every operation as the scalar loop does.
+[[gnu::flatten, gnu::target(EBSSIM_AVX512)]] void kernel_avx512(LockstepGroup::Data& d, std::int64_t k0,
+                                                                std::int64_t k1) {
+    dispatch<Avx512Ops, 1>(d, k0, k1);
+}
+[[gnu::flatten, gnu::target("avx2")]] void kernel_avx2(LockstepGroup::Data& d, std::int64_t k0, std::int64_t k1) {
+    dispatch<VecOps<4>, 1>(d, k0, k1);
+}
+[[gnu::flatten]] void kernel_sse2(LockstepGroup::Data& d, std::int64_t k0, std::int64_t k1) {
+    dispatch<VecOps<2>, 1>(d, k0, k1);
+}
+
+using Kernel = void (*)(LockstepGroup::Data&, std::int64_t, std::int64_t);
+
+bool cpu_has(LockstepIsa isa) noexcept {
+    __builtin_cpu_init();
+    switch (isa) {
+        case LockstepIsa::avx512:
+            return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                   __builtin_cpu_supports("avx512vl");
+        case LockstepIsa::avx2: return __builtin_cpu_supports("avx2");
+        default: return true;  // SSE2 is part of x86-64
+    }
+}
+
+// The widest instruction set the CPU has; none (the scalar loop) when that is SSE2, whose two
+// lanes step slower than the scalar loop (bench/bench_engine.cpp, BM_Fleet isa:1).
+LockstepIsa best_isa() noexcept {
+    if (cpu_has(LockstepIsa::avx512)) return LockstepIsa::avx512;
+    if (cpu_has(LockstepIsa::avx2)) return LockstepIsa::avx2;
+    return LockstepIsa::none;
+}
+
+std::atomic<LockstepIsa> current_isa{best_isa()};
+
+Kernel kernel_for(LockstepIsa isa) noexcept {
+    switch (isa) {
+        case LockstepIsa::avx512: return kernel_avx512;
+        case LockstepIsa::avx2: return kernel_avx2;
+        default: return kernel_sse2;
+    }
+}
+
+}  // namespace
+
+LockstepGroup::LockstepGroup(std::span<const LockstepVolume> volumes, double dt, double t0) : used_(volumes.size()) {
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    d_.used = used_;
+    d_.dt = dt;
+    d_.t0 = t0;
+    d_.inv_dt = 1.0 / dt;
+    for (std::size_t l = 0; l < W; ++l) {
+        // Padding: a copy of the first volume whose state and totals are scratch.
+        const bool real = l < used_;
+        volumes_[l] = real ? volumes[l] : volumes[0];
+        const VolumeParams& p = *volumes_[l].params;
+        const OpenLoop& w = *volumes_[l].workload;
+        const Simulation::State& s = *volumes_[l].state;
+        // As Stepper's constructor and OpenSource (engine.cpp).
+        d_.earned[l] = p.baseline_iops * dt;
+        d_.burst_cap[l] = p.burst_iops * dt;
+        d_.tput_hi[l] = p.tput_burst_bytes_s * dt;
+        d_.tput_lo[l] = p.tput_base_bytes_s * dt;
+        d_.capacity[l] = p.credit_capacity;
+        d_.bucket[l] = p.has_bucket() ? -1 : 0;
+        d_.has_st[l] = std::isnan(w.service_time_s) ? 0 : -1;
+        d_.st_fixed[l] = std::isnan(w.service_time_s) ? 0.0 : w.service_time_s;
+        d_.latency[l] = p.latency_s;
+        d_.inv_transfer[l] = 1.0 / p.transfer_bytes_s;
+        d_.mif_dt[l] = w.max_in_flight * dt;
+        d_.mif_finite[l] = w.max_in_flight < inf ? -1 : 0;
+        d_.count[l] = IoCounting(p, w.pattern);
+        d_.unit[l] = d_.count[l].unit_bytes;
+        d_.merge_min[l] = d_.count[l].merge_min_bytes;
+        d_.inv_unit[l] = d_.count[l].inv_unit;
+        d_.sequential[l] = d_.count[l].sequential ? -1 : 0;
+        d_.credits[l] = s.credits;
+        d_.backlog_ops[l] = s.backlog_ops;
+        d_.backlog_bytes[l] = s.backlog_bytes;
+        d_.backlog_counted[l] = s.backlog_counted;
+        d_.ok[l] = -1;
+        d_.ops[l] = w.ops.data();
+        d_.bytes[l] = w.bytes.data();
+        d_.totals[l] = real ? volumes_[l].totals : &pad_totals_[l];
+        d_.any_mif |= d_.mif_finite[l] != 0;
+        d_.any_model_st |= d_.has_st[l] == 0;
+        d_.any_sequential |= d_.sequential[l] != 0;
+    }
+}
+
+LockstepIsa lockstep_isa() noexcept { return current_isa.load(std::memory_order_relaxed); }
+
+bool set_lockstep_isa(LockstepIsa isa) noexcept {
+    if (isa == LockstepIsa::automatic) isa = best_isa();
+    if (!cpu_has(isa)) return false;
+    current_isa.store(isa, std::memory_order_relaxed);
+    return true;
+}
+
+void LockstepGroup::step(std::int64_t k0, std::int64_t k1) {
+    LockstepIsa isa = lockstep_isa();
+    // Up to 4 volumes: one AVX2 pass costs half an AVX-512 one (8 lanes, half of them padding).
+    if (isa == LockstepIsa::avx512 && used_ <= 4) isa = LockstepIsa::avx2;
+    kernel_for(isa)(d_, k0, k1);
+    steps_ += k1 - k0;
+}
+
+bool LockstepGroup::finish() {
+    bool ok = true;
+    for (std::size_t l = 0; l < used_; ++l) {
+        Simulation::State& s = *volumes_[l].state;
+        s.credits = d_.credits[l];
+        s.backlog_ops = d_.backlog_ops[l];
+        s.backlog_bytes = d_.backlog_bytes[l];
+        s.backlog_counted = d_.backlog_counted[l];
+        // The totals start the run at 0, as the scalar loop's do, so adding the lane's sums
+        // gives the scalar loop's sums exactly.
+        VolumeTotals& t = *volumes_[l].totals;
+        t.demanded_ops += d_.demanded_ops[l];
+        t.demanded_bytes += d_.demanded_bytes[l];
+        t.served_ops += d_.served_ops[l];
+        t.served_bytes += d_.served_bytes[l];
+        t.served_counted += d_.served_counted[l];
+        t.latency_ops_s += d_.latency_ops_s[l];
+        const std::int64_t iops = d_.steps_iops[l], tput = d_.steps_tput[l], mif = d_.steps_mif[l];
+        t.steps_bound[static_cast<int>(Bound::volume_iops)] += iops;
+        t.steps_bound[static_cast<int>(Bound::volume_throughput)] += tput;
+        t.steps_bound[static_cast<int>(Bound::max_in_flight)] += mif;
+        t.steps_bound[static_cast<int>(Bound::demand)] += steps_ - iops - tput - mif;
+        ok &= d_.ok[l] != 0;
+    }
+    return ok;
+}
+
+}  // namespace ebssim::detail

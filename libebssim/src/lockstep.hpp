@@ -1,0 +1,101 @@
+#pragma once
+// Private to the library: the lockstep kernel, which steps up to `lockstep_lanes` independent
+// open-loop volumes (no instance, totals only) together, one loop over time with each volume's
+// state in one lane of a SIMD vector. It is a second implementation of
+// Stepper<OpenSource>::offer/commit(g = 1) in engine.cpp, written branch-free, and gives the
+// same results to the last bit (docs/design.md, "The lockstep kernel"): a change to the step
+// rule must be made in both, and tests/cpp/test_lockstep.cpp fails until it is.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "cliffs.hpp"
+#include "ebssim/engine.hpp"
+#include "ebssim/volume.hpp"
+#include "ebssim/workload.hpp"
+
+namespace ebssim::detail {
+
+/// Volumes stepped together by one kernel: one AVX-512 vector of doubles, two AVX2 ones.
+inline constexpr std::size_t lockstep_lanes = 8;
+
+/// The instruction set the kernel runs with: the widest the CPU has (AVX-512: 8 lanes per
+/// instruction, AVX2: 4), or none (volumes go through the scalar loop) on a CPU with only SSE2
+/// (2 lanes, slower than the scalar loop), unless a test or benchmark chose another.
+enum class LockstepIsa : std::uint8_t { automatic, none, sse2, avx2, avx512 };
+[[nodiscard]] LockstepIsa lockstep_isa() noexcept;
+/// For tests and benchmarks, between runs (not while one is running): run the kernel with `isa`
+/// (automatic: the default above). False, and no change, when the CPU lacks it.
+bool set_lockstep_isa(LockstepIsa isa) noexcept;
+
+/// One volume of a lockstep group: where its limits, state, workload and totals live.
+struct LockstepVolume {
+    const VolumeParams* params;
+    Simulation::State* state;
+    const OpenLoop* workload;
+    VolumeTotals* totals;
+};
+
+/// Per-lane arrays, aligned so that a whole array loads as one vector.
+using LaneArray = double[lockstep_lanes];
+using LaneMask = std::int64_t[lockstep_lanes];  // all bits set: true
+
+/// Up to lockstep_lanes volumes stepped together. A group of fewer volumes is padded with copies
+/// of its first volume whose results go to scratch space. Usage: construct, step(k0, k1) over
+/// consecutive chunks of [0, n), then finish().
+class LockstepGroup {
+public:
+    LockstepGroup(std::span<const LockstepVolume> volumes, double dt, double t0);
+    LockstepGroup(const LockstepGroup&) = delete;
+    LockstepGroup& operator=(const LockstepGroup&) = delete;
+
+    /// Steps k0 .. k1 - 1 of the run (every lane).
+    void step(std::int64_t k0, std::int64_t k1);
+    /// Writes the state and totals back to the volumes; false when some step of some volume's
+    /// trace was invalid (trace_step_ok), in which case the caller undoes the run.
+    bool finish();
+
+    // The kernel's data, public to lockstep.cpp's kernel function (a free function so that it can
+    // be compiled for several instruction sets).
+    struct Data {
+        // Limits, per step (Stepper's constructor).
+        alignas(64) LaneArray earned, burst_cap, tput_hi, tput_lo, capacity;
+        alignas(64) LaneMask bucket;  // has a credit bucket
+        // Service time: a fixed one (has_st), else latency + mean size x inv_transfer.
+        alignas(64) LaneArray st_fixed, latency, inv_transfer;
+        alignas(64) LaneMask has_st;
+        // max_in_flight x dt, and whether it is finite (a bound applies).
+        alignas(64) LaneArray mif_dt;
+        alignas(64) LaneMask mif_finite;
+        // The counting rule's parameters (IoCounting).
+        alignas(64) LaneArray unit, merge_min, inv_unit;
+        alignas(64) LaneMask sequential;
+        // State.
+        alignas(64) LaneArray credits, backlog_ops, backlog_bytes, backlog_counted;
+        alignas(64) LaneMask dry;  // a cliff episode is open (mirror of cliffs[l].dry())
+        // Totals, from 0 at the start of the run.
+        alignas(64) LaneArray demanded_ops, demanded_bytes, served_ops, served_bytes, served_counted, latency_ops_s;
+        alignas(64) LaneMask steps_iops, steps_tput, steps_mif;  // steps bound by each limit
+        alignas(64) LaneMask ok;                                 // every trace value so far was valid
+        const double* ops[lockstep_lanes];
+        const double* bytes[lockstep_lanes];
+        IoCounting count[lockstep_lanes];
+        CliffTracker cliffs[lockstep_lanes];
+        VolumeTotals* totals[lockstep_lanes];  // where each lane's cliff episodes go
+        bool any_mif = false;                  // some lane has a finite max_in_flight
+        bool any_sequential = false;           // some lane counts sequential I/O
+        std::size_t used = lockstep_lanes;     // lanes holding real volumes (the first ones)
+        bool any_model_st = false;             // some lane's service time follows the mean I/O size
+        double dt = 1, t0 = 0, inv_dt = 1;
+    };
+
+private:
+    Data d_{};
+    std::size_t used_;  // lanes holding real volumes
+    LockstepVolume volumes_[lockstep_lanes];
+    std::int64_t steps_ = 0;
+    VolumeTotals pad_totals_[lockstep_lanes];  // the padding lanes' cliff episodes
+};
+
+}  // namespace ebssim::detail
