@@ -173,12 +173,15 @@ void set_rates(benchmark::State& state, std::int64_t volumes, std::int64_t steps
 }
 
 // One thread (RunOptions::threads = 1) unless `threads` says otherwise: the figures are per core;
-// BM_IndependentThreads measures the threads.
+// BM_IndependentThreads measures the threads. Every step is stepped (RunOptions::jump off) unless
+// `jump` says otherwise, so that the figures measure the step loop; BM_Piecewise and BM_Jump_scan
+// measure jumps.
 template <class Make>
 void run_loop(benchmark::State& state, Make make_sim, const std::vector<Workload>& ws, std::int64_t steps, bool record,
-              int threads = 1) {
+              int threads = 1, bool jump = false) {
     RunOptions options;
     options.threads = threads;
+    options.jump = jump;
     for (auto _ : state) {
         Simulation sim = make_sim();
         RunResult r = sim.run(ws, steps, record, {}, {}, options);
@@ -532,6 +535,84 @@ void BM_Idle_gp2(benchmark::State& state) {
         state, [&] { return Simulation({spec}); }, ws, kSteps, record);
 }
 BENCHMARK(BM_Idle_gp2)->ArgName("record")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// (d) Piecewise-constant demand: 30 days at 1 s steps, constant within each hour, on a 100 GiB
+// gp2 (300 IOPS baseline, 3,000 burst, 5.4e6 credits). Every day: hours 0-7 idle (the bucket
+// refills, then stays full), 8-17 at 400 IOPS (-100 credits/s), 18-23 at 200 (+100/s). On days
+// 3, 10, 17 and 24, hour 10 asks 3,100 IOPS: above the burst, throttled, the bucket runs dry
+// (a cliff) and a backlog of about 5.4e6 I/Os builds, which hours 11-16 (idle) drain at 300/s
+// (stepped: an open loop with a backlog is not steady). As a PiecewiseOpenLoop (720 segments)
+// or the same demand materialised as a per-step trace (runs found by scanning), jump on or off.
+struct HourlyDemand {
+    std::vector<std::int64_t> change;
+    std::vector<double> ops, bytes;
+    Trace trace;  // the same, per step
+};
+
+const HourlyDemand& hourly_demand() {
+    static const HourlyDemand h = [] {
+        HourlyDemand d;
+        const std::int64_t hour = 3600;
+        for (std::int64_t day = 0; day < 30; ++day) {
+            for (std::int64_t hd = 0; hd < 24; ++hd) {
+                double iops = hd < 8 ? 0.0 : (hd < 18 ? 400.0 : 200.0);
+                if (day % 7 == 3 && hd == 10) iops = 3100;
+                if (day % 7 == 3 && hd > 10 && hd < 17) iops = 0;
+                d.change.push_back((day * 24 + hd) * hour);
+                d.ops.push_back(iops);
+                d.bytes.push_back(iops * 16384);
+                for (std::int64_t k = 0; k < hour; ++k) {
+                    d.trace.ops.push_back(iops);
+                    d.trace.bytes.push_back(iops * 16384);
+                }
+            }
+        }
+        return d;
+    }();
+    return h;
+}
+
+void BM_Piecewise_gp2(benchmark::State& state) {
+    const bool as_trace = state.range(0) != 0;
+    RunOptions options;
+    options.jump = state.range(1) != 0;
+    const HourlyDemand& d = hourly_demand();
+    const auto n = static_cast<std::int64_t>(d.trace.ops.size());
+    Workload w;
+    if (as_trace) {
+        w = open_loop(d.trace);
+    } else {
+        PiecewiseOpenLoop p;
+        p.change_steps = d.change;
+        p.ops = d.ops;
+        p.bytes = d.bytes;
+        w = p;
+    }
+    const std::vector<Workload> ws{w};
+    state.SetLabel(as_trace ? "per-step trace" : "PiecewiseOpenLoop");
+    {
+        Simulation sim({gp2_spec(100)});
+        const RunResult r = sim.run(ws, n, false);
+        state.counters["cliffs"] = static_cast<double>(r.totals[0].cliffs.size());
+    }
+    run_loop(
+        state, [&] { return Simulation({gp2_spec(100)}); }, ws, n, false, 1, options.jump);
+}
+BENCHMARK(BM_Piecewise_gp2)->ArgNames({"trace", "jump"})->ArgsProduct({{0, 1}, {0, 1}})->Unit(benchmark::kMillisecond);
+
+// What looking for runs costs a trace that has none (jump on vs off, totals only): the realistic
+// trace of BM_OpenLoop_gp2 and the noisy one of BM_OpenLoop_gp3_noisy.
+void BM_Jump_scan(benchmark::State& state) {
+    const bool noisy = state.range(0) != 0;
+    RunOptions options;
+    options.jump = state.range(1) != 0;
+    const VolumeSpec spec = noisy ? gp3_spec(100) : gp2_spec(100);
+    const std::vector<Workload> ws{open_loop(noisy ? noisy_trace() : trace(0))};
+    state.SetLabel(noisy ? "gp3, noisy trace" : "gp2, realistic trace");
+    run_loop(
+        state, [&] { return Simulation({spec}); }, ws, kSteps, false, 1, options.jump);
+}
+BENCHMARK(BM_Jump_scan)->ArgNames({"noisy", "jump"})->ArgsProduct({{0, 1}, {0, 1}})->Unit(benchmark::kMillisecond);
 
 void BM_ValidateOpenLoop(benchmark::State& state) {
     const Workload w = open_loop(trace(0));

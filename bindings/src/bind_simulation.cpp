@@ -380,7 +380,8 @@ namespace {
 
 // run_many: items as (Simulation, workloads, n_steps, record) tuples; each outcome a RunResult,
 // or the message of the ConfigError that refused that item.
-py::list run_many_py(const py::list& items, std::int64_t max_volume_steps, std::int64_t max_memory_bytes, int threads) {
+py::list run_many_py(const py::list& items, std::int64_t max_volume_steps, std::int64_t max_memory_bytes, int threads,
+                     bool jump) {
     std::vector<std::vector<Workload>> workloads(items.size());
     std::vector<FleetItem> fleet(items.size());
     std::size_t k = 0;
@@ -397,7 +398,8 @@ py::list run_many_py(const py::list& items, std::int64_t max_volume_steps, std::
     std::vector<FleetOutcome> outcomes;
     // `items` keeps the Simulations and the trace buffers alive while the GIL is released.
     without_gil([&](const InterruptCheck& check) {
-        outcomes = run_many(fleet, RunLimits{max_volume_steps, max_memory_bytes}, check, threads_only(threads));
+        outcomes = run_many(fleet, RunLimits{max_volume_steps, max_memory_bytes}, check,
+                            RunOptions{.threads = threads, .jump = jump});
     });
     py::list out;
     for (auto& o : outcomes) {
@@ -413,6 +415,7 @@ py::list run_many_py(const py::list& items, std::int64_t max_volume_steps, std::
 void bind_run_many(py::module_& m) {
     m.def("run_many", &run_many_py, py::arg("items"), py::arg("max_volume_steps") = RunLimits{}.max_volume_steps,
           py::arg("max_memory_bytes") = RunLimits{}.max_memory_bytes, py::arg("threads") = RunOptions{}.threads,
+          py::arg("jump") = RunOptions{}.jump,
           "Run independent Simulations over `threads` threads (0: every core). items: (simulation, workloads, "
           "n_steps, record) tuples. Returns, per item in order, its RunResult or the message of the error that "
           "refused it (that Simulation unchanged). Ctrl-C or another error undoes every item.");
@@ -448,13 +451,14 @@ void bind_simulation(py::module_& m) {
         .def(
             "run",
             [](Simulation& sim, const py::list& workloads, std::int64_t n_steps, bool record,
-               std::int64_t max_volume_steps, std::int64_t max_memory_bytes, int threads, bool lockstep,
+               std::int64_t max_volume_steps, std::int64_t max_memory_bytes, int threads, bool jump, bool lockstep,
                const py::object& series, const py::object& instance_series, std::int64_t every,
                const std::string& dtype, const py::object& out, const py::object& instance_out) {
                 std::vector<Workload> ws;
                 ws.reserve(workloads.size());
                 for (const auto& h : workloads) ws.push_back(to_workload(h));
                 RunOptions options = threads_only(threads);
+                options.jump = jump;
                 options.lockstep = lockstep;
                 Recording& rc = options.recording;
                 std::vector<Given> given;
@@ -494,9 +498,9 @@ void bind_simulation(py::module_& m) {
             py::arg("workloads"), py::arg("n_steps"), py::arg("record") = true,
             py::arg("max_volume_steps") = RunLimits{}.max_volume_steps,
             py::arg("max_memory_bytes") = RunLimits{}.max_memory_bytes, py::arg("threads") = RunOptions{}.threads,
-            py::arg("lockstep") = RunOptions{}.lockstep, py::kw_only(), py::arg("series") = py::none(),
-            py::arg("instance_series") = py::none(), py::arg("every") = 1, py::arg("dtype") = "float64",
-            py::arg("out") = py::none(), py::arg("instance_out") = py::none())
+            py::arg("jump") = RunOptions{}.jump, py::arg("lockstep") = RunOptions{}.lockstep, py::kw_only(),
+            py::arg("series") = py::none(), py::arg("instance_series") = py::none(), py::arg("every") = 1,
+            py::arg("dtype") = "float64", py::arg("out") = py::none(), py::arg("instance_out") = py::none())
         .def_property_readonly("size", &Simulation::size)
         .def_property_readonly("dt_s", &Simulation::dt_s)
         .def_property_readonly("time_s", &Simulation::time_s)

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <limits>
 #include <memory>
 #include <string>
@@ -20,6 +21,14 @@ struct PyOpenLoop {
     InArray ops;
     InArray bytes;
     OpenLoop w;
+};
+
+// A piecewise open loop that owns the numpy buffers its spans point into.
+struct PyPiecewiseOpenLoop {
+    py::array_t<std::int64_t, py::array::c_style | py::array::forcecast> change_steps;
+    InArray ops;
+    InArray bytes;
+    PiecewiseOpenLoop w;
 };
 
 // A phased closed loop that owns the numpy buffers its spans point into.
@@ -45,8 +54,10 @@ Workload to_workload(const py::handle& h) {
     if (py::isinstance<Idle>(h)) return Idle{};
     if (py::isinstance<PyOpenLoop>(h)) return h.cast<const PyOpenLoop&>().w;
     if (py::isinstance<PyPhasedClosedLoop>(h)) return h.cast<const PyPhasedClosedLoop&>().w;
-    throw ConfigError(fmt::format("workload must be ClosedLoop, OpenLoop or Idle, got {}",
-                                  std::string(py::str(py::type::of(h).attr("__name__")))));
+    if (py::isinstance<PyPiecewiseOpenLoop>(h)) return h.cast<const PyPiecewiseOpenLoop&>().w;
+    throw ConfigError(
+        fmt::format("workload must be ClosedLoop, OpenLoop, PhasedClosedLoop, PiecewiseOpenLoop or Idle, got {}",
+                    std::string(py::str(py::type::of(h).attr("__name__")))));
 }
 
 void bind_workload(py::module_& m) {
@@ -86,6 +97,42 @@ void bind_workload(py::module_& m) {
         .def_property_readonly("sequential", [](const PyOpenLoop& o) { return o.w.pattern == Pattern::sequential; })
         .def_property_readonly("service_time_s", [](const PyOpenLoop& o) { return o.w.service_time_s; })
         .def_property_readonly("max_in_flight", [](const PyOpenLoop& o) { return o.w.max_in_flight; });
+
+    py::class_<PyPiecewiseOpenLoop>(m, "PiecewiseOpenLoop")
+        .def(py::init([](const py::object& change_steps, const py::object& ops, const py::object& bytes,
+                         double read_fraction, bool sequential, double service_time_s, double max_in_flight) {
+                 auto o = std::make_unique<PyPiecewiseOpenLoop>();
+                 using Int64Array = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
+                 o->change_steps = Int64Array::ensure(change_steps);
+                 if (!o->change_steps) throw ConfigError("change_steps must be a 1-D array of whole numbers");
+                 if (o->change_steps.ndim() != 1) {
+                     throw ConfigError(
+                         fmt::format("change_steps must be 1-D, got {} dimensions", o->change_steps.ndim()));
+                 }
+                 o->ops = as_1d(ops, "ops");
+                 o->bytes = as_1d(bytes, "bytes");
+                 o->w = PiecewiseOpenLoop{{o->change_steps.data(), static_cast<std::size_t>(o->change_steps.size())},
+                                          as_span(o->ops),
+                                          as_span(o->bytes),
+                                          read_fraction,
+                                          pattern_of(sequential),
+                                          service_time_s,
+                                          max_in_flight};
+                 // Checked here, whatever the run's length: the order, the values, the I/O fields.
+                 validate_workload(o->w, 0);
+                 return o;
+             }),
+             py::arg("change_steps"), py::arg("ops"), py::arg("bytes"), py::arg("read_fraction") = 1.0,
+             py::arg("sequential") = false, py::arg("service_time_s") = unset,
+             py::arg("max_in_flight") = std::numeric_limits<double>::infinity())
+        .def_readonly("change_steps", &PyPiecewiseOpenLoop::change_steps)
+        .def_readonly("ops", &PyPiecewiseOpenLoop::ops)
+        .def_readonly("bytes", &PyPiecewiseOpenLoop::bytes)
+        .def_property_readonly("read_fraction", [](const PyPiecewiseOpenLoop& o) { return o.w.read_fraction; })
+        .def_property_readonly("sequential",
+                               [](const PyPiecewiseOpenLoop& o) { return o.w.pattern == Pattern::sequential; })
+        .def_property_readonly("service_time_s", [](const PyPiecewiseOpenLoop& o) { return o.w.service_time_s; })
+        .def_property_readonly("max_in_flight", [](const PyPiecewiseOpenLoop& o) { return o.w.max_in_flight; });
 
     py::class_<PyPhasedClosedLoop>(m, "PhasedClosedLoop")
         .def(py::init([](const ClosedLoop& loop, const py::object& in_flight, const py::object& think_time_s) {

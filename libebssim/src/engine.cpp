@@ -42,8 +42,13 @@ struct Offer {
     bool ok;  // the trace's values are acceptable (checked in the loop instead of a separate pass)
 };
 
+// Every source says where the stretch of constant offers that contains step k ends (the jumps
+// of Stepper::run_constant need it): `runs_known` sources know it without looking at the input
+// (a closed loop, a rest, a piecewise open loop); the others compare neighbouring steps
+// (same_next) and scan (run_end).
 struct ClosedSource {
     static constexpr bool closed = true;
+    static constexpr bool runs_known = true;
     Offer offer;
     double in_flight_;
     double service_time_s;
@@ -52,12 +57,14 @@ struct ClosedSource {
     void prefetch(std::int64_t) const noexcept {}
     [[nodiscard]] double in_flight(std::int64_t) const noexcept { return in_flight_; }
     [[nodiscard]] double think_time_s(std::int64_t) const noexcept { return think_time_s_; }
+    [[nodiscard]] std::int64_t run_end(std::int64_t, std::int64_t k_max) const noexcept { return k_max; }
 };
 
 // A closed loop whose users and think time change per step (PhasedClosedLoop): the same
 // offer as ClosedSource, with the step's values (offered_iops's rule, workload.hpp).
 struct PhasedSource {
     static constexpr bool closed = true;
+    static constexpr bool runs_known = false;
     const double* users;
     const double* think;
     double service_time_s;
@@ -71,10 +78,19 @@ struct PhasedSource {
     void prefetch(std::int64_t) const noexcept {}
     [[nodiscard]] double in_flight(std::int64_t k) const noexcept { return users[k]; }
     [[nodiscard]] double think_time_s(std::int64_t k) const noexcept { return think[k]; }
+    [[nodiscard]] bool same_next(std::int64_t k) const noexcept {
+        return users[k + 1] == users[k] && think[k + 1] == think[k];
+    }
+    [[nodiscard]] std::int64_t run_end(std::int64_t k, std::int64_t k_max) const noexcept {
+        std::int64_t e = k + 1;
+        while (e < k_max && users[e] == users[k] && think[e] == think[k]) ++e;
+        return e;
+    }
 };
 
 struct OpenSource {
     static constexpr bool closed = false;
+    static constexpr bool runs_known = false;
     const double* ops;
     const double* bytes;
     IoCounting count;
@@ -91,15 +107,77 @@ struct OpenSource {
         const double b = bytes[k];
         return {o, b, count(o, b), trace_step_ok(o, b)};
     }
+    // NaN never equals itself, so an invalid NaN step is never part of a run (it is stepped).
+    [[nodiscard]] bool same_next(std::int64_t k) const noexcept {
+        return ops[k + 1] == ops[k] && bytes[k + 1] == bytes[k];
+    }
+    [[nodiscard]] std::int64_t run_end(std::int64_t k, std::int64_t k_max) const noexcept {
+        std::int64_t e = k + 1;
+        while (e < k_max && ops[e] == ops[k] && bytes[e] == bytes[k]) ++e;
+        return e;
+    }
+};
+
+// A piecewise-constant open loop (PiecewiseOpenLoop): the segment of step k, found from the
+// last one asked for (steps are asked in increasing order; a probe asks the same step again).
+struct PiecewiseSource {
+    static constexpr bool closed = false;
+    static constexpr bool runs_known = true;
+    const std::int64_t* change;
+    const double* ops;
+    const double* bytes;
+    std::size_t n_seg;
+    IoCounting count;
+    double service_time_s;  // NaN: from the mean I/O size
+    double max_in_flight;   // infinity: no bound on outstanding I/Os
+    std::size_t seg = 0;
+    Offer operator()(std::int64_t k) noexcept {  // validated up front
+        while (seg + 1 < n_seg && change[seg + 1] <= k) ++seg;
+        const double o = ops[seg];
+        const double b = bytes[seg];
+        return {o, b, count(o, b), true};
+    }
+    void prefetch(std::int64_t) const noexcept {}
+    [[nodiscard]] std::int64_t run_end(std::int64_t k, std::int64_t k_max) noexcept {
+        (void)(*this)(k);
+        return seg + 1 < n_seg ? std::min(change[seg + 1], k_max) : k_max;
+    }
 };
 
 struct IdleSource {
     static constexpr bool closed = false;
+    static constexpr bool runs_known = true;
     double service_time_s = nan;
     double max_in_flight = inf;
     Offer operator()(std::int64_t) const noexcept { return {0, 0, 0, true}; }
     void prefetch(std::int64_t) const noexcept {}
+    [[nodiscard]] std::int64_t run_end(std::int64_t, std::int64_t k_max) const noexcept { return k_max; }
 };
+
+// What one step does, worked out from the state and offer() before any of it is applied
+// (Stepper::outcome): a jump applies it m times at once.
+struct StepOutcome {
+    double f;  // share of what was available that was served
+    Bound bound;
+    double served_cnt, served_ops, served_bytes;
+    double demanded_ops, demanded_bytes;
+    double backlog_ops, backlog_bytes, backlog_counted;  // at the end of the step
+    double raw_credits;                                  // pool - served, before the clamp to [0, capacity]
+    double credits;                                      // at the end of the step (unchanged without a bucket)
+    double rate;                                         // completions per second
+    double latency;                                      // NaN when nothing completed
+};
+
+// Jumps (Stepper::run_constant): stretches shorter than this are stepped; a linear jump stops
+// this many steps short of the first step whose outcome differs, which is left to stepping.
+constexpr std::int64_t min_jump = 4;
+constexpr std::int64_t jump_margin = 2;
+// Steps between two looks for a run of equal values in a trace, and the shortest run worth a
+// probe: one comparison per scan_every steps is all a noisy trace pays.
+constexpr std::int64_t scan_every = 16;
+constexpr std::int64_t min_run = 8;
+// After a failed probe, step 1, 2, 4, ... up to this many steps before the next one.
+constexpr std::int64_t max_backoff = 64;
 
 // One volume's step, split in two so that an instance can scale what the volumes ask for
 // between `offer` and `commit`. Alone, the pair inlines into a tight loop.
@@ -157,6 +235,76 @@ public:
     void prefetch(std::int64_t k) const noexcept { src_.prefetch(k); }
     /// False when some step of an open-loop trace was invalid (NaN, negative, ...).
     [[nodiscard]] bool input_ok() const noexcept { return input_ok_; }
+
+    /// What serving the fraction g (<= 1) of what offer() allowed does in step k; g < 1 means
+    /// the instance bound. Changes nothing. The same arithmetic as commit(), operation for
+    /// operation, as values instead of updates: jumps apply it m times at once. commit() keeps
+    /// its own copy because building this struct in the step loop cost 15-50 % of the loop's
+    /// speed (measured, GCC 12); the jump-vs-step tests (tests/cpp/test_jump.cpp,
+    /// tests/python/test_jump.py, hundreds of random configurations) fail if the two differ.
+    [[gnu::always_inline]] [[nodiscard]] StepOutcome outcome(std::int64_t k, double g,
+                                                             Bound instance_bound) const noexcept {
+        StepOutcome o;
+        double f = f_;
+        Bound bound = bound_;
+        double served_cnt;
+        if (g < 1.0) {
+            f *= g;
+            bound = instance_bound;
+            served_cnt = g * want_counted();
+        } else {
+            served_cnt = want_counted();  // exact at the IOPS cap, so the bucket empties to exactly zero
+        }
+        o.f = f;
+        o.bound = bound;
+        o.served_cnt = served_cnt;
+        o.served_ops = f * av_ops_;
+        o.served_bytes = f * av_bytes_;
+
+        if constexpr (Source::closed) {
+            // The closed loop waits instead of queueing: only an earlier backlog stays queued.
+            o.backlog_ops = s_.backlog_ops * (1.0 - f);
+            o.backlog_bytes = s_.backlog_bytes * (1.0 - f);
+            o.backlog_counted = s_.backlog_counted * (1.0 - f);
+            o.demanded_ops = f * a_.ops;
+            o.demanded_bytes = f * a_.bytes;
+        } else {
+            o.backlog_ops = av_ops_ - o.served_ops;
+            o.backlog_bytes = av_bytes_ - o.served_bytes;
+            o.backlog_counted = av_cnt_ - served_cnt;
+            o.demanded_ops = a_.ops;
+            o.demanded_bytes = a_.bytes;
+        }
+        o.raw_credits = pool_ - served_cnt;
+        const double c = o.raw_credits;
+        o.credits = bucket_ ? (c < 0 ? 0 : (c > p_.credit_capacity ? p_.credit_capacity : c)) : s_.credits;
+
+        // Little's law: mean latency = mean outstanding I/Os / completion rate. For an open loop
+        // with max_in_flight, the outstanding I/Os include those held in the application: latency
+        // counts from arrival.
+        const double rate = o.served_ops * inv_dt_;
+        double st;
+        if constexpr (Source::closed) {
+            st = src_.service_time_s;
+        } else {
+            st = service_time(av_ops_, av_bytes_);
+        }
+        const double waiting = 0.5 * (s_.backlog_ops + o.backlog_ops);
+        double outstanding;
+        double latency = nan;
+        if constexpr (Source::closed) {
+            // Little's law over the whole cycle (latency + think time) of each user.
+            outstanding = src_.in_flight(k) + waiting;
+            latency = closed_loop_latency_s(outstanding, rate, st, src_.think_time_s(k));
+        } else {
+            outstanding = rate * st + waiting;
+            // Nothing waiting: every I/O completes in its service time (no division needed).
+            if (rate > 0) latency = waiting > 0 ? std::max(st, outstanding / rate) : st;
+        }
+        o.rate = rate;
+        o.latency = latency;
+        return o;
+    }
 
     /// Serve the fraction g (<= 1) of what offer() allowed; g < 1 means the instance bound.
     [[gnu::always_inline]] void commit(std::int64_t k, double g, Bound instance_bound) noexcept {
@@ -245,6 +393,126 @@ public:
         }
     }
 
+    /// The end of the stretch of constant offers that contains step k, at most k_max.
+    [[nodiscard]] std::int64_t run_end(std::int64_t k, std::int64_t k_max) noexcept { return src_.run_end(k, k_max); }
+    /// True when step k + 1 offers what step k offers (sources that compare their input).
+    [[nodiscard]] bool same_next(std::int64_t k) const noexcept requires(!Source::runs_known) {
+        return src_.same_next(k);
+    }
+
+    /// Steps [k, end) offer what step k offers and no instance scales them: advance through
+    /// them, jumping over the steady stretches (jump_steady) and stepping the rest.
+    [[gnu::noinline]] void run_constant(std::int64_t k, std::int64_t end) noexcept {
+        std::int64_t backoff = 1;
+        while (k < end) {
+            const std::int64_t m = end - k >= min_jump ? jump_steady(k, end - k) : 0;
+            if (m > 0) {
+                k += m;
+                backoff = 1;
+                continue;
+            }
+            const std::int64_t stop = std::min(end, k + backoff);
+            for (; k < stop; ++k) {
+                offer(k);
+                commit(k, 1.0, Bound::demand);
+            }
+            backoff = std::min(backoff * 2, max_backoff);
+        }
+    }
+
+private:
+    /// If step k is steady, jump: advance the m steps from k (at most `avail`, all offering
+    /// what step k offers) that have step k's outcome, and return m; else change nothing and
+    /// return 0.
+    ///
+    /// Steady: no backlog before the step and none after it (an open loop served in full; a
+    /// closed loop waits instead of queueing), so the step's only state is the credit balance
+    /// c. Then either the step leaves c as it was (a full bucket under demand within what it
+    /// earns, an empty one under a closed loop held at baseline, a volume without a bucket): a
+    /// fixed point, every later step of the stretch is this one, bit for bit; or it moves c by
+    /// d = earned - served, unclamped. Every branch of offer() and commit() is a threshold on c
+    /// (c > 0 for the throughput cap, c + earned against the burst cap and the demand, the
+    /// limit that binds first, the clamps at 0 and at the capacity), and what a step serves
+    /// does not decrease as c grows, so along c + j d (monotone in j) each branch changes at
+    /// most once: the steps with step k's outcome are a prefix, found by galloping and
+    /// bisection over j with outcome() itself (no rule restated). The jump stops jump_margin
+    /// steps short of the first step that differs, which is stepped.
+    std::int64_t jump_steady(std::int64_t k, std::int64_t avail) noexcept {
+        if (s_.backlog_ops != 0 || s_.backlog_bytes != 0 || s_.backlog_counted != 0) return 0;
+        offer(k);
+        const StepOutcome o = outcome(k, 1.0, Bound::demand);
+        if constexpr (!Source::closed) {
+            if (o.f != 1.0) return 0;  // part of the arrivals waits: the backlog grows
+        }
+        const double c0 = s_.credits;
+        if (!bucket_ || (o.credits == c0 && !cliffs_.changes(c0))) {
+            apply_run(k, avail, o, c0, 0.0);
+            return avail;
+        }
+        const double cap = p_.credit_capacity;
+        if (!(o.raw_credits > 0 && o.raw_credits < cap)) return 0;  // clamped: not linear
+        if (cliffs_.changes(o.raw_credits)) return 0;               // ends an episode: step it
+        const double d = earned_ - o.served_cnt;
+        auto same = [&](std::int64_t j) {
+            s_.credits = c0 + static_cast<double>(j) * d;
+            offer(k);
+            const StepOutcome q = outcome(k, 1.0, Bound::demand);
+            return q.bound == o.bound && q.f == o.f && q.served_cnt == o.served_cnt && q.served_ops == o.served_ops &&
+                   q.served_bytes == o.served_bytes && q.raw_credits > 0 && q.raw_credits < cap;
+        };
+        std::int64_t good = 0;     // step k + good has step k's outcome
+        std::int64_t bad = avail;  // the first step that does not (avail: none in the stretch)
+        for (std::int64_t step = 1;; step *= 2) {
+            const std::int64_t j = std::min(good + step, avail - 1);
+            if (j == good) break;
+            if (!same(j)) {
+                bad = j;
+                break;
+            }
+            good = j;
+        }
+        while (bad - good > 1 && bad < avail) {
+            const std::int64_t mid = good + (bad - good) / 2;
+            (same(mid) ? good : bad) = mid;
+        }
+        s_.credits = c0;
+        const std::int64_t m = bad == avail ? avail : good + 1 - jump_margin;
+        if (m < min_jump) return 0;
+        apply_run(k, m, o, c0, d);
+        return m;
+    }
+
+    /// Apply outcome o to the m steps from k: credits c0 + j d after step k + j - 1 (d = 0 at a
+    /// fixed point), everything else as o says, every step.
+    void apply_run(std::int64_t k, std::int64_t m, const StepOutcome& o, double c0, double d) noexcept {
+        const auto mm = static_cast<double>(m);
+        if (bucket_ && d != 0) s_.credits = c0 + mm * d;
+        s_.backlog_ops = o.backlog_ops;
+        s_.backlog_bytes = o.backlog_bytes;
+        s_.backlog_counted = o.backlog_counted;
+        tot_.demanded_ops += mm * o.demanded_ops;
+        tot_.demanded_bytes += mm * o.demanded_bytes;
+        if (o.rate > 0) tot_.latency_ops_s += mm * (o.latency * o.served_ops);
+        prev_instance_bound_ = false;
+        prev_served_cnt_ = o.served_cnt;
+        tot_.served_ops += mm * o.served_ops;
+        tot_.served_bytes += mm * o.served_bytes;
+        tot_.served_counted += mm * o.served_cnt;
+        tot_.steps_bound[static_cast<int>(o.bound)] += m;
+        if (out_ != nullptr) record_run(k, m, o, c0, d);
+    }
+
+    /// The recorded outputs of m steps from k that all have outcome o, credits c0 + (j + 1) d
+    /// at the end of step k + j: the recorder's fills, no per-step work beyond the stores.
+    void record_run(std::int64_t k, std::int64_t m, const StepOutcome& o, double c0, double d) noexcept {
+        out_->record_constant(k, m,
+                              {{o.rate, o.served_cnt * inv_dt_, o.served_bytes * inv_dt_ * (1.0 / units::MiB)},
+                               o.latency,
+                               {c0 + d, o.backlog_ops},
+                               static_cast<std::uint8_t>(o.bound)},
+                              {d, 0.0});
+    }
+
 private:
     // Unloaded service time of an open loop's I/Os in a step: the workload's, else the volume's
     // model at the mean size of the I/Os available.
@@ -270,7 +538,8 @@ private:
     Bound bound_ = Bound::demand;
 };
 
-using AnyStepper = std::variant<Stepper<ClosedSource>, Stepper<OpenSource>, Stepper<IdleSource>, Stepper<PhasedSource>>;
+using AnyStepper = std::variant<Stepper<ClosedSource>, Stepper<OpenSource>, Stepper<IdleSource>, Stepper<PhasedSource>,
+                                Stepper<PiecewiseSource>>;
 
 AnyStepper make_stepper(const VolumeParams& p, Simulation::State& s, const Workload& w, double dt, double t0,
                         VolumeRecorder* out, VolumeTotals& tot) {
@@ -297,7 +566,43 @@ AnyStepper make_stepper(const VolumeParams& p, Simulation::State& s, const Workl
             OpenSource{o->ops.data(), o->bytes.data(), IoCounting(p, o->pattern), o->service_time_s, o->max_in_flight},
             dt, t0, out, tot);
     }
+    if (const auto* pw = std::get_if<PiecewiseOpenLoop>(&w)) {
+        return Stepper<PiecewiseSource>(
+            p, s,
+            PiecewiseSource{pw->change_steps.data(), pw->ops.data(), pw->bytes.data(), pw->change_steps.size(),
+                            IoCounting(p, pw->pattern), pw->service_time_s, pw->max_in_flight},
+            dt, t0, out, tot);
+    }
     return Stepper<IdleSource>(p, s, IdleSource{}, dt, t0, out, tot);
+}
+
+// Steps [k0, k1) of one volume alone, with jumps: constant stretches go to run_constant, all of
+// it for sources whose stretches are known, else the runs of equal values that a look every
+// scan_every steps finds (a noisy trace pays one comparison per scan_every steps).
+template <class Source>
+void step_range_jumping(Stepper<Source>& st, std::int64_t k0, std::int64_t k1) {
+    if constexpr (Source::runs_known) {
+        for (std::int64_t k = k0; k < k1;) {
+            const std::int64_t e = st.run_end(k, k1);
+            st.run_constant(k, e);
+            k = e;
+        }
+    } else {
+        for (std::int64_t k = k0; k < k1;) {
+            const std::int64_t stop = std::min(k1, k + scan_every);
+            for (; k < stop; ++k) {
+                st.offer(k);
+                st.commit(k, 1.0, Bound::demand);
+            }
+            if (k + min_run <= k1 && st.same_next(k)) {
+                const std::int64_t e = st.run_end(k, k1);
+                if (e - k >= min_run) {
+                    st.run_constant(k, e);
+                    k = e;
+                }
+            }
+        }
+    }
 }
 
 // Dominant-resource fair shares (max-min fair on each volume's larger share of the two
@@ -522,9 +827,10 @@ bool Simulation::run_independent(const std::vector<Workload>& ws, std::int64_t n
     // loop, which is faster for one), and every other volume alone, through the scalar loop,
     // which keeps its state in registers and its source type known at compile time. Each volume
     // gives the same results, to the last bit, whichever item and thread steps it.
-    // Closed-form jumps over constant stretches would be chosen here, per volume, before the
-    // lockstep grouping: jump a volume whose trace has few, long constant runs; step the noisy
-    // ones in lockstep.
+    // Closed-form jumps (options.jump) apply to the volumes stepped alone: every workload but
+    // the totals-only OpenLoop traces that go to the lockstep kernel, whose runs of equal values
+    // are stepped there (lockstep = false jumps them too). Choosing per volume (jump a trace with
+    // few, long constant runs, step the noisy ones in lockstep) is not done yet.
     constexpr std::size_t lanes = detail::lockstep_lanes;
     std::vector<detail::LockstepVolume> open;
     std::vector<std::size_t> scalar;
@@ -566,13 +872,17 @@ bool Simulation::run_independent(const std::vector<Workload>& ws, std::int64_t n
         if (rec != nullptr) recorder.emplace(rec[i]);
         AnyStepper any = make_stepper(params_[i], state, ws[i], dt_s_, r.t0_s, recorder ? &*recorder : nullptr, totals);
         ok[item] = std::visit(
-            [n, &check](auto& st) {
-                in_chunks(n, 1, check, [&st](std::int64_t k0, std::int64_t k1) {
-                    for (std::int64_t k = k0; k < k1; ++k) {
-                        st.offer(k);
-                        st.commit(k, 1.0, Bound::demand);
-                    }
-                });
+            [n, &check, jump = options.jump](auto& st) {
+                if (jump) {
+                    in_chunks(n, 1, check, [&st](std::int64_t k0, std::int64_t k1) { step_range_jumping(st, k0, k1); });
+                } else {
+                    in_chunks(n, 1, check, [&st](std::int64_t k0, std::int64_t k1) {
+                        for (std::int64_t k = k0; k < k1; ++k) {
+                            st.offer(k);
+                            st.commit(k, 1.0, Bound::demand);
+                        }
+                    });
+                }
                 return st.input_ok();
             },
             any);
@@ -907,12 +1217,13 @@ std::vector<FleetOutcome> run_many(std::span<const FleetItem> items, const RunLi
     for (const FleetItem& it : items) saved.push_back(*it.sim);
     std::vector<FleetOutcome> out(items.size());
     try {
+        RunOptions one = options;  // each Simulation in one thread, with the other options
+        one.threads = 1;
         parallel_items(items.size(), useful_threads(threads, items.size(), work), interrupt,
                        [&](std::size_t k, const InterruptCheck& check) {
                            const FleetItem& it = items[k];
                            try {
-                               out[k].result = it.sim->run(*it.workloads, it.n_steps, it.record, limits, check,
-                                                           RunOptions{.threads = 1});
+                               out[k].result = it.sim->run(*it.workloads, it.n_steps, it.record, limits, check, one);
                            } catch (const ConfigError& e) {
                                out[k].error = e.what();
                            }

@@ -69,7 +69,55 @@ void check_closed_io(const ClosedLoop& c) {
 }
 }  // namespace
 
+namespace {
+// The I/O fields an open loop and a piecewise open loop share.
+void check_open_io(double read_fraction, double service_time_s, double max_in_flight) {
+    check_read_fraction(read_fraction);
+    check_service_time(service_time_s);
+    if (!(max_in_flight > 0)) {  // also NaN; infinity is "no bound"
+        throw ConfigError(
+            fmt::format("max_in_flight={} must be a positive number of I/Os (infinity: no bound on outstanding I/Os)",
+                        max_in_flight));
+    }
+}
+
+void check_piecewise(const PiecewiseOpenLoop& p, std::int64_t n_steps) {
+    const auto& ch = p.change_steps;
+    if (ch.empty()) throw ConfigError("change_steps is empty: a piecewise open loop needs at least one segment");
+    if (p.ops.size() != ch.size() || p.bytes.size() != ch.size()) {
+        throw ConfigError(
+            fmt::format("change_steps has {} segments but ops has {} and bytes {}: one value of each per segment",
+                        ch.size(), p.ops.size(), p.bytes.size()));
+    }
+    if (ch[0] != 0)
+        throw ConfigError(fmt::format("change_steps[0]={} must be 0 (the first segment starts the run)", ch[0]));
+    for (std::size_t i = 1; i < ch.size(); ++i) {
+        if (ch[i] <= ch[i - 1]) {
+            throw ConfigError(fmt::format("change_steps[{}]={} must be > change_steps[{}]={} (strictly increasing)", i,
+                                          ch[i], i - 1, ch[i - 1]));
+        }
+    }
+    if (ch.back() >= n_steps && n_steps > 0) {
+        throw ConfigError(fmt::format("change_steps[{}]={} must be < the run's n_steps={} (a change inside the run)",
+                                      ch.size() - 1, ch.back(), n_steps));
+    }
+    for (std::size_t i = 0; i < ch.size(); ++i) {
+        check_one(p.ops[i], i, "ops");
+        check_one(p.bytes[i], i, "bytes");
+        if (p.ops[i] == 0 && p.bytes[i] > 0) {
+            throw ConfigError(
+                fmt::format("bytes[{}]={} with ops[{}]=0: bytes need at least one I/O", i, p.bytes[i], i));
+        }
+    }
+    check_open_io(p.read_fraction, p.service_time_s, p.max_in_flight);
+}
+}  // namespace
+
 void validate_workload(const Workload& w, std::int64_t n_steps, bool check_values) {
+    if (const auto* pw = std::get_if<PiecewiseOpenLoop>(&w)) {
+        check_piecewise(*pw, n_steps);
+        return;
+    }
     if (const auto* ph = std::get_if<PhasedClosedLoop>(&w)) {
         check_closed_io(ph->loop);
         for (auto [span, field] :
@@ -106,13 +154,7 @@ void validate_workload(const Workload& w, std::int64_t n_steps, bool check_value
             throw ConfigError(fmt::format("ops has {} steps but the run has n_steps={}", o->ops.size(), n_steps));
         }
         if (check_values) validate_trace(o->ops, o->bytes);
-        check_read_fraction(o->read_fraction);
-        check_service_time(o->service_time_s);
-        if (!(o->max_in_flight > 0)) {  // also NaN; infinity is "no bound"
-            throw ConfigError(fmt::format(
-                "max_in_flight={} must be a positive number of I/Os (infinity: no bound on outstanding I/Os)",
-                o->max_in_flight));
-        }
+        check_open_io(o->read_fraction, o->service_time_s, o->max_in_flight);
     }
 }
 

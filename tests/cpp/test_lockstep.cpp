@@ -3,6 +3,8 @@
 // lockstep_lanes at a time) and each volume alone (one volume: the scalar Stepper). Every total
 // must be equal to the last bit, the cliff episodes too, and a bad value or an interrupt must
 // undo the run in both. The expected numbers are the scalar loop's, an independent code path.
+// Every run here steps every step (RunOptions::jump off): the kernel steps, and the scalar
+// reference must too (jumps agree with stepping to rounding only; tests/cpp/test_jump.cpp).
 
 #include <doctest/doctest.h>
 
@@ -204,12 +206,12 @@ void check_case(const Case& c, const std::vector<std::int64_t>& runs, Coverage& 
     std::int64_t k0 = 0;
     for (const std::int64_t n : runs) {
         const std::vector<Workload> ws = part(c, k0, n);
-        const RunResult r = together.run(ws, n, false);
-        const RunResult rs = scalar_together.run(ws, n, false, {}, {}, RunOptions{.lockstep = false});
+        const RunResult r = together.run(ws, n, false, {}, {}, RunOptions{.jump = false});
+        const RunResult rs = scalar_together.run(ws, n, false, {}, {}, RunOptions{.jump = false, .lockstep = false});
         for (std::size_t i = 0; i < c.specs.size(); ++i) {
             CAPTURE(i);
             CAPTURE(k0);
-            const RunResult r1 = alone[i].run({ws[i]}, n, false);
+            const RunResult r1 = alone[i].run({ws[i]}, n, false, {}, {}, RunOptions{.jump = false});
             check_same(r.totals[i], r1.totals[0]);
             check_same(rs.totals[i], r1.totals[0]);
             CHECK_SAME(together.credits(i), alone[i].credits(0));
@@ -287,11 +289,11 @@ TEST_CASE("lockstep: open loops grouped among other workloads (idle, closed loop
     ws[1] = closed_loop(16, 16 * KiB);
     ws[4] = Idle{};
     Simulation together(c.specs, c.dt);
-    const RunResult r = together.run(ws, n, false);
+    const RunResult r = together.run(ws, n, false, {}, {}, RunOptions{.jump = false});
     for (std::size_t i = 0; i < c.specs.size(); ++i) {
         CAPTURE(i);
         Simulation alone = single(c.specs[i], c.dt);
-        const RunResult r1 = alone.run({ws[i]}, n, false);
+        const RunResult r1 = alone.run({ws[i]}, n, false, {}, {}, RunOptions{.jump = false});
         check_same(r.totals[i], r1.totals[0]);
     }
 }
@@ -306,7 +308,7 @@ TEST_CASE("lockstep: a bad trace value anywhere undoes the run and is reported a
             const std::int64_t n = 500;
             Case c = random_case(rng, volumes, n);
             Simulation together(c.specs, c.dt);
-            together.run(part(c, 0, 100), 100, false);  // some state to keep
+            together.run(part(c, 0, 100), 100, false, {}, {}, RunOptions{.jump = false});  // some state to keep
             std::vector<double> credits, backlog;
             for (std::size_t i = 0; i < volumes; ++i) {
                 credits.push_back(together.credits(i));
@@ -321,10 +323,11 @@ TEST_CASE("lockstep: a bad trace value anywhere undoes the run and is reported a
             } else {
                 (in_ops ? c.traces[j].ops : c.traces[j].bytes)[k] = bad_values[pick(rng, 4)];
             }
-            const std::string msg = config_error_message([&] { together.run(workloads(c), n, false); });
+            const std::string msg =
+                config_error_message([&] { together.run(workloads(c), n, false, {}, {}, RunOptions{.jump = false}); });
             Simulation scalar(c.specs, c.dt);
             const std::string expected = config_error_message(
-                [&] { scalar.run(workloads(c), n, false, {}, {}, RunOptions{.lockstep = false}); });
+                [&] { scalar.run(workloads(c), n, false, {}, {}, RunOptions{.jump = false, .lockstep = false}); });
             CHECK(msg == expected);
             CHECK(msg.find("workload " + std::to_string(j) + ":") == 0);
             CHECK(together.time_s() == 100 * c.dt);
@@ -348,18 +351,21 @@ TEST_CASE("lockstep: an interrupt between chunks undoes the run; one that never 
     const std::vector<Workload> ws(3, open_loop(ops, bytes));
     Simulation sim(specs);
     int calls = 0;
-    CHECK_THROWS_AS(sim.run(ws, n, false, {}, [&] { return ++calls == 2; }), Interrupted);
+    CHECK_THROWS_AS(sim.run(
+                        ws, n, false, {}, [&] { return ++calls == 2; }, RunOptions{.jump = false}),
+                    Interrupted);
     CHECK(calls == 2);
     CHECK(sim.time_s() == 0);
     for (std::size_t i = 0; i < specs.size(); ++i) {
         CHECK_SAME(sim.credits(i), sim.params(i).initial_credits);
         CHECK(sim.backlog_ops(i) == 0);
     }
-    const RunResult r = sim.run(ws, n, false, {}, [] { return false; });
+    const RunResult r = sim.run(
+        ws, n, false, {}, [] { return false; }, RunOptions{.jump = false});
     for (std::size_t i = 0; i < specs.size(); ++i) {
         CAPTURE(i);
         Simulation alone = single(specs[i]);
-        check_same(r.totals[i], alone.run({ws[i]}, n, false).totals[0]);
+        check_same(r.totals[i], alone.run({ws[i]}, n, false, {}, {}, RunOptions{.jump = false}).totals[0]);
     }
 }
 
@@ -370,12 +376,12 @@ TEST_CASE("lockstep: groups on two threads give the results of one thread and of
     const Case c = random_case(rng, volumes, n);
     Simulation one(c.specs, c.dt);
     Simulation two(c.specs, c.dt);
-    const RunResult r1 = one.run(workloads(c), n, false, {}, {}, RunOptions{.threads = 1});
-    const RunResult r2 = two.run(workloads(c), n, false, {}, {}, RunOptions{.threads = 2});
+    const RunResult r1 = one.run(workloads(c), n, false, {}, {}, RunOptions{.threads = 1, .jump = false});
+    const RunResult r2 = two.run(workloads(c), n, false, {}, {}, RunOptions{.threads = 2, .jump = false});
     for (std::size_t i = 0; i < volumes; ++i) {
         CAPTURE(i);
         Simulation alone = single(c.specs[i], c.dt);
-        const RunResult ra = alone.run({workloads(c)[i]}, n, false);
+        const RunResult ra = alone.run({workloads(c)[i]}, n, false, {}, {}, RunOptions{.jump = false});
         check_same(r1.totals[i], ra.totals[0]);
         check_same(r2.totals[i], ra.totals[0]);
         CHECK_SAME(two.credits(i), alone.credits(0));

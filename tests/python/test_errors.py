@@ -310,7 +310,7 @@ def test_bad_workload_is_rejected_when_built():
 
 def test_error_in_second_workload_names_it():
     sim = Simulation([gp2(100), gp2(100)])
-    with raises(r"workloads\[1\]=.*randread.*ClosedLoop, OpenLoop, PhasedClosedLoop or Idle"):
+    with raises(r"workloads\[1\]=.*randread.*ClosedLoop, OpenLoop, PiecewiseOpenLoop, PhasedClosedLoop or Idle"):
         sim.run([Idle(), "randread"], duration_s=1)
     # Nothing ran: the clock did not move and credits are untouched.
     assert sim.time_s == 0.0

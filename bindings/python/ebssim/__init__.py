@@ -45,7 +45,7 @@ if TYPE_CHECKING:
         simulate,
     )
     from .volumes import VOLUME_TYPES, Volume, VolumeTypeInfo, gp2, gp3, io1, io2, sc1, st1, standard, volume_types
-    from .workloads import ClosedLoop, Idle, OpenLoop, PhasedClosedLoop, Workload
+    from .workloads import ClosedLoop, Idle, OpenLoop, PhasedClosedLoop, PiecewiseOpenLoop, Workload
 
 __version__ = "0.1.0"
 
@@ -71,6 +71,7 @@ __all__ = [
     "NoEbsLimitsWarning",
     "OpenLoop",
     "PhasedClosedLoop",
+    "PiecewiseOpenLoop",
     "Recording",
     "RunResult",
     "Simulation",
@@ -156,7 +157,7 @@ _EXPORTS = {
         "standard",
         "volume_types",
     ),
-    ".workloads": ("ClosedLoop", "Idle", "OpenLoop", "PhasedClosedLoop", "Workload"),
+    ".workloads": ("ClosedLoop", "Idle", "OpenLoop", "PhasedClosedLoop", "PiecewiseOpenLoop", "Workload"),
 }
 
 if not TYPE_CHECKING:  # mypy sees the imports above, not a catch-all __getattr__

@@ -159,6 +159,32 @@ class OpenLoop(metaclass=_pybind11_type):
     @property
     def max_in_flight(self) -> float: ...
 
+class PiecewiseOpenLoop(metaclass=_pybind11_type):
+    def __init__(
+        self,
+        change_steps: npt.ArrayLike,
+        ops: npt.ArrayLike,
+        bytes: npt.ArrayLike,
+        read_fraction: float = ...,
+        sequential: bool = ...,
+        service_time_s: float = ...,
+        max_in_flight: float = ...,
+    ) -> None: ...
+    @property
+    def change_steps(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def ops(self) -> _FloatArray: ...
+    @property
+    def bytes(self) -> _FloatArray: ...
+    @property
+    def read_fraction(self) -> float: ...
+    @property
+    def sequential(self) -> bool: ...
+    @property
+    def service_time_s(self) -> float: ...
+    @property
+    def max_in_flight(self) -> float: ...
+
 class PhasedClosedLoop(metaclass=_pybind11_type):
     def __init__(self, loop: ClosedLoop, in_flight: npt.ArrayLike, think_time_s: npt.ArrayLike) -> None: ...
     @property
@@ -341,12 +367,13 @@ class Simulation(metaclass=_pybind11_type):
     def __init__(self, volumes: list[VolumeSpec], instance: InstanceSpec, dt_s: float = ...) -> None: ...
     def run(
         self,
-        workloads: list[Idle | ClosedLoop | OpenLoop | PhasedClosedLoop],
+        workloads: list[Idle | ClosedLoop | OpenLoop | PhasedClosedLoop | PiecewiseOpenLoop],
         n_steps: int,
         record: bool = ...,
         max_volume_steps: int = ...,
         max_memory_bytes: int = ...,
         threads: int = ...,
+        jump: bool = ...,
         lockstep: bool = ...,
         *,
         series: Sequence[str] | None = ...,
@@ -375,10 +402,13 @@ class Simulation(metaclass=_pybind11_type):
 hardware_threads: Final[int]
 
 def run_many(
-    items: list[tuple[Simulation, list[Idle | ClosedLoop | OpenLoop | PhasedClosedLoop], int, bool]],
+    items: list[
+        tuple[Simulation, list[Idle | ClosedLoop | OpenLoop | PhasedClosedLoop | PiecewiseOpenLoop], int, bool]
+    ],
     max_volume_steps: int = ...,
     max_memory_bytes: int = ...,
     threads: int = ...,
+    jump: bool = ...,
 ) -> list[RunResult | str]: ...
 
 # bind_latency.cpp

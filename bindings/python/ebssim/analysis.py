@@ -137,11 +137,13 @@ def offered_iops(r: "VolumeResult") -> FloatArray:
 
 def _offered_per_step(r: "VolumeResult", n: int) -> FloatArray:
     from .burst import closed_loop_rate
-    from .workloads import ClosedLoop, OpenLoop, PhasedClosedLoop
+    from .workloads import ClosedLoop, OpenLoop, PhasedClosedLoop, PiecewiseOpenLoop
 
     w = r.workload
     if isinstance(w, OpenLoop):
         return np.asarray(w.ops[:n], dtype=np.float64) / r.dt_s
+    if isinstance(w, PiecewiseOpenLoop):
+        return w.per_step(r.dt_s, n)[0] / r.dt_s
     if isinstance(w, ClosedLoop):
         return np.full(n, closed_loop_rate(r.volume, w).offered_iops)
     if isinstance(w, PhasedClosedLoop) and n:
@@ -184,7 +186,7 @@ def _step_range(r: Union["VolumeResult", "InstanceResult"], start_s: float, end_
 
 def _episodes(r: Union["VolumeResult", "InstanceResult"], raw: Sequence["CliffEpisode"], bucket: str) -> List[Cliff]:
     from .simulation import BOUND_NAMES, VolumeResult
-    from .workloads import OpenLoop
+    from .workloads import OpenLoop, PiecewiseOpenLoop
 
     run_end = r.t0_s + r.n_steps * r.dt_s
     out = []
@@ -205,7 +207,7 @@ def _episodes(r: Union["VolumeResult", "InstanceResult"], raw: Sequence["CliffEp
             elif i1 > i0:
                 limit = "demand"
             iops = float(r.series.iops[i0:i1].mean()) if i1 > i0 else math.nan
-            if isinstance(r, VolumeResult) and isinstance(r.workload, OpenLoop) and i1 > i0:
+            if isinstance(r, VolumeResult) and isinstance(r.workload, (OpenLoop, PiecewiseOpenLoop)) and i1 > i0:
                 offered = float(offered_iops(r)[i0:i1].mean())
         out.append(Cliff(float(ep.start_s), end, stop - float(ep.start_s), bucket, limit, iops, offered))
     return out

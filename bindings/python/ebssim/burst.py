@@ -15,7 +15,7 @@ from . import _core
 from ._units import real
 from .simulation import BOUND_NAMES
 from .volumes import Volume
-from .workloads import ClosedLoop, Idle, OpenLoop, Workload
+from .workloads import ClosedLoop, Idle, OpenLoop, PiecewiseOpenLoop, Workload
 
 __all__ = ["ClosedLoopRate", "burst_duration_s", "cliff_time_s", "closed_loop_rate", "counted_iops", "refill_time_s"]
 
@@ -128,9 +128,9 @@ def cliff_time_s(volume: Volume, workload: Workload) -> Optional[float]:
         if not isinstance(volume, Volume):
             raise ValueError(f"volume must be an ebssim.Volume, got {type(volume).__name__}")
         return None
-    if isinstance(workload, OpenLoop):
+    if isinstance(workload, (OpenLoop, PiecewiseOpenLoop)):
         raise ValueError(
-            "cliff_time_s needs a constant demand (ClosedLoop or Idle); an OpenLoop trace varies: "
+            f"cliff_time_s needs a constant demand (ClosedLoop or Idle); an {type(workload).__name__} trace varies: "
             "simulate it and read VolumeResult.cliff_time_s"
         )
     w = _closed_loop(volume, workload, "cliff_time_s")

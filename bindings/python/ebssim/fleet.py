@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union, cast
 
 from . import _core, _limits
-from ._units import integer, real
+from ._units import flag, integer, real
 from .instances import Instance, NoEbsLimitsWarning, _resolve_instance
 from .simulation import BOUND_NAMES, Simulation, VolumeResult, _threads
 from .volumes import Volume
@@ -128,6 +128,7 @@ def simulate_fleet(
     pattern: str = "random",
     catalog: Optional["Catalog"] = None,
     threads: Optional[int] = None,
+    jump: bool = True,
     batch_size: int = 256,
     timelines: Union[bool, Iterable[Hashable]] = False,
     timeline_step: Optional[float] = None,
@@ -159,6 +160,9 @@ def simulate_fleet(
         As for :func:`ebssim.simulate`, for every volume (a trace that knows its step sets ``dt``).
     threads : int, optional
         C++ threads (default None: every core). The rows are the same for any count.
+    jump : bool
+        Jump over constant stretches in closed form (default; :meth:`Simulation.run`);
+        ``False`` steps every step.
     batch_size : int
         Volumes per batch (default 256): traces are built, simulated and summarised a batch at a
         time, so that only one batch's traces and results are in memory besides the summary (256
@@ -212,6 +216,7 @@ def simulate_fleet(
         trace=dict(period=period, gaps=gaps, io_size=io_size, read_fraction=read_fraction, pattern=pattern),
         catalog=catalog,
         threads=_threads(threads),
+        jump=flag(jump, "jump"),
         max_volume_steps=_limits.max_volume_steps(max_volume_steps),
         max_memory_bytes=_limits.max_memory_bytes(max_memory_bytes),
     )
@@ -283,6 +288,7 @@ class _Options:
     trace: Dict[str, Any]
     catalog: Optional["Catalog"]
     threads: int
+    jump: bool
     max_volume_steps: int
     max_memory_bytes: int
 
@@ -448,10 +454,11 @@ def _run_batch(
         record = wanted is not None and any(v in wanted for v in g.vids)
         runs.append((g, sim, checked, n, record))
     raws = _core.run_many(
-        [(sim._sim, [w._native for w in ws], n, record) for _, sim, ws, n, record in runs],
+        [(sim._sim, sim._natives(ws, n), n, record) for _, sim, ws, n, record in runs],
         max_volume_steps=options.max_volume_steps,
         max_memory_bytes=options.max_memory_bytes,
         threads=options.threads,
+        jump=options.jump,
     )
     for (g, sim, ws, _, _), raw in zip(runs, raws):
         if isinstance(raw, str):

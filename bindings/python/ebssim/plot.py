@@ -435,7 +435,12 @@ def plot(
 
     colors = [f"C{j % 10}" for j in range(len(vols))]
     drawn_demand: List[Any] = []
-    from .workloads import OpenLoop
+    from .workloads import OpenLoop, PiecewiseOpenLoop
+
+    def demand_of(w: Any) -> Any:
+        """What identifies a trace's demand (several volumes usually replay one): its ops array,
+        or the piecewise workload itself; None for other workloads."""
+        return w.ops if isinstance(w, OpenLoop) else w if isinstance(w, PiecewiseOpenLoop) else None
 
     cliff_label_x: Dict[int, List[float]] = {}
 
@@ -480,10 +485,11 @@ def plot(
 
         if "iops" in panel:
             line(panel["iops"], r.iops, color=color, lw=1.3, ls=ls, label=name, zorder=3 - 0.01 * j)
-            if isinstance(r.workload, OpenLoop) and not any(r.workload.ops is o for o in drawn_demand):
+            demand = demand_of(r.workload)
+            if demand is not None and not any(demand is o for o in drawn_demand):
                 # The offered I/O of a trace, once per trace (several volumes usually replay one).
-                drawn_demand.append(r.workload.ops)
-                same = sum(1 for v in vols if isinstance(v.workload, OpenLoop) and v.workload.ops is r.workload.ops)
+                drawn_demand.append(demand)
+                same = sum(1 for v in vols if demand_of(v.workload) is demand)
                 who = "" if same == len(vols) else f" ({_short(name, 24)})"
                 line(
                     panel["iops"],

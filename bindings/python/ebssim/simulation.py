@@ -34,7 +34,7 @@ from .instances import Instance, _resolve_instance
 from .latency import SERVICE_TIME_SHAPE, latency_quantiles
 from .recording import INSTANCE_SERIES, VOLUME_SERIES, Recording, resolve
 from .volumes import Volume
-from .workloads import ClosedLoop, Idle, OpenLoop, PhasedClosedLoop, Workload, _dt, _steps
+from .workloads import ClosedLoop, Idle, OpenLoop, PhasedClosedLoop, PiecewiseOpenLoop, Workload, _dt, _steps
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -405,6 +405,8 @@ class VolumeResult:
             return self.volume.service_time_s(w.io_bytes)
         if isinstance(w, OpenLoop) and float(w.ops.sum()) > 0:
             return self.volume.service_time_s(float(w.bytes.sum()) / float(w.ops.sum()))
+        if isinstance(w, PiecewiseOpenLoop):
+            return self.volume.service_time_s(w.mean_io_bytes(self.n_steps * self.dt_s))
         return self.volume.service_time_s(0.0)
 
     def latency_percentiles(
@@ -798,6 +800,7 @@ class Simulation:
         max_volume_steps: Optional[float] = None,
         max_memory_bytes: Optional[float] = None,
         threads: Optional[int] = None,
+        jump: bool = True,
         lockstep: bool = True,
     ) -> RunResult:
         """Advance the simulation with one workload per volume.
@@ -822,6 +825,16 @@ class Simulation:
         Volumes on an instance are coupled in every step and run in one thread; to use every
         core for many instances, see :func:`ebssim.fleet.simulate_fleet`.
 
+        ``jump`` (default True) lets the core jump over constant stretches in closed form:
+        where a volume's demand is constant (a closed loop, a rest, equal values in a row of a
+        trace, a :class:`PiecewiseOpenLoop` segment) and its step steady, it advances the steps
+        that keep every branch of the step the same at once. Results equal stepping's, bit for
+        bit at fixed points (full or empty bucket, no bucket) and otherwise to rounding (relative
+        1e-9; docs/model.md, "Jumps over constant stretches"). ``jump=False`` steps every step.
+        Volumes attached to an instance are always stepped, and so are the totals-only
+        :class:`OpenLoop` traces stepped in lockstep (below; ``lockstep=False`` jumps their runs
+        of equal values too). ``max_volume_steps`` counts every step of the run, jumped or not.
+
         Volumes without an instance that replay an :class:`OpenLoop` trace with
         ``record=False`` (a fleet's totals) are stepped several at a time, one per lane of the
         CPU's vector registers (AVX2 or AVX-512), with results identical to the last bit to
@@ -831,16 +844,18 @@ class Simulation:
         ws, n = self._prepare(workloads, duration_s)
         rec = resolve(record)
         every = rec.every_steps(self.dt) if rec is not None else 1
+        jump = flag(jump, "jump")
         n_threads = _threads(threads)
         lockstep = flag(lockstep, "lockstep")
         try:
             raw = self._sim.run(
-                [w._native for w in ws],
+                self._natives(ws, n),
                 n,
                 rec is not None,
                 max_volume_steps=_limits.max_volume_steps(max_volume_steps),
                 max_memory_bytes=_limits.max_memory_bytes(max_memory_bytes),
                 threads=n_threads,
+                jump=jump,
                 lockstep=lockstep,
                 series=None if rec is None else rec.series,
                 instance_series=None if rec is None else rec.instance_series,
@@ -856,6 +871,11 @@ class Simulation:
             ) from None
         return self._result(ws, raw)
 
+    def _natives(self, ws: List[Workload], n: int) -> List[Any]:
+        """The core's workloads for a run of ``n`` steps (a piecewise loop's change steps depend
+        on this simulation's ``dt`` and the run's length)."""
+        return [w._native_for(self.dt, n) if isinstance(w, PiecewiseOpenLoop) else w._native for w in ws]
+
     def _prepare(self, workloads: Sequence[Workload], duration_s: Optional[float]) -> Tuple[List[Workload], int]:
         """The workloads of :meth:`run`, checked against the volumes, and the run's steps."""
         if isinstance(workloads, (ClosedLoop, OpenLoop, PhasedClosedLoop, Idle, str)) or not isinstance(
@@ -866,8 +886,10 @@ class Simulation:
         if len(ws) != len(self.volumes):
             raise ValueError(f"workloads has {len(ws)} entries but the simulation has {len(self.volumes)} volumes")
         for i, w in enumerate(ws):
-            if not isinstance(w, (ClosedLoop, OpenLoop, PhasedClosedLoop, Idle)):
-                raise ValueError(f"workloads[{i}]={w!r} must be a ClosedLoop, OpenLoop, PhasedClosedLoop or Idle")
+            if not isinstance(w, (ClosedLoop, OpenLoop, PiecewiseOpenLoop, PhasedClosedLoop, Idle)):
+                raise ValueError(
+                    f"workloads[{i}]={w!r} must be a ClosedLoop, OpenLoop, PiecewiseOpenLoop, PhasedClosedLoop or Idle"
+                )
             if isinstance(w, OpenLoop) and w.dt is not None and w.dt != self.dt:
                 raise ValueError(_dt_mismatch(f"workloads[{i}]", w.dt, self.dt, "Simulation(..., dt=)"))
         return ws, self._n_steps(ws, duration_s)
@@ -913,6 +935,7 @@ class Simulation:
         max_volume_steps: Optional[float] = None,
         max_memory_bytes: Optional[float] = None,
         threads: Optional[int] = None,
+        jump: bool = True,
     ) -> RunResult:
         """Let every volume idle for ``duration_s`` (gp2 earns credits); keywords as for :meth:`run`."""
         return self.run(
@@ -922,18 +945,27 @@ class Simulation:
             max_volume_steps=max_volume_steps,
             max_memory_bytes=max_memory_bytes,
             threads=threads,
+            jump=jump,
         )
 
     def _n_steps(self, ws: List[Workload], duration_s: Optional[float]) -> int:
         trace_steps = {w.n_steps for w in ws if isinstance(w, (OpenLoop, PhasedClosedLoop))}
+        for w in ws:
+            if isinstance(w, PiecewiseOpenLoop):
+                own = w.n_steps(self.dt)
+                if own is not None:
+                    trace_steps.add(own)
         if len(trace_steps) > 1:
             raise ValueError(
-                f"per-step workloads (OpenLoop, PhasedClosedLoop) have different lengths {sorted(trace_steps)}: "
-                f"they must match"
+                f"per-step workloads (OpenLoop, PhasedClosedLoop, PiecewiseOpenLoop with duration_s) have different "
+                f"lengths {sorted(trace_steps)}: they must match"
             )
         if duration_s is None:
             if not trace_steps:
-                raise ValueError("duration_s is required unless an OpenLoop or PhasedClosedLoop sets the length")
+                raise ValueError(
+                    "duration_s is required unless an OpenLoop, PhasedClosedLoop or PiecewiseOpenLoop with "
+                    "duration_s sets the length"
+                )
             return trace_steps.pop()
         n = _steps(duration_s, self.dt)
         if trace_steps and n != next(iter(trace_steps)):
@@ -983,6 +1015,7 @@ def simulate(
     max_volume_steps: Optional[float] = None,
     max_memory_bytes: Optional[float] = None,
     threads: Optional[int] = None,
+    jump: bool = True,
 ) -> VolumeResult:
     """Run one workload on one fresh volume and return its per-step results.
 
@@ -990,7 +1023,7 @@ def simulate(
     ----------
     volume : Volume
         For example ``ebssim.gp2(100)``.
-    workload : ClosedLoop, OpenLoop or Idle
+    workload : ClosedLoop, OpenLoop, PiecewiseOpenLoop, PhasedClosedLoop or Idle
     duration_s : float, optional
         Length of the run; optional for an OpenLoop trace (its length sets it).
     dt : float, optional
@@ -1011,6 +1044,9 @@ def simulate(
     threads : int, optional
         As for :meth:`Simulation.run`: one volume is stepped by one thread, whatever the count
         (kept for symmetry with it; many volumes in one call: :func:`ebssim.fleet.simulate_fleet`).
+    jump : bool
+        Jump over constant stretches in closed form (default); ``False`` steps every step
+        (:meth:`Simulation.run`).
 
     Examples
     --------
@@ -1035,4 +1071,5 @@ def simulate(
         max_volume_steps=max_volume_steps,
         max_memory_bytes=max_memory_bytes,
         threads=threads,
+        jump=jump,
     )[0]

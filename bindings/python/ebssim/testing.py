@@ -40,7 +40,7 @@ from . import _repr
 from ._units import flag, real
 from .analysis import Span, _spans, bound_spans, spans_above_latency
 from .simulation import BOUND_NAMES, InstanceResult, RunResult, VolumeResult
-from .workloads import OpenLoop
+from .workloads import OpenLoop, PiecewiseOpenLoop
 
 __all__ = ["Plan", "PlanReport", "Check", "assert_plan", "check_plan"]
 
@@ -520,7 +520,7 @@ def _bound_check(r: VolumeResult, limit_s: float, limits: Sequence[str]) -> Chec
         i1 = int(round((first.end_s - r.t0_s) / r.dt_s))
         served = float(r.iops[i0:i1].mean())
         detail += f", serving {_repr.number(served, 'IOPS')}"
-        if isinstance(r.workload, OpenLoop):
+        if isinstance(r.workload, (OpenLoop, PiecewiseOpenLoop)):
             offered = float(r.offered_iops[i0:i1].mean())
             detail += f" of {_repr.number(offered)} arriving"
     if instance and r.instance is not None and r.instance.cliff_time_s is not None:

@@ -15,7 +15,7 @@ from ._units import SizeLike, parse_size, real
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["ClosedLoop", "OpenLoop", "PhasedClosedLoop", "Idle", "Workload", "PATTERNS"]
+__all__ = ["ClosedLoop", "OpenLoop", "PhasedClosedLoop", "PiecewiseOpenLoop", "Idle", "Workload", "PATTERNS"]
 
 PATTERNS = ("random", "sequential")
 
@@ -360,6 +360,54 @@ class OpenLoop:
         ops = np.full(n, rate * float(dt))
         return cls(ops, ops * size, **kwargs)
 
+    @staticmethod
+    def piecewise(
+        change_s: npt.ArrayLike,
+        iops: npt.ArrayLike,
+        io_size: Optional[SizeLike] = None,
+        *,
+        bytes_per_s: Optional[npt.ArrayLike] = None,
+        duration_s: Optional[float] = None,
+        read_fraction: float = 1.0,
+        pattern: str = "random",
+        service_time_ms: Optional[float] = None,
+        max_in_flight: Optional[float] = None,
+    ) -> "PiecewiseOpenLoop":
+        """Arrivals at a rate that is constant between change times: ``iops[i]`` I/Os per second
+        from ``change_s[i]`` until the next change (the last until the end of the run). Nothing
+        per step is stored, so a month at ``dt=0.001`` (2.6e9 steps) takes a few hundred values,
+        and the engine jumps over each steady stretch (:meth:`Simulation.run`'s ``jump``).
+
+        Give the bytes as one ``io_size`` for every segment, or as ``bytes_per_s`` per segment.
+        ``duration_s``, if given, is the trace's length (as an array's length is an
+        :class:`OpenLoop`'s); else the run's ``duration_s`` sets it. Each change time must be a
+        whole number of steps of the run's ``dt``. The other keywords are :class:`OpenLoop`'s.
+        Returns a :class:`PiecewiseOpenLoop`.
+
+        >>> import ebssim
+        >>> w = ebssim.OpenLoop.piecewise([0, 3600], [1000, 2000], "4k")
+        >>> w
+        PiecewiseOpenLoop(2 segments: 1,000 IOPS x 4 KiB from 0 s, 2,000 IOPS x 4 KiB from 3,600 s)
+
+        On a 100 GiB gp2 the first hour drains 700 credits a second (5.4e6 - 2.52e6 = 2.88e6
+        left), the second 1,700 a second: empty 2.88e6 / 1,700 = 1,694.1 s into it.
+
+        >>> r = ebssim.simulate(ebssim.gp2(100), w, duration_s=7200, record=False)
+        >>> round(r.cliff_time_s, 1)
+        5294.1
+        """
+        return PiecewiseOpenLoop(
+            change_s,
+            iops,
+            io_size,
+            bytes_per_s=bytes_per_s,
+            duration_s=duration_s,
+            read_fraction=read_fraction,
+            pattern=pattern,
+            service_time_ms=service_time_ms,
+            max_in_flight=max_in_flight,
+        )
+
     @property
     def n_steps(self) -> int:
         return int(self.ops.shape[0])
@@ -408,6 +456,171 @@ def _as_series(x: Any, name: str) -> npt.NDArray[np.float64]:
         raise ValueError(f"{name} is empty: a trace needs at least one step")
     # Values are checked by the core in one pass (finite, >= 0, no bytes without ops).
     return np.ascontiguousarray(raw, dtype=np.float64)
+
+
+def _levels(x: npt.ArrayLike, name: str, what: str) -> npt.NDArray[np.float64]:
+    """A 1-D array of finite numbers >= 0, one per segment."""
+    a = _as_series(x, name)
+    bad = ~(np.isfinite(a) & (a >= 0))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"{name}[{i}]={float(a[i])!r} must be a finite number of {what} >= 0")
+    return a
+
+
+class PiecewiseOpenLoop:
+    """An open loop whose arrival rate is constant between change times (a step function):
+    ``iops[i]`` I/Os per second and ``bytes_per_s[i]`` bytes per second from ``change_s[i]``
+    until the next change, the last segment until the end of the run. Build it with
+    :meth:`OpenLoop.piecewise` (which documents the parameters); it runs wherever an
+    :class:`OpenLoop` does, without storing a value per step. Results are what the equivalent
+    per-step trace gives (the core steps the same rule; docs/model.md, "Jumps").
+    """
+
+    change_s: npt.NDArray[np.float64]
+    iops: npt.NDArray[np.float64]
+    bytes_per_s: npt.NDArray[np.float64]
+    duration_s: Optional[float]
+    read_fraction: float
+    pattern: str
+    service_time_ms: Optional[float]
+    max_in_flight: Optional[float]
+    dt: None = None  # no step of its own: it takes the simulation's
+
+    def __init__(
+        self,
+        change_s: npt.ArrayLike,
+        iops: npt.ArrayLike,
+        io_size: Optional[SizeLike] = None,
+        *,
+        bytes_per_s: Optional[npt.ArrayLike] = None,
+        duration_s: Optional[float] = None,
+        read_fraction: float = 1.0,
+        pattern: str = "random",
+        service_time_ms: Optional[float] = None,
+        max_in_flight: Optional[float] = None,
+    ) -> None:
+        self._sequential = _check_pattern(pattern)
+        change = _levels(change_s, "change_s", "seconds")
+        rates = _levels(iops, "iops", "I/Os per second")
+        if rates.shape != change.shape:
+            raise ValueError(
+                f"iops has {rates.shape[0]} values but change_s has {change.shape[0]}: one rate per segment"
+            )
+        if (io_size is None) == (bytes_per_s is None):
+            raise ValueError("give the bytes as io_size (one size for every segment) or bytes_per_s, not both")
+        if bytes_per_s is None:
+            assert io_size is not None  # one of the two, checked above
+            nbytes = rates * parse_size(io_size)
+        else:
+            nbytes = _levels(bytes_per_s, "bytes_per_s", "bytes per second")
+            if nbytes.shape != change.shape:
+                raise ValueError(
+                    f"bytes_per_s has {nbytes.shape[0]} values but change_s has {change.shape[0]}: one per segment"
+                )
+        if change[0] != 0:
+            raise ValueError(f"change_s[0]={float(change[0])!r} must be 0 (the first segment starts the run)")
+        steps = np.diff(change)
+        if (steps <= 0).any():
+            i = int(np.argmax(steps <= 0)) + 1
+            raise ValueError(
+                f"change_s[{i}]={float(change[i])!r} must be > change_s[{i - 1}]={float(change[i - 1])!r} "
+                f"(strictly increasing)"
+            )
+        zero_ops = (rates == 0) & (nbytes > 0)
+        if zero_ops.any():
+            i = int(np.argmax(zero_ops))
+            raise ValueError(f"bytes_per_s[{i}]={float(nbytes[i])!r} with iops[{i}]=0: bytes need at least one I/O")
+        if duration_s is not None:
+            d = real(duration_s, "duration_s", "a number of seconds")
+            if not (math.isfinite(d) and d > float(change[-1])):
+                raise ValueError(
+                    f"duration_s={duration_s!r} must be a finite number of seconds after the last change "
+                    f"(change_s[{change.shape[0] - 1}]={float(change[-1])!r})"
+                )
+            duration_s = d
+        self.change_s = change
+        self.iops = rates
+        self.bytes_per_s = nbytes
+        self.duration_s = duration_s
+        self.read_fraction = _check_read_fraction(read_fraction)
+        self.pattern = pattern
+        self._service_time_s = _service_time_s(service_time_ms)
+        self.service_time_ms = service_time_ms
+        self._max_in_flight = _max_in_flight(max_in_flight)
+        self.max_in_flight = max_in_flight
+
+    def change_steps(self, dt: float) -> npt.NDArray[np.int64]:
+        """The first step of each segment at step ``dt``; a change time that is not a whole
+        number of steps is a ValueError naming it."""
+        step = _dt(dt)
+        q = self.change_s / step
+        k = np.round(q)
+        off = np.abs(k - q) > 1e-9 * np.maximum(1.0, q)
+        if off.any():
+            i = int(np.argmax(off))
+            raise ValueError(f"change_s[{i}]={float(self.change_s[i])!r} is not a whole number of steps of dt={dt!r}")
+        if k[-1] >= 2**53:
+            raise ValueError(
+                f"change_s[{k.shape[0] - 1}]={float(self.change_s[-1])!r} at dt={dt!r} is more than 2^53 steps"
+            )
+        return k.astype(np.int64)
+
+    def n_steps(self, dt: float) -> Optional[int]:
+        """Steps at ``dt`` when the trace has its own ``duration_s``, else None (the run says)."""
+        return None if self.duration_s is None else _steps(self.duration_s, dt)
+
+    def _native_for(self, dt: float, n_steps: int) -> _core.PiecewiseOpenLoop:
+        """The core's workload at step ``dt`` for a run of ``n_steps``."""
+        change = self.change_steps(dt)
+        if change[-1] >= n_steps:
+            i = int(np.argmax(change >= n_steps))
+            raise ValueError(
+                f"change_s[{i}]={float(self.change_s[i])!r} is at or after the end of the run "
+                f"({n_steps:,} steps of dt={dt:g} s = {n_steps * dt:g} s)"
+            )
+        return _core.PiecewiseOpenLoop(
+            change,
+            self.iops * dt,
+            self.bytes_per_s * dt,
+            read_fraction=self.read_fraction,
+            sequential=self._sequential,
+            service_time_s=self._service_time_s,
+            max_in_flight=self._max_in_flight,
+        )
+
+    def per_step(self, dt: float, n_steps: int) -> Tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """The I/Os and bytes arriving in each of ``n_steps`` steps of ``dt``: the equivalent
+        :class:`OpenLoop` trace's arrays (materialised: 16 bytes per step)."""
+        change = self.change_steps(dt)
+        lengths = np.diff(np.append(np.minimum(change, n_steps), n_steps))
+        return np.repeat(self.iops * dt, lengths), np.repeat(self.bytes_per_s * dt, lengths)
+
+    def mean_io_bytes(self, duration_s: float) -> float:
+        """Mean I/O size over the first ``duration_s`` seconds (0 when nothing arrives)."""
+        ends = np.minimum(np.append(self.change_s[1:], duration_s), duration_s)
+        seconds = np.maximum(ends - np.minimum(self.change_s, duration_s), 0.0)
+        ops = float(np.dot(self.iops, seconds))
+        return float(np.dot(self.bytes_per_s, seconds)) / ops if ops > 0 else 0.0
+
+    def __str__(self) -> str:
+        n = self.change_s.shape[0]
+        return f"piecewise open loop of {n} segment{'s' * (n != 1)}, {float(self.iops.max()):g} IOPS at most"
+
+    def __repr__(self) -> str:
+        def seg(i: int) -> str:
+            rate = float(self.iops[i])
+            size = float(self.bytes_per_s[i]) / rate if rate > 0 else 0.0
+            kib = f"{size / 2**20:g} MiB" if size >= 2**20 else f"{size / 1024:g} KiB"
+            return f"{rate:,.6g} IOPS x {kib} from {float(self.change_s[i]):,g} s"
+
+        n = self.change_s.shape[0]
+        shown = ", ".join(seg(i) for i in range(min(n, 4)))
+        more = f", ... ({n - 4} more)" if n > 4 else ""
+        return f"PiecewiseOpenLoop({n} segment{'s' * (n != 1)}: {shown}{more})"
+
+    def _repr_html_(self) -> str:
+        return _repr.html_table("PiecewiseOpenLoop", [("", repr(self)[len("PiecewiseOpenLoop(") : -1])])
 
 
 @dataclass(frozen=True, eq=False)
@@ -574,7 +787,7 @@ class Idle:
         return "<b>Idle</b>: no new I/O (a queued backlog still drains; gp2 earns credits)"
 
 
-Workload = Union[ClosedLoop, OpenLoop, PhasedClosedLoop, Idle]
+Workload = Union[ClosedLoop, OpenLoop, PiecewiseOpenLoop, PhasedClosedLoop, Idle]
 
 
 def _dt(dt: float) -> float:

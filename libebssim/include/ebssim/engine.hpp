@@ -145,6 +145,14 @@ struct RunOptions {
     /// 1 steps everything in the calling thread; negative is a ConfigError. Results are the same
     /// whatever the count: each volume is stepped by one thread with the arithmetic of one.
     int threads = 0;
+    /// Jump over constant stretches in closed form (docs/model.md, "Jumps over constant
+    /// stretches"): where a volume's demand is constant and its step steady (no backlog, every
+    /// output the same but the credits, which change by a constant amount per step), the engine
+    /// computes how many steps keep every branch of the step the same and advances them at once.
+    /// Results equal stepping's: bit for bit at fixed points (a full or empty bucket, no bucket);
+    /// otherwise up to the rounding of c + m*d against m repeated additions. False steps every
+    /// step (for checking and benchmarking). Volumes attached to an instance are always stepped.
+    bool jump = true;
     /// Step independent open-loop volumes (no instance, record = false) several at a time in the
     /// lockstep kernel (docs/design.md), which gives bit-identical results faster. False forces
     /// the one-volume-at-a-time loop: for checking the two against each other and benchmarking.
@@ -175,7 +183,8 @@ public:
     ///
     /// Volumes without an instance are independent and are stepped over options.threads threads
     /// (the InterruptCheck is called from the calling thread only); with an instance, the
-    /// volumes are coupled in every step and one thread steps them all.
+    /// volumes are coupled in every step and one thread steps them all. options.jump: closed-form
+    /// jumps over constant stretches (independent volumes only).
     RunResult run(const std::vector<Workload>& workloads, std::int64_t n_steps, bool record = true,
                   const RunLimits& limits = {}, const InterruptCheck& interrupt = {}, const RunOptions& options = {});
 

@@ -106,7 +106,24 @@ struct PhasedClosedLoop {
     std::span<const double> think_time_s;  ///< think time in each step, >= 0
 };
 
-using Workload = std::variant<Idle, ClosedLoop, OpenLoop, PhasedClosedLoop>;
+/// An open loop whose demand is constant between change steps: segment i covers steps
+/// [change_steps[i], change_steps[i + 1]) (the last one until the end of the run) and brings
+/// ops[i] I/Os and bytes[i] bytes in each of its steps. The same as an OpenLoop trace with those
+/// values repeated, without materialising them: a month at dt = 1 ms is 2.6e9 steps but a few
+/// hundred segments, and the engine jumps over each steady stretch (RunOptions::jump).
+/// change_steps starts at 0, strictly increases and stays below the run's n_steps. The I/O
+/// fields are OpenLoop's. The spans must outlive the run.
+struct PiecewiseOpenLoop {
+    std::span<const std::int64_t> change_steps;  ///< first step of each segment
+    std::span<const double> ops;                 ///< I/Os arriving in each step of segment i
+    std::span<const double> bytes;               ///< bytes arriving in each step of segment i
+    double read_fraction = 1.0;
+    Pattern pattern = Pattern::random;
+    double service_time_s = unset;  ///< default: the volume's model at the segment's mean I/O size
+    double max_in_flight = std::numeric_limits<double>::infinity();  ///< I/Os outstanding at the device at most
+};
+
+using Workload = std::variant<Idle, ClosedLoop, OpenLoop, PhasedClosedLoop, PiecewiseOpenLoop>;
 
 /// Largest open-loop demand per step (ops or bytes) accepted, so that sums stay finite.
 inline constexpr double max_demand_per_step = 1e15;

@@ -1,0 +1,351 @@
+// Closed-form jumps over constant stretches (RunOptions::jump) and the piecewise-constant open
+// loop (PiecewiseOpenLoop): a jumped run equals the stepped one (bit for bit at fixed points,
+// else within the rounding of c + m*d against m additions), over hand-worked cases and many
+// random configurations.
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ebssim/ebssim.hpp"
+#include "helpers.hpp"
+
+using namespace ebssim;
+using namespace ebssim_test;
+
+namespace {
+
+RunOptions stepped() {
+    RunOptions o;
+    o.jump = false;
+    return o;
+}
+
+RunResult run_opt(Simulation& sim, const Workload& w, std::int64_t n, bool jump, bool record = true) {
+    RunOptions o;
+    o.jump = jump;
+    return sim.run({w}, n, record, RunLimits{}, {}, o);
+}
+
+PiecewiseOpenLoop piecewise(const std::vector<std::int64_t>& change, const std::vector<double>& ops,
+                            const std::vector<double>& bytes) {
+    PiecewiseOpenLoop p;
+    p.change_steps = change;
+    p.ops = ops;
+    p.bytes = bytes;
+    return p;
+}
+
+// The per-step values of a piecewise open loop, materialised.
+struct Expanded {
+    std::vector<double> ops, bytes;
+};
+Expanded expand(const std::vector<std::int64_t>& change, const std::vector<double>& ops,
+                const std::vector<double>& bytes, std::int64_t n) {
+    Expanded e;
+    for (std::size_t i = 0; i < change.size(); ++i) {
+        const std::int64_t end = i + 1 < change.size() ? change[i + 1] : n;
+        for (std::int64_t k = change[i]; k < end; ++k) {
+            e.ops.push_back(ops[i]);
+            e.bytes.push_back(bytes[i]);
+        }
+    }
+    return e;
+}
+
+// |a - b| <= rel * max(|a|, |b|) + abs_tol; NaN matches NaN.
+bool close(double a, double b, double rel, double abs_tol) {
+    if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+    return std::abs(a - b) <= rel * std::max(std::abs(a), std::abs(b)) + abs_tol;
+}
+
+// Tolerances of a jumped run against the stepped one (docs/model.md, "Jumps"): relative 1e-9 on
+// totals and series (the runs here are at most 2e4 steps; rounding is about n x 2^-53); credits
+// also absolutely to 1e-9 of the bucket; cliff times to 1e-6 of a step.
+constexpr double rel_tol = 1e-9;
+
+void check_same(const RunResult& j, const RunResult& s, double capacity, const std::string& what) {
+    CAPTURE(what);
+    REQUIRE(j.totals.size() == s.totals.size());
+    for (std::size_t v = 0; v < j.totals.size(); ++v) {
+        const VolumeTotals& a = j.totals[v];
+        const VolumeTotals& b = s.totals[v];
+        CHECK(close(a.demanded_ops, b.demanded_ops, rel_tol, 1e-9));
+        CHECK(close(a.demanded_bytes, b.demanded_bytes, rel_tol, 1e-6));
+        CHECK(close(a.served_ops, b.served_ops, rel_tol, 1e-9));
+        CHECK(close(a.served_bytes, b.served_bytes, rel_tol, 1e-6));
+        CHECK(close(a.served_counted, b.served_counted, rel_tol, 1e-9));
+        CHECK(close(a.latency_ops_s, b.latency_ops_s, rel_tol, 1e-12));
+        CHECK(close(a.backlog_ops, b.backlog_ops, rel_tol, 1e-6));
+        CHECK(close(a.credits_end, b.credits_end, rel_tol, 1e-9 * capacity));
+        for (int k = 0; k < n_bounds; ++k) CHECK(a.steps_bound[k] == b.steps_bound[k]);
+        REQUIRE(a.cliffs.size() == b.cliffs.size());
+        for (std::size_t e = 0; e < a.cliffs.size(); ++e) {
+            CHECK(close(a.cliffs[e].start_s, b.cliffs[e].start_s, 1e-12, 1e-6 * j.dt_s));
+            CHECK(close(a.cliffs[e].end_s, b.cliffs[e].end_s, 1e-12, 1e-6 * j.dt_s));
+        }
+        CHECK(close(a.cliff_time_s, b.cliff_time_s, 1e-12, 1e-6 * j.dt_s));
+        if (j.series.empty()) continue;
+        const StepSeries& x = j.series[v];
+        const StepSeries& y = s.series[v];
+        REQUIRE(x.iops.size() == y.iops.size());
+        // In the step in which a bucket runs dry the volume serves the credits left, which carry
+        // the credits' absolute error: rates within it per second, latency (outstanding / rate)
+        // relatively 1e-6.
+        const double abs_c = 1e-9 * capacity;
+        int bad = 0;
+        for (std::size_t k = 0; k < x.iops.size() && bad < 3; ++k) {
+            const bool ok = close(x.iops[k], y.iops[k], rel_tol, abs_c / j.dt_s) &&
+                            close(x.ebs_iops[k], y.ebs_iops[k], rel_tol, abs_c / j.dt_s) &&
+                            close(x.throughput_mib_s[k], y.throughput_mib_s[k], rel_tol, abs_c / j.dt_s) &&
+                            close(x.credits[k], y.credits[k], rel_tol, abs_c) &&
+                            close(x.latency_s[k], y.latency_s[k], 1e-6, 1e-15) &&
+                            close(x.backlog_ops[k], y.backlog_ops[k], rel_tol, abs_c) && x.bound[k] == y.bound[k];
+            if (!ok) {
+                ++bad;
+                CAPTURE(k);
+                CAPTURE(x.credits[k]);
+                CAPTURE(y.credits[k]);
+                CAPTURE(x.ebs_iops[k]);
+                CAPTURE(y.ebs_iops[k]);
+                CAPTURE(int(x.bound[k]));
+                CAPTURE(x.iops[k] - y.iops[k]);
+                CAPTURE(x.ebs_iops[k] - y.ebs_iops[k]);
+                CAPTURE(x.throughput_mib_s[k] - y.throughput_mib_s[k]);
+                CAPTURE(x.latency_s[k] - y.latency_s[k]);
+                CAPTURE(x.backlog_ops[k]);
+                CAPTURE(y.backlog_ops[k]);
+                CAPTURE(int(y.bound[k]));
+                CHECK(ok);
+            }
+        }
+    }
+}
+
+bool bit_identical(const StepSeries& a, const StepSeries& b) {
+    return same_series(a.iops, b.iops) && same_series(a.ebs_iops, b.ebs_iops) &&
+           same_series(a.throughput_mib_s, b.throughput_mib_s) && same_series(a.credits, b.credits) &&
+           same_series(a.latency_s, b.latency_s) && same_series(a.backlog_ops, b.backlog_ops) &&
+           std::equal(a.bound.begin(), a.bound.end(), b.bound.begin(), b.bound.end());
+}
+
+}  // namespace
+
+TEST_CASE("jump: the reference gp2 drain is bit-identical to stepping (whole numbers add exactly)") {
+    // 100 GiB gp2, 32 x 4 KiB: 3,000 IOPS while 5.4e6 credits last, -2,700 per step: empty after
+    // exactly 2,000 steps, then 300 IOPS at the empty fixed point. Every value is a whole number
+    // (or the same quotient each step), so c + m*d equals m additions exactly.
+    Simulation a = single(gp2_spec(100));
+    Simulation b = single(gp2_spec(100));
+    const RunResult j = run_opt(a, closed_loop(32, 4 * KiB), 2700, true);
+    const RunResult s = run_opt(b, closed_loop(32, 4 * KiB), 2700, false);
+    CHECK(bit_identical(j.series[0], s.series[0]));
+    CHECK(j.series[0].credits[1998] == 2700);
+    CHECK(j.series[0].credits[1999] == 0);
+    CHECK(j.totals[0].cliff_time_s == 2000);
+    CHECK(s.totals[0].cliff_time_s == 2000);
+    CHECK(j.totals[0].served_ops == 2000 * 3000.0 + 700 * 300.0);
+    CHECK(s.totals[0].served_ops == 2000 * 3000.0 + 700 * 300.0);
+    CHECK(j.totals[0].steps_bound[static_cast<int>(Bound::volume_iops)] == 2700);
+    CHECK(a.credits(0) == 0);
+}
+
+TEST_CASE("jump: fixed points are bit-identical, series and state (gp3, full gp2 bucket at rest)") {
+    // gp3 has no bucket: a closed loop is the same step every step.
+    Simulation a = single(gp3_spec(500));
+    Simulation b = single(gp3_spec(500));
+    const RunResult j = run_opt(a, closed_loop(7, 16 * KiB), 5000, true);
+    const RunResult s = run_opt(b, closed_loop(7, 16 * KiB), 5000, false);
+    CHECK(bit_identical(j.series[0], s.series[0]));
+    CHECK(j.totals[0].steps_bound[0] == s.totals[0].steps_bound[0]);
+    CHECK(j.totals[0].served_ops == near(s.totals[0].served_ops, 1e-12));
+
+    // A full gp2 bucket under demand below baseline (100 IOPS < 300) stays full.
+    std::vector<double> ops(3000, 100.0), bytes(3000, 100.0 * 4096);
+    Simulation c = single(gp2_spec(100));
+    Simulation d = single(gp2_spec(100));
+    const RunResult jo = run_opt(c, open_loop(ops, bytes), 3000, true);
+    const RunResult so = run_opt(d, open_loop(ops, bytes), 3000, false);
+    CHECK(bit_identical(jo.series[0], so.series[0]));
+    CHECK(c.credits(0) == 5.4e6);
+    CHECK(jo.totals[0].served_ops == 300000);
+}
+
+TEST_CASE("piecewise: a gp2 cliff at the hand-worked time, equal to the materialised trace") {
+    // 100 GiB gp2 (300 baseline, 3,000 burst, 5.4e6 credits), 4 KiB I/Os. Steps [0, 1000):
+    // 1,000 IOPS, credits 5.4e6 - 700 x 1,000 = 4.7e6. Then 2,000 IOPS: -1,700 per step, dry
+    // after 4.7e6 / 1,700 = 2,764.705882... steps, so the cliff is at 1,000 + 2,764.70588 s.
+    // After it, 2,000 arrive and 300 are served per step: the backlog grows.
+    const std::vector<std::int64_t> change{0, 1000};
+    const std::vector<double> ops{1000, 2000}, bytes{1000 * 4096.0, 2000 * 4096.0};
+    const std::int64_t n = 5000;
+    Simulation a = single(gp2_spec(100));
+    const RunResult j = run_opt(a, piecewise(change, ops, bytes), n, true);
+    CHECK(j.totals[0].cliff_time_s == near(1000 + 4.7e6 / 1700, 1e-12));
+    REQUIRE(j.totals[0].cliffs.size() == 1);
+    CHECK(std::isnan(j.totals[0].cliffs[0].end_s));
+    CHECK(j.series[0].credits[999] == 4.7e6);
+    CHECK(j.series[0].credits[1000] == 4.7e6 - 1700);
+    // Served: everything until the cliff step (1,000 + 2,764 = 3,764), in it the 1,200 credits
+    // left + 300 earned, then 300 per step for the 1,235 steps after it.
+    CHECK(j.totals[0].served_ops == near(1000 * 1000.0 + 2764 * 2000.0 + 1500 + 1235 * 300.0, 1e-12));
+    CHECK(j.totals[0].demanded_ops == near(1000 * 1000.0 + 4000 * 2000.0, 1e-12));
+
+    // The same demand as a materialised trace, stepped: every step bit-identical to the
+    // piecewise loop stepped (the same arithmetic), and within rounding of the jumped one.
+    const Expanded e = expand(change, ops, bytes, n);
+    Simulation b = single(gp2_spec(100));
+    Simulation c = single(gp2_spec(100));
+    const RunResult t = run_opt(b, open_loop(e.ops, e.bytes), n, false);
+    const RunResult ps = run_opt(c, piecewise(change, ops, bytes), n, false);
+    CHECK(bit_identical(t.series[0], ps.series[0]));
+    CHECK(t.totals[0].served_ops == ps.totals[0].served_ops);
+    check_same(j, t, 5.4e6, "piecewise jumped vs trace stepped");
+}
+
+TEST_CASE("piecewise: validation names the field, the index and the value") {
+    const std::vector<double> two{1, 2}, two_b{4096, 8192};
+    auto msg = [&](const std::vector<std::int64_t>& ch, const std::vector<double>& o, const std::vector<double>& b,
+                   std::int64_t n = 100) {
+        return config_error_message([&] { (void)single(gp2_spec(100)).run({piecewise(ch, o, b)}, n); });
+    };
+    CHECK(msg({5, 10}, two, two_b) == "change_steps[0]=5 must be 0 (the first segment starts the run)");
+    CHECK(msg({0, 0}, two, two_b) == "change_steps[1]=0 must be > change_steps[0]=0 (strictly increasing)");
+    CHECK(msg({0, 100}, two, two_b) == "change_steps[1]=100 must be < the run's n_steps=100 (a change inside the run)");
+    CHECK(msg({0}, two, two_b) ==
+          "change_steps has 1 segments but ops has 2 and bytes 2: one value of each per segment");
+    CHECK(msg({}, {}, {}) == "change_steps is empty: a piecewise open loop needs at least one segment");
+    CHECK(msg({0, 10}, {1, -1}, two_b) == "ops[1]=-1 must be finite, >= 0 and <= 1e+15 per step");
+    CHECK(msg({0, 10}, {1, 0}, two_b) == "bytes[1]=8192 with ops[1]=0: bytes need at least one I/O");
+    CHECK(msg({0, 10}, {1, NaN}, two_b) == "ops[1]=nan must be finite, >= 0 and <= 1e+15 per step");
+}
+
+TEST_CASE("piecewise: 30 days at dt = 1 ms, hourly levels, without materialising 2.6e9 steps") {
+    // 100 GiB gp2 at dt = 1 ms earns 0.3 credits per step (300 IOPS). Each day: hours 0-7 at
+    // 100 IOPS (+0.2 per step, +720,000 an hour), hours 8-17 at 400 IOPS (-0.1 per step,
+    // -360,000 an hour), hours 18-23 at 200 IOPS (+0.1 per step, +360,000 an hour). From a full
+    // bucket (5.4e6): the night keeps it full, the day drains 3.6e6 to 1.8e6, the evening
+    // refills 2.16e6 to 3.96e6; the next night fills it again (1.44e6 in 2 of its 8 hours).
+    // Every I/O is served: 0.8 + 4 + 1.2 = 6 I/Os per step-hour, 6 x 3.6e6 a day.
+    const std::int64_t hour = 3'600'000;
+    const std::int64_t n = 720 * hour;
+    std::vector<std::int64_t> change;
+    std::vector<double> ops, bytes;
+    for (std::int64_t h = 0; h < 720; ++h) {
+        const std::int64_t hd = h % 24;
+        const double o = hd < 8 ? 0.1 : (hd < 18 ? 0.4 : 0.2);
+        change.push_back(h * hour);
+        ops.push_back(o);
+        bytes.push_back(o * 4096);
+    }
+    Simulation sim = single(gp2_spec(100), 0.001);
+    const RunResult r = sim.run({piecewise(change, ops, bytes)}, n, false);
+    CHECK(r.totals[0].credits_end == near(3.96e6, 1e-9));
+    CHECK(r.totals[0].served_ops == near(30 * 6 * 3.6e6, 1e-12));
+    CHECK(r.totals[0].demanded_ops == near(30 * 6 * 3.6e6, 1e-12));
+    CHECK(r.totals[0].steps_bound[0] == n);
+    CHECK(std::isnan(r.totals[0].cliff_time_s));
+    CHECK(sim.time_s() == near(720 * 3600.0, 1e-15));
+}
+
+TEST_CASE("jump: equal to stepping over random configurations") {
+    std::mt19937_64 rng(12);
+    auto uni = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+    auto pick = [&](int n) { return static_cast<int>(std::uniform_int_distribution<int>(0, n - 1)(rng)); };
+    const VolumeType types[] = {VolumeType::gp2, VolumeType::gp3, VolumeType::io1,
+                                VolumeType::st1, VolumeType::sc1, VolumeType::standard};
+    const double dts[] = {0.001, 0.01, 0.1, 1.0, 10.0, 60.0};
+    for (int iter = 0; iter < 400; ++iter) {
+        CAPTURE(iter);
+        const VolumeType type = types[pick(6)];
+        VolumeSpec spec;
+        spec.type = type;
+        switch (type) {
+            case VolumeType::gp2: spec.size_gib = std::round(std::exp(uni(0, std::log(3000.0)))); break;
+            case VolumeType::gp3: spec.size_gib = std::round(uni(1, 2000)); break;
+            case VolumeType::io1:
+                spec.size_gib = std::round(uni(10, 2000));
+                spec.iops = std::round(uni(100, std::min(50 * spec.size_gib, 64000.0)));
+                break;
+            case VolumeType::standard: spec.size_gib = std::round(uni(1, 1024)); break;
+            default: spec.size_gib = std::round(uni(125, 16384)); break;
+        }
+        const bool bucket = type == VolumeType::gp2 || type == VolumeType::st1 || type == VolumeType::sc1 ||
+                            type == VolumeType::standard;
+        if (bucket && pick(2) == 0) spec.burst_balance_pct = pick(3) == 0 ? 0.0 : uni(0, 100);
+        const double dt = dts[pick(6)];
+        Simulation a(std::vector<VolumeSpec>{spec}, dt);
+        Simulation b(std::vector<VolumeSpec>{spec}, dt);
+        const VolumeParams& p = a.params(0);
+        const double cap = std::max(1.0, p.credit_capacity);
+        // Demand levels around the volume's baseline and burst, so that buckets drain, refill
+        // and run dry; I/O sizes 4 KiB to 1 MiB.
+        auto level_iops = [&] {
+            const int c = pick(5);
+            if (c == 0) return 0.0;
+            const double ref = c == 1 ? p.baseline_iops : p.burst_iops;
+            return ref * uni(0.2, 1.5);
+        };
+        for (int run = 0; run < 3; ++run) {
+            CAPTURE(run);
+            const std::int64_t n = 1 + static_cast<std::int64_t>(uni(0, 1) * uni(0, 1) * 20000);
+            const double io = std::exp(uni(std::log(4096.0), std::log(1048576.0)));
+            const int kind = pick(5);
+            CAPTURE(kind);
+            CAPTURE(n);
+            CAPTURE(dt);
+            CAPTURE(spec.size_gib);
+            CAPTURE(static_cast<int>(type));
+            // Segments for the piecewise kinds: 1 to 6 changes at random steps.
+            std::vector<std::int64_t> change{0};
+            for (int s = pick(6); s > 0; --s)
+                change.push_back(static_cast<std::int64_t>(uni(0, 1) * static_cast<double>(n)));
+            std::sort(change.begin(), change.end());
+            change.erase(std::unique(change.begin(), change.end()), change.end());
+            std::vector<double> ops, bytes, users, think;
+            for (std::size_t s = 0; s < change.size(); ++s) {
+                const double o = std::round(level_iops() * dt * 1e6) / 1e6;
+                ops.push_back(o);
+                bytes.push_back(o * std::round(io));
+                users.push_back(pick(4) == 0 ? 0.0 : uni(0.5, 64));
+                think.push_back(pick(2) == 0 ? 0.0 : uni(0, 0.01));
+            }
+            const Expanded e = expand(change, ops, bytes, n);
+            const Expanded ph = expand(change, users, think, n);
+            Workload w;
+            ClosedLoop cl = closed_loop(uni(0.2, 64), std::round(io));
+            if (pick(3) == 0) cl.think_time_s = uni(0, 0.02);
+            switch (kind) {
+                case 0: w = cl; break;
+                case 1: w = Idle{}; break;
+                case 2: w = open_loop(e.ops, e.bytes, pick(2) == 0 ? Pattern::random : Pattern::sequential); break;
+                case 3: w = piecewise(change, ops, bytes); break;
+                default: w = PhasedClosedLoop{cl, ph.ops, ph.bytes}; break;
+            }
+            const bool record = pick(4) != 0;
+            const RunResult rj = run_opt(a, w, n, true, record);
+            const RunResult rs = run_opt(b, w, n, false, record);
+            check_same(rj, rs, cap, "random configuration");
+            CHECK(close(a.credits(0), b.credits(0), rel_tol, 1e-9 * cap));
+            CHECK(close(a.backlog_ops(0), b.backlog_ops(0), rel_tol, 1e-6));
+        }
+    }
+}
+
+TEST_CASE("jump: an interrupted jumped run is undone like a stepped one") {
+    Simulation sim = single(gp2_spec(100));
+    int calls = 0;
+    RunOptions o;
+    CHECK_THROWS_AS(
+        sim.run(
+            {closed_loop(32, 4 * KiB)}, 10'000'000, false, RunLimits{}, [&calls] { return ++calls == 2; }, o),
+        Interrupted);
+    CHECK(sim.credits(0) == 5.4e6);
+    CHECK(sim.time_s() == 0);
+    (void)stepped();
+}

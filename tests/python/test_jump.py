@@ -1,0 +1,279 @@
+"""Jumps over constant stretches (``jump=``) and the piecewise-constant open loop.
+
+A jumped run must equal the stepped one: bit for bit at fixed points, otherwise within the
+rounding of ``c + m * d`` against ``m`` additions (docs/model.md, "Jumps over constant
+stretches": relative 1e-9 on totals and series, credits to 1e-9 of the bucket). Expected
+numbers are worked out from the rules (gp2: 3 IOPS/GiB baseline, 3,000 burst, 5.4e6 credits).
+"""
+
+from __future__ import annotations
+
+import math
+
+import ebssim
+import ebssim.analysis
+import ebssim.testing
+import numpy as np
+import pytest
+from ebssim import ClosedLoop, Idle, OpenLoop, PhasedClosedLoop, PiecewiseOpenLoop, Simulation, simulate
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+PROFILE = settings(
+    max_examples=120,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+REL = 1e-9
+
+
+def _close(a: np.ndarray, b: np.ndarray, rel: float, abs_tol: float) -> bool:
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    both_nan = np.isnan(a) & np.isnan(b)
+    ok = np.abs(a - b) <= rel * np.maximum(np.abs(a), np.abs(b)) + abs_tol
+    return bool(np.all(both_nan | ok))
+
+
+def assert_same_run(j: ebssim.VolumeResult, s: ebssim.VolumeResult) -> None:
+    """A jumped result against the stepped one, within the documented tolerance."""
+    cap = max(1.0, j.volume.credit_capacity)
+    tj, ts = j.totals, s.totals
+    for name in ("demanded_ops", "served_ops", "served_counted", "latency_ops_s", "backlog_ops"):
+        assert _close(getattr(tj, name), getattr(ts, name), REL, 1e-6), name
+    for name in ("demanded_bytes", "served_bytes", "backlog_bytes"):
+        assert _close(getattr(tj, name), getattr(ts, name), REL, 1e-3), name
+    assert _close(tj.credits_end, ts.credits_end, REL, 1e-9 * cap)
+    assert list(tj.steps_bound) == list(ts.steps_bound)
+    assert len(tj.cliffs) == len(ts.cliffs)
+    for a, b in zip(tj.cliffs, ts.cliffs):
+        assert _close(a.start_s, b.start_s, 1e-12, 1e-6 * j.dt_s)
+        assert _close(a.end_s, b.end_s, 1e-12, 1e-6 * j.dt_s)
+    if j.iops.shape[0]:
+        # The step in which a bucket runs dry serves the credits left, which carry the credits'
+        # absolute error; latency (outstanding / rate) then relatively 1e-6.
+        per_s = 1e-9 * cap / j.dt_s
+        assert _close(j.iops, s.iops, REL, per_s)
+        assert _close(j.ebs_iops, s.ebs_iops, REL, per_s)
+        assert _close(j.credits, s.credits, REL, 1e-9 * cap)
+        assert _close(j.backlog_ops, s.backlog_ops, REL, 1e-9 * cap)
+        assert _close(j.latency_ms, s.latency_ms, 1e-6, 1e-12)
+        assert np.array_equal(j.series.bound, s.series.bound)
+
+
+# --------------------------------------------------------------------------------------------
+# Hand-worked cases
+# --------------------------------------------------------------------------------------------
+
+
+def test_reference_drain_is_bit_identical_to_stepping() -> None:
+    # 100 GiB gp2, 32 x 4 KiB: 3,000 IOPS and -2,700 credits a second from 5.4e6: empty at
+    # exactly 2,000 s, then the baseline, 300 IOPS. Whole numbers: c + m*d is exact.
+    j = simulate(ebssim.gp2(100), ClosedLoop(32, "4k"), 2700)
+    s = simulate(ebssim.gp2(100), ClosedLoop(32, "4k"), 2700, jump=False)
+    for name in ("iops", "ebs_iops", "credits", "latency_ms", "backlog_ops"):
+        assert np.array_equal(getattr(j, name), getattr(s, name), equal_nan=True), name
+    assert j.cliff_time_s == s.cliff_time_s == 2000.0
+    assert j.totals.served_ops == s.totals.served_ops == 2000 * 3000 + 700 * 300
+    assert j.credits[1998] == 2700 and j.credits[1999] == 0
+
+
+def test_fixed_points_are_bit_identical() -> None:
+    # gp3 has no bucket; a full gp2 at rest stays full: every step is the first one.
+    for vol, w in ((ebssim.gp3(500), ClosedLoop(7, "16k")), (ebssim.gp2(100), Idle())):
+        j = simulate(vol, w, 5000)
+        s = simulate(vol, w, 5000, jump=False)
+        for name in ("iops", "ebs_iops", "credits", "latency_ms", "backlog_ops"):
+            assert np.array_equal(getattr(j, name), getattr(s, name), equal_nan=True), name
+        assert list(j.totals.steps_bound) == list(s.totals.steps_bound)
+
+
+def test_piecewise_cliff_at_the_hand_worked_time() -> None:
+    # 1,000 IOPS for an hour drains 700/s: 5.4e6 - 2.52e6 = 2.88e6 left. Then 2,000 IOPS drains
+    # 1,700/s: empty 2.88e6 / 1,700 = 1,694.1176 s into the second hour.
+    w = OpenLoop.piecewise([0, 3600], [1000, 2000], "4k")
+    r = simulate(ebssim.gp2(100), w, duration_s=7200)
+    assert r.cliff_time_s == pytest.approx(3600 + 2.88e6 / 1700, rel=1e-12)
+    assert r.credits[3599] == 2.88e6
+    # Everything arrives; what was served is everything before the cliff step, then the 300
+    # baseline: 3,600 x 1,000 + 1,694 x 2,000 + (the 200 credits left + 300) + 1,905 x 300.
+    assert r.totals.demanded_ops == 3600 * 1000 + 3600 * 2000
+    assert r.totals.served_ops == pytest.approx(3600 * 1000 + 1694 * 2000 + 500 + 1905 * 300, rel=1e-12)
+    assert r.offered_iops[0] == 1000 and r.offered_iops[-1] == 2000
+    assert r.offered_iops.shape == (7200,)
+    assert r.service_time_s == pytest.approx(ebssim.gp2(100).service_time_s(4096))
+    # Stepped, it is the same per-step trace stepped: bit for bit.
+    ops, nbytes = w.per_step(1.0, 7200)
+    t = simulate(ebssim.gp2(100), OpenLoop(ops, nbytes), jump=False)
+    p = simulate(ebssim.gp2(100), w, duration_s=7200, jump=False)
+    for name in ("iops", "ebs_iops", "credits", "latency_ms", "backlog_ops"):
+        assert np.array_equal(getattr(t, name), getattr(p, name), equal_nan=True), name
+    assert_same_run(r, t)
+
+
+def test_piecewise_month_at_one_millisecond_without_per_step_values() -> None:
+    # 100 GiB gp2 at dt = 1 ms. Each day: 8 h at 100 IOPS (+0.2 credits a step), 10 h at 400
+    # (-0.1 a step: -3.6e6 a day), 6 h at 200 (+0.1 a step: +2.16e6). From full: the night keeps
+    # it full, the day leaves 1.8e6, the evening 3.96e6; the next night fills it again.
+    day = [100.0] * 8 + [400.0] * 10 + [200.0] * 6
+    w = OpenLoop.piecewise(np.arange(720) * 3600.0, day * 30, "4k", duration_s=30 * 86400)
+    r = simulate(ebssim.gp2(100), w, dt=0.001, record=False)
+    assert r.n_steps == 2_592_000_000
+    assert r.totals.credits_end == pytest.approx(3.96e6, rel=1e-9)
+    served = 30 * 3600 * (8 * 100 + 10 * 400 + 6 * 200)
+    assert r.totals.served_ops == pytest.approx(served, rel=1e-12)
+    assert r.totals.demanded_ops == pytest.approx(served, rel=1e-12)
+    assert r.cliff_time_s is None
+    assert r.totals.steps_bound[0] == r.n_steps
+
+
+def test_piecewise_with_bytes_per_s_and_a_simulation_of_two() -> None:
+    # Two volumes, one piecewise and one closed loop, in one Simulation: the piecewise one as
+    # its per-step trace. 300 IOPS of 64 KiB (the first 1,000 s) then 600 IOPS of 16 KiB.
+    w = OpenLoop.piecewise([0, 1000], [300, 600], bytes_per_s=[300 * 65536, 600 * 16384])
+    sim = Simulation([ebssim.gp2(50), ebssim.gp3(100)])
+    rr = sim.run([w, ClosedLoop(4, "4k")], 2000)
+    ops, nbytes = w.per_step(1.0, 2000)
+    alone = simulate(ebssim.gp2(50), OpenLoop(ops, nbytes))
+    assert_same_run(rr[0], alone)
+    assert rr[0].totals.demanded_bytes == 1000 * 300 * 65536 + 1000 * 600 * 16384
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (dict(change_s=[0, 10], iops=[1, 2]), "give the bytes as io_size"),
+        (dict(change_s=[0, 10], iops=[1, 2], io_size="4k", bytes_per_s=[1, 2]), "not both"),
+        (dict(change_s=[1, 10], iops=[1, 2], io_size="4k"), r"change_s\[0\]=1.0 must be 0"),
+        (dict(change_s=[0, 10, 10], iops=[1, 2, 3], io_size="4k"), r"change_s\[2\]=10.0 must be > change_s\[1\]"),
+        (dict(change_s=[0, 10], iops=[1, -2], io_size="4k"), r"iops\[1\]=-2.0 must be a finite number"),
+        (dict(change_s=[0, 10], iops=[1, 2, 3], io_size="4k"), "iops has 3 values but change_s has 2"),
+        (dict(change_s=[0, 10], iops=[1, 0], bytes_per_s=[4096, 4096]), r"bytes_per_s\[1\]=4096.0 with iops\[1\]=0"),
+        (dict(change_s=[0, 10], iops=[1, 2], io_size="4k", duration_s=10), "after the last change"),
+        (dict(change_s=[0, 10], iops=[1, 2], io_size="4k", pattern="zigzag"), "pattern='zigzag'"),
+    ],
+)
+def test_piecewise_bad_input(kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        OpenLoop.piecewise(**kwargs)
+
+
+def test_piecewise_change_not_on_a_step_and_after_the_end() -> None:
+    w = OpenLoop.piecewise([0, 1.5], [1, 2], "4k")
+    with pytest.raises(ValueError, match=r"change_s\[1\]=1.5 is not a whole number of steps of dt=1"):
+        simulate(ebssim.gp2(100), w, 10)
+    assert simulate(ebssim.gp2(100), w, 10, dt=0.5).n_steps == 20
+    with pytest.raises(ValueError, match=r"change_s\[1\]=1.5 is at or after the end of the run"):
+        simulate(ebssim.gp2(100), w, 1.5, dt=0.5)
+    with pytest.raises(ValueError, match="duration_s is required"):
+        simulate(ebssim.gp2(100), w)
+
+
+def test_jump_flag_is_checked() -> None:
+    with pytest.raises(ValueError, match="jump"):
+        simulate(ebssim.gp2(100), Idle(), 10, jump="yes")  # type: ignore[arg-type]
+
+
+def test_the_work_limit_counts_every_step_jumped_or_not() -> None:
+    # A month at 1 ms is 2.6e9 steps: above a limit of 1e9 even though jumps make it cheap.
+    w = OpenLoop.piecewise([0], [100], "4k")
+    with pytest.raises(ebssim.LimitError, match="max_volume_steps"):
+        simulate(ebssim.gp2(100), w, 30 * 86400, dt=0.001, record=False, max_volume_steps=1e9)
+
+
+# --------------------------------------------------------------------------------------------
+# Random configurations: jumped == stepped
+# --------------------------------------------------------------------------------------------
+
+
+@st.composite
+def volumes(draw) -> ebssim.Volume:
+    kind = draw(st.sampled_from(["gp2", "gp3", "io1", "st1", "sc1", "standard"]))
+    pct = draw(st.one_of(st.none(), st.sampled_from([0.0, 0.01, 100.0]), st.floats(0, 100)))
+    if kind == "gp2":
+        return ebssim.gp2(draw(st.integers(1, 3000)), burst_balance_pct=pct)
+    if kind == "gp3":
+        return ebssim.gp3(draw(st.integers(1, 2000)))
+    if kind == "io1":
+        size = draw(st.integers(10, 1000))
+        return ebssim.io1(size, iops=draw(st.integers(100, 50 * size)))
+    if kind == "standard":
+        return ebssim.standard(draw(st.integers(1, 1024)), burst_balance_pct=pct)
+    make = ebssim.st1 if kind == "st1" else ebssim.sc1
+    return make(draw(st.integers(125, 16384)), burst_balance_pct=pct)
+
+
+@st.composite
+def cases(draw):
+    vol = draw(volumes())
+    dt = draw(st.sampled_from([0.001, 0.01, 0.1, 1.0, 10.0, 60.0]))
+    n = draw(st.integers(1, 6000))
+    base = vol.baseline_iops
+    burst = max(base, vol.max_iops)
+    levels = st.one_of(
+        st.just(0.0), st.floats(0.2, 1.5).map(lambda x: x * base), st.floats(0.2, 1.5).map(lambda x: x * burst)
+    )
+    size = draw(st.sampled_from(["4k", "16k", "64k", "256k", "1m"]))
+    cuts = sorted(set(draw(st.lists(st.integers(1, max(1, n - 1)), max_size=5)))) if n > 1 else []
+    change = [0, *cuts]
+    rates = [draw(levels) for _ in change]
+    kind = draw(st.sampled_from(["closed", "idle", "trace", "piecewise", "phased"]))
+    if kind == "closed":
+        w = ClosedLoop(draw(st.floats(0.2, 64)), size, think_time_ms=draw(st.sampled_from([0.0, 1.0, 5.0])))
+    elif kind == "idle":
+        w = Idle()
+    else:
+        pw = OpenLoop.piecewise(np.asarray(change, dtype=float) * dt, [round(x, 3) for x in rates], size)
+        if kind == "piecewise":
+            w = pw
+        elif kind == "trace":
+            w = OpenLoop(*pw.per_step(dt, n), pattern=draw(st.sampled_from(["random", "sequential"])))
+        else:
+            users = np.repeat([draw(st.sampled_from([0.0, 1.0, 4.0, 32.0])) for _ in change], np.diff([*change, n]))
+            w = PhasedClosedLoop(users, io_size=size)
+    return vol, dt, n, w
+
+
+@settings(PROFILE)
+@given(cases(), st.booleans())
+def test_jumped_equals_stepped(case, record: bool) -> None:
+    vol, dt, n, w = case
+    duration = n * dt
+    j = simulate(vol, w, duration, dt=dt, record=record)
+    s = simulate(vol, w, duration, dt=dt, record=record, jump=False)
+    assert_same_run(j, s)
+
+
+@settings(PROFILE, max_examples=40)
+@given(cases(), cases())
+def test_jumped_equals_stepped_over_consecutive_runs(first, second) -> None:
+    # State (credits, backlog) carries from one run to the next, jumped or not.
+    vol, dt, n, w = first
+    _, _, n2, w2 = second
+    if isinstance(w2, (OpenLoop, PhasedClosedLoop)) or isinstance(w2, PiecewiseOpenLoop):
+        w2 = ClosedLoop(8, "16k")
+    sims = [Simulation([vol], dt=dt), Simulation([vol], dt=dt)]
+    for jump, sim in zip((True, False), sims):
+        sim.run([w], n * dt, jump=jump)
+    r = [sim.run([w2], n2 * dt, jump=jump)[0] for jump, sim in zip((True, False), sims)]
+    assert_same_run(r[0], r[1])
+    assert math.isclose(
+        sims[0].credits(0), sims[1].credits(0), rel_tol=REL, abs_tol=1e-9 * max(1.0, vol.credit_capacity)
+    )
+
+
+def test_piecewise_results_feed_analysis_and_plans() -> None:
+    # The cliff of test_piecewise_cliff_at_the_hand_worked_time: 2,000 IOPS offered, the 300
+    # baseline served, from 5,294.1 s to the end of the run.
+    w = OpenLoop.piecewise([0, 3600], [1000, 2000], "4k")
+    r = simulate(ebssim.gp2(100), w, duration_s=7200)
+    (cliff,) = ebssim.analysis.cliffs(r)
+    assert cliff.start_s == pytest.approx(3600 + 2.88e6 / 1700, rel=1e-12)
+    assert cliff.offered_iops == 2000.0
+    assert cliff.limit == "volume_iops"
+    report = str(ebssim.testing.check_plan(r, no_cliff=True))
+    assert "2,000 arriving" in report
+    assert r.to_pandas()["iops"].iloc[0] == 1000.0
+    assert "piecewise open loop of 2 segments" in str(r.summary())
