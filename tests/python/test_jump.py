@@ -277,3 +277,25 @@ def test_piecewise_results_feed_analysis_and_plans() -> None:
     assert "2,000 arriving" in report
     assert r.to_pandas()["iops"].iloc[0] == 1000.0
     assert "piecewise open loop of 2 segments" in str(r.summary())
+
+
+@pytest.mark.parametrize(
+    "recording",
+    [
+        ebssim.Recording(every_s=60),
+        ebssim.Recording(every_s=60, dtype="float32"),
+        ebssim.Recording(series=("iops", "credits", "bound"), every_s=7),
+    ],
+    ids=["every60", "every60-float32", "subset-every7"],
+)
+def test_jumps_record_through_any_recording(recording: ebssim.Recording) -> None:
+    # A jumped stretch is written by the recorder's record_constant: interval means, levels at
+    # the end of each interval and the bound by most steps come out as when every step is stepped.
+    v = ebssim.gp2(100)
+    w = ebssim.OpenLoop.piecewise([0, 1800, 3600, 7200], [2500, 200, 3000, 100], io_size="16k", duration_s=4 * 3600)
+    jumped = ebssim.simulate(v, w, record=recording, jump=True)
+    stepped = ebssim.simulate(v, w, record=recording, jump=False)
+    for name in ("iops", "credits"):
+        np.testing.assert_allclose(getattr(jumped, name), getattr(stepped, name), rtol=1e-9, atol=1e-6)
+    np.testing.assert_array_equal(jumped.bound, stepped.bound)
+    assert jumped.cliff_time_s == pytest.approx(stepped.cliff_time_s, abs=1e-6)
