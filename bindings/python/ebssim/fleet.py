@@ -453,6 +453,7 @@ def _run_batch(
             continue
         record = wanted is not None and any(v in wanted for v in g.vids)
         runs.append((g, sim, checked, n, record))
+    runs = _pooled(runs, vols, out, options)
     raws = _core.run_many(
         [(sim._sim, sim._natives(ws, n), n, record) for _, sim, ws, n, record in runs],
         max_volume_steps=options.max_volume_steps,
@@ -470,6 +471,52 @@ def _run_batch(
                 line = _coarser(line, r, step)
             out[vid] = (_row(r, g), line)
     return out
+
+
+_Run = Tuple[_Group, Simulation, List[Workload], int, bool]
+
+
+def _pooled(
+    runs: List[_Run],
+    vols: Mapping[Hashable, Volume],
+    out: Dict[Hashable, Tuple[Dict[str, Any], Optional["pd.DataFrame"]]],
+    options: _Options,
+) -> List[_Run]:
+    """Run the lone volumes (no instance, no timeline) of equal step and length as one Simulation,
+    whose run steps their open-loop traces in the lockstep kernel on every thread (results
+    identical, to the last bit, to each volume alone); fill their rows in ``out``, and return the
+    runs left for run_many. A pool whose run is refused (a bad trace) goes back to run_many, one
+    volume per run, so that the error names its volume and the others keep their results."""
+    pools: Dict[Tuple[float, int], List[_Run]] = {}
+    rest: List[_Run] = []
+    for run in runs:
+        g, sim, ws, n, record = run
+        if g.instance_type is None and not record and len(g.vids) == 1:
+            pools.setdefault((sim.dt, n), []).append(run)
+        else:
+            rest.append(run)
+    for (dt, n), members in pools.items():
+        if len(members) < 2:
+            rest.extend(members)
+            continue
+        ws = [w for _, _, mws, _, _ in members for w in mws]
+        sim = Simulation([vols[g.vids[0]] for g, *_ in members], dt=dt)
+        try:
+            raw = sim._sim.run(
+                sim._natives(ws, n),
+                n,
+                False,
+                max_volume_steps=options.max_volume_steps,
+                max_memory_bytes=options.max_memory_bytes,
+                threads=options.threads,
+                jump=options.jump,
+            )
+        except ValueError:
+            rest.extend(members)
+            continue
+        for (g, *_), r in zip(members, sim._result(ws, raw)):
+            out[g.vids[0]] = (_row(r, g), None)
+    return rest
 
 
 def _simulation(g: _Group, vols: List[Volume], ws: List[Workload], options: _Options) -> Simulation:
