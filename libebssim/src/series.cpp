@@ -9,10 +9,13 @@ namespace ebssim::detail {
 
 namespace {
 
-constexpr std::size_t granule = std::size_t{1} << 20;  // cached sizes are rounded to 1 MiB
-constexpr std::size_t pooled_min = 4 * granule;        // smaller buffers go straight to malloc
+constexpr std::size_t granule = std::size_t{1} << 16;  // cached sizes are rounded to 64 KiB
+// Smaller buffers go straight to malloc. Above this, glibc serves a buffer by mmap and returns
+// it to the kernel when freed, so each run paid a fault per page again: a day at 1 s (7 series
+// of 86,400 steps, 4 MB) spent most of its recorded run in the kernel before the cache took them.
+constexpr std::size_t pooled_min = 2 * granule;
 
-// Large output buffers are kept for reuse after they are freed: fresh memory costs a page
+// Output buffers above pooled_min are kept for reuse after they are freed: fresh memory costs a page
 // fault per page (and the kernel zeroes it), which dominates recording long runs. The cache is
 // bounded (EBSSIM_BUFFER_CACHE_MB, default 256 MiB); whatever does not fit is freed.
 class BufferCache {
