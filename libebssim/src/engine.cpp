@@ -405,7 +405,8 @@ public:
     [[gnu::noinline]] void run_constant(std::int64_t k, std::int64_t end) noexcept {
         std::int64_t backoff = 1;
         while (k < end) {
-            const std::int64_t m = end - k >= min_jump ? jump_steady(k, end - k) : 0;
+            std::int64_t m = end - k >= min_jump ? jump_steady(k, end - k) : 0;
+            if (m == 0 && end - k >= min_jump) m = jump_backlog(k, end - k);
             if (m > 0) {
                 k += m;
                 backoff = 1;
@@ -480,6 +481,125 @@ private:
         if (m < min_jump) return 0;
         apply_run(k, m, o, c0, d);
         return m;
+    }
+
+    /// If step k is an open loop that the volume's IOPS or throughput cap holds back (f < 1)
+    /// and has no max_in_flight, jump: advance the m steps from k (at most
+    /// `avail`) that serve what step k serves, and return m; else change nothing and return 0.
+    ///
+    /// With constant arrivals a and a backlog b of the arrivals' composition (ops and bytes per
+    /// counted operation; or no arrivals at all), every step serves the same cap (counted ops at
+    /// the IOPS cap, bytes at the throughput cap) and the same ops and bytes, so the backlog
+    /// moves by a - served each step (grows under demand above the cap, drains under demand
+    /// below it), the credits by earned - served (or stay: an empty bucket at baseline, no
+    /// bucket, a full one), and the latency, st + waiting / rate with waiting the mean backlog
+    /// of the step, by (a_ops - served_ops) / rate. Each branch (f < 1: the backlog outlasts the
+    /// step; the bucket's thresholds as in jump_steady) changes at most once along the stretch,
+    /// so the steps that keep step k's outcome are a prefix, found by galloping and bisection
+    /// over j with outcome() itself at the predicted state; served amounts may differ from step
+    /// k's by rounding only (relative 1e-12). The jump stops jump_margin steps short of the
+    /// first step that differs (the backlog's last steps, the bucket running dry), which is
+    /// stepped. A recorded jump passes the latency's slope to Recorder::record_constant.
+    std::int64_t jump_backlog(std::int64_t k, std::int64_t avail) noexcept {
+        if constexpr (Source::closed) {
+            (void)k;
+            (void)avail;
+            return 0;
+        } else {
+            if (src_.max_in_flight < inf) return 0;
+            offer(k);
+            if (!a_.ok || !(f_ < 1.0) || (bound_ != Bound::volume_iops && bound_ != Bound::volume_throughput)) return 0;
+            const double b_ops = s_.backlog_ops;
+            const double b_bytes = s_.backlog_bytes;
+            const double b_cnt = s_.backlog_counted;
+            // The backlog's composition equals the arrivals' (else it converges geometrically).
+            constexpr double comp_tol = 1e-12;
+            const bool no_arrivals = a_.ops == 0 && a_.bytes == 0 && a_.counted == 0;
+            if (!no_arrivals &&
+                !(std::abs(b_ops * a_.counted - a_.ops * b_cnt) <= comp_tol * b_ops * a_.counted &&
+                  std::abs(b_bytes * a_.counted - a_.bytes * b_cnt) <= comp_tol * b_bytes * a_.counted)) {
+                return 0;
+            }
+            const StepOutcome o = outcome(k, 1.0, Bound::demand);
+            if (!(o.rate > 0) || std::isnan(o.latency)) return 0;
+            const double c0 = s_.credits;
+            const double cap = p_.credit_capacity;
+            double d = 0;
+            if (bucket_) {
+                if (o.credits == c0) {
+                    if (cliffs_.changes(c0)) return 0;
+                } else {
+                    if (!(o.raw_credits > 0 && o.raw_credits < cap)) return 0;  // clamped: not linear
+                    if (cliffs_.changes(o.raw_credits)) return 0;               // ends an episode: step it
+                    d = earned_ - o.served_cnt;
+                }
+            }
+            const double d_ops = a_.ops - o.served_ops;
+            const double d_bytes = a_.bytes - o.served_bytes;
+            const double d_cnt = a_.counted - o.served_cnt;
+            const double d_lat = d_ops / o.rate;  // waiting grows by d_ops a step
+            auto near = [](double x, double y, double rel) { return std::abs(x - y) <= rel * std::abs(y); };
+            auto same = [&](std::int64_t j) {
+                const auto jj = static_cast<double>(j);
+                s_.credits = c0 + jj * d;
+                s_.backlog_ops = b_ops + jj * d_ops;
+                s_.backlog_bytes = b_bytes + jj * d_bytes;
+                s_.backlog_counted = b_cnt + jj * d_cnt;
+                offer(k);
+                const StepOutcome q = outcome(k, 1.0, Bound::demand);
+                const bool credits_ok = d == 0 ? q.credits == c0 : (q.raw_credits > 0 && q.raw_credits < cap);
+                return q.bound == o.bound && q.f < 1.0 && credits_ok && q.backlog_counted > 0 &&
+                       near(q.served_cnt, o.served_cnt, comp_tol) && near(q.served_ops, o.served_ops, comp_tol) &&
+                       near(q.served_bytes, o.served_bytes, comp_tol) && near(q.latency, o.latency + jj * d_lat, 1e-10);
+            };
+            std::int64_t good = 0;     // step k + good has step k's outcome
+            std::int64_t bad = avail;  // the first step that does not (avail: none in the stretch)
+            for (std::int64_t step = 1;; step *= 2) {
+                const std::int64_t j = std::min(good + step, avail - 1);
+                if (j == good) break;
+                if (!same(j)) {
+                    bad = j;
+                    break;
+                }
+                good = j;
+            }
+            while (bad - good > 1 && bad < avail) {
+                const std::int64_t mid = good + (bad - good) / 2;
+                (same(mid) ? good : bad) = mid;
+            }
+            const std::int64_t m = bad == avail ? avail : good + 1 - jump_margin;
+            if (m < min_jump) {
+                s_.credits = c0;
+                s_.backlog_ops = b_ops;
+                s_.backlog_bytes = b_bytes;
+                s_.backlog_counted = b_cnt;
+                return 0;
+            }
+            const auto mm = static_cast<double>(m);
+            s_.credits = c0 + mm * d;
+            s_.backlog_ops = b_ops + mm * d_ops;
+            s_.backlog_bytes = b_bytes + mm * d_bytes;
+            s_.backlog_counted = b_cnt + mm * d_cnt;
+            tot_.demanded_ops += mm * o.demanded_ops;
+            tot_.demanded_bytes += mm * o.demanded_bytes;
+            // sum over j < m of served_ops * (latency + j * d_lat)
+            tot_.latency_ops_s += o.served_ops * (mm * o.latency + d_lat * (mm * (mm - 1) * 0.5));
+            prev_instance_bound_ = false;
+            prev_served_cnt_ = o.served_cnt;
+            tot_.served_ops += mm * o.served_ops;
+            tot_.served_bytes += mm * o.served_bytes;
+            tot_.served_counted += mm * o.served_cnt;
+            tot_.steps_bound[static_cast<int>(o.bound)] += m;
+            if (out_ != nullptr) {
+                out_->record_constant(k, m,
+                                      {{o.rate, o.served_cnt * inv_dt_, o.served_bytes * inv_dt_ * (1.0 / units::MiB)},
+                                       o.latency,
+                                       {c0 + d, b_ops + d_ops},
+                                       static_cast<std::uint8_t>(o.bound)},
+                                      {d, d_ops}, d_lat);
+            }
+            return m;
+        }
     }
 
     /// Apply outcome o to the m steps from k: credits c0 + j d after step k + j - 1 (d = 0 at a

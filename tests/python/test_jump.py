@@ -41,10 +41,17 @@ def assert_same_run(j: ebssim.VolumeResult, s: ebssim.VolumeResult) -> None:
     """A jumped result against the stepped one, within the documented tolerance."""
     cap = max(1.0, j.volume.credit_capacity)
     tj, ts = j.totals, s.totals
-    for name in ("demanded_ops", "served_ops", "served_counted", "latency_ops_s", "backlog_ops"):
+    for name in ("demanded_ops", "served_ops", "served_counted", "latency_ops_s"):
         assert _close(getattr(tj, name), getattr(ts, name), REL, 1e-6), name
-    for name in ("demanded_bytes", "served_bytes", "backlog_bytes"):
+    for name in ("demanded_bytes", "served_bytes"):
         assert _close(getattr(tj, name), getattr(ts, name), REL, 1e-3), name
+    # A draining backlog carries the absolute rounding of its largest value, as credits carry the
+    # bucket's: 1e-9 of the most it can have held (the demand of the run, or its series' peak).
+    peak = max(tj.demanded_ops, ts.demanded_ops, float(np.max(s.backlog_ops, initial=0.0)))
+    peak_bytes = max(tj.demanded_bytes, ts.demanded_bytes)
+    abs_b = 1e-9 * peak + 1e-6
+    assert _close(tj.backlog_ops, ts.backlog_ops, REL, abs_b)
+    assert _close(tj.backlog_bytes, ts.backlog_bytes, REL, 1e-9 * peak_bytes + 1e-3)
     assert _close(tj.credits_end, ts.credits_end, REL, 1e-9 * cap)
     assert list(tj.steps_bound) == list(ts.steps_bound)
     assert len(tj.cliffs) == len(ts.cliffs)
@@ -54,11 +61,12 @@ def assert_same_run(j: ebssim.VolumeResult, s: ebssim.VolumeResult) -> None:
     if j.iops.shape[0]:
         # The step in which a bucket runs dry serves the credits left, which carry the credits'
         # absolute error; latency (outstanding / rate) then relatively 1e-6.
-        per_s = 1e-9 * cap / j.dt_s
+        # The same for the step in which a backlog empties, with the backlog's error.
+        per_s = (1e-9 * cap + abs_b) / j.dt_s
         assert _close(j.iops, s.iops, REL, per_s)
         assert _close(j.ebs_iops, s.ebs_iops, REL, per_s)
         assert _close(j.credits, s.credits, REL, 1e-9 * cap)
-        assert _close(j.backlog_ops, s.backlog_ops, REL, 1e-9 * cap)
+        assert _close(j.backlog_ops, s.backlog_ops, REL, 1e-9 * cap + abs_b)
         assert _close(j.latency_ms, s.latency_ms, 1e-6, 1e-12)
         assert np.array_equal(j.series.bound, s.series.bound)
 
@@ -111,6 +119,26 @@ def test_piecewise_cliff_at_the_hand_worked_time() -> None:
     for name in ("iops", "ebs_iops", "credits", "latency_ms", "backlog_ops"):
         assert np.array_equal(getattr(t, name), getattr(p, name), equal_nan=True), name
     assert_same_run(r, t)
+
+
+def test_backlog_grows_and_drains_at_the_cap_hand_worked() -> None:
+    # gp3 500 GiB (3,000 IOPS, 125 MiB/s): 4,000 IOPS of 4 KiB for 600 s leaves 1,000 a second
+    # waiting, 600,000 after 600 s; then 2,000 IOPS drain it by 1,000 a second, empty 600 s later.
+    vol = ebssim.gp3(500)
+    w = OpenLoop.piecewise([0, 600], [4000, 2000], "4k")
+    j = simulate(vol, w, 1400, dt=1.0)
+    s = simulate(vol, w, 1400, dt=1.0, jump=False)
+    assert_same_run(j, s)
+    assert j.backlog_ops[599] == 600_000
+    assert j.backlog_ops[1198] == 1000
+    assert j.backlog_ops[1199] == 0
+    assert j.totals.served_ops == 1200 * 3000 + 200 * 2000
+    assert j.totals.served_ops == j.totals.demanded_ops
+    # Little's law: 3.6e8 I/O-seconds waited (the triangle under the backlog, 1,200 s x 600,000
+    # / 2) over 4e6 I/Os: 90 s on top of the service time.
+    st_s = vol.service_time_s(4096)
+    assert j.totals.latency_ops_s == pytest.approx(4e6 * st_s + 3.6e8, rel=1e-12)
+    assert j.totals.latency_ops_s / j.totals.served_ops == pytest.approx(st_s + 90, rel=1e-12)
 
 
 def test_piecewise_month_at_one_millisecond_without_per_step_values() -> None:
@@ -212,8 +240,12 @@ def cases(draw):
     n = draw(st.integers(1, 6000))
     base = vol.baseline_iops
     burst = max(base, vol.max_iops)
+    # Up to 3x the burst: backlogs that grow at the cap and drain below it.
     levels = st.one_of(
-        st.just(0.0), st.floats(0.2, 1.5).map(lambda x: x * base), st.floats(0.2, 1.5).map(lambda x: x * burst)
+        st.just(0.0),
+        st.floats(0.2, 1.5).map(lambda x: x * base),
+        st.floats(0.2, 1.5).map(lambda x: x * burst),
+        st.floats(1.05, 3.0).map(lambda x: x * burst),
     )
     size = draw(st.sampled_from(["4k", "16k", "64k", "256k", "1m"]))
     cuts = sorted(set(draw(st.lists(st.integers(1, max(1, n - 1)), max_size=5)))) if n > 1 else []

@@ -67,7 +67,9 @@ def test_many_volumes_equal_each_alone_exactly(lockstep: bool) -> None:
     together = ebssim.Simulation(vols).run(ws, record=False, lockstep=lockstep)
     cliffs = 0
     for i, (v, w) in enumerate(zip(vols, ws)):
-        alone = ebssim.Simulation([v]).run([w], record=False)[0]
+        # The lockstep kernel steps every step; alone, a volume jumps a backlog draining at its
+        # cap, which agrees with stepping to rounding only (docs/model.md): compare it stepped.
+        alone = ebssim.Simulation([v]).run([w], record=False, jump=not lockstep)[0]
         got = together[i].totals
         for field in TOTALS:
             assert _same(getattr(got, field), getattr(alone.totals, field)), (i, field)

@@ -827,8 +827,9 @@ class Simulation:
 
         ``jump`` (default True) lets the core jump over constant stretches in closed form:
         where a volume's demand is constant (a closed loop, a rest, equal values in a row of a
-        trace, a :class:`PiecewiseOpenLoop` segment) and its step steady, it advances the steps
-        that keep every branch of the step the same at once. Results equal stepping's, bit for
+        trace, a :class:`PiecewiseOpenLoop` segment) and its step steady, or an open loop's
+        backlog grows or drains linearly at the volume's cap, it advances the steps that keep
+        every branch of the step the same at once. Results equal stepping's, bit for
         bit at fixed points (full or empty bucket, no bucket) and otherwise to rounding (relative
         1e-9; docs/model.md, "Jumps over constant stretches"). ``jump=False`` steps every step.
         Volumes attached to an instance are always stepped, and so are the totals-only

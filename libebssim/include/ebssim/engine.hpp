@@ -147,7 +147,8 @@ struct RunOptions {
     int threads = 0;
     /// Jump over constant stretches in closed form (docs/model.md, "Jumps over constant
     /// stretches"): where a volume's demand is constant and its step steady (no backlog, every
-    /// output the same but the credits, which change by a constant amount per step), the engine
+    /// output the same but the credits, which change by a constant amount per step), or an open
+    /// loop's backlog of the arrivals' composition grows or drains at the volume's cap, the engine
     /// computes how many steps keep every branch of the step the same and advances them at once.
     /// Results equal stepping's: bit for bit at fixed points (a full or empty bucket, no bucket);
     /// otherwise up to the rounding of c + m*d against m repeated additions. False steps every

@@ -226,15 +226,20 @@ public:
 
     /// The outputs of the m steps from k0 (the next to record) when every output is the same in
     /// each, except the levels, which change linearly: level e in step k0 + j is
-    /// s.end[e] + j * slope[e]. O(m / every) work (O(m) fills at every = 1).
-    void record_constant(std::int64_t k0, std::int64_t m, const Step& s,
-                         const std::array<double, NEnd>& slope) noexcept {
+    /// s.end[e] + j * slope[e], and the latency, s.latency + j * lat_slope (a backlog growing
+    /// or draining at a constant rate). O(m / every) work (O(m) fills at every = 1).
+    void record_constant(std::int64_t k0, std::int64_t m, const Step& s, const std::array<double, NEnd>& slope,
+                         double lat_slope = 0) noexcept {
         if (m <= 0) return;
         if (every_ == 1) {
             for (int i = 0; i < n_fields - 1; ++i) {
                 void* p = p_[static_cast<std::size_t>(i)];
                 if (p == nullptr) continue;
                 const int e = i - NMean - (Latency ? 1 : 0);
+                if (Latency && i == NMean && lat_slope != 0) {
+                    for (std::int64_t j = 0; j < m; ++j) put(p, k0 + j, s.latency + static_cast<double>(j) * lat_slope);
+                    continue;
+                }
                 for (std::int64_t j = 0; j < m; ++j) {
                     const double v = e >= 0 ? s.end[static_cast<std::size_t>(e)] +
                                                   static_cast<double>(j) * slope[static_cast<std::size_t>(e)]
@@ -255,7 +260,14 @@ public:
             for (std::size_t e = 0; e < static_cast<std::size_t>(NEnd); ++e) {
                 last[e] = s.end[e] + static_cast<double>(j + c - 1) * slope[e];
             }
-            add(s, c, last);
+            if (lat_slope != 0) {
+                // The interval's latency is weighted by the (constant) rate: the chunk's mean.
+                Step sc = s;
+                sc.latency = s.latency + (static_cast<double>(j) + 0.5 * static_cast<double>(c - 1)) * lat_slope;
+                add(sc, c, last);
+            } else {
+                add(s, c, last);
+            }
             j += c;
         }
     }
