@@ -89,7 +89,7 @@ TOTALS = (
     "credits_end",
 )
 
-MAX_DEMAND_PER_STEP = 1e15  # the engine's max_demand_per_step (workload.hpp): the trace check
+MAX_DEMAND_PER_STEP = ebssim._core.max_demand_per_step  # the engine's bound of the trace check (workload.hpp)
 INV_MIB = 1.0 / (1024.0 * 1024.0)
 
 

@@ -61,6 +61,8 @@ Workload to_workload(const py::handle& h) {
 }
 
 void bind_workload(py::module_& m) {
+    // The largest demand per step a trace or loop may offer (the trace check's bound).
+    m.attr("max_demand_per_step") = max_demand_per_step;
     py::class_<Idle>(m, "Idle").def(py::init<>());
 
     py::class_<ClosedLoop>(m, "ClosedLoop")

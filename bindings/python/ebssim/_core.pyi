@@ -257,6 +257,7 @@ class LimitError(ValueError): ...
 default_max_volume_steps: Final[int]
 default_max_memory_bytes: Final[int]
 BOUND_NAMES: Final[tuple[str, ...]]
+max_demand_per_step: Final[float]
 VOLUME_SERIES: Final[tuple[str, ...]]
 INSTANCE_SERIES: Final[tuple[str, ...]]
 
