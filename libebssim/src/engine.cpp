@@ -83,7 +83,7 @@ struct PhasedSource {
     }
     [[nodiscard]] std::int64_t run_end(std::int64_t k, std::int64_t k_max) const noexcept {
         std::int64_t e = k + 1;
-        while (e < k_max && users[e] == users[k] && think[e] == think[k]) ++e;
+        while (e < k_max && same_next(e - 1)) ++e;  // equality is transitive: each equals step k
         return e;
     }
 };
@@ -113,7 +113,7 @@ struct OpenSource {
     }
     [[nodiscard]] std::int64_t run_end(std::int64_t k, std::int64_t k_max) const noexcept {
         std::int64_t e = k + 1;
-        while (e < k_max && ops[e] == ops[k] && bytes[e] == bytes[k]) ++e;
+        while (e < k_max && same_next(e - 1)) ++e;  // equality is transitive: each equals step k
         return e;
     }
 };
