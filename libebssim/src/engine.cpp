@@ -22,6 +22,7 @@
 #include "ebssim/latency.hpp"
 #include "ebssim/units.hpp"
 #include "lockstep.hpp"
+#include "mixing.hpp"
 #include "validate.hpp"
 
 namespace ebssim {
@@ -518,7 +519,9 @@ private:
             if (!no_arrivals &&
                 !(std::abs(b_ops * a_.counted - a_.ops * b_cnt) <= comp_tol * b_ops * a_.counted &&
                   std::abs(b_bytes * a_.counted - a_.bytes * b_cnt) <= comp_tol * b_bytes * a_.counted)) {
-                return 0;
+                // Another mix: the closed form has no per-step series to record (they are not
+                // linear), so a recorded run steps it.
+                return out_ == nullptr ? jump_mixed(k, avail) : 0;
             }
             const StepOutcome o = outcome(k, 1.0, Bound::demand);
             if (!(o.rate > 0) || std::isnan(o.latency)) return 0;
@@ -600,6 +603,131 @@ private:
             }
             return m;
         }
+    }
+
+    /// jump_backlog's case of a backlog whose mix (operations and bytes per counted I/O) is not the
+    /// arrivals', in a run that records no series: advance the m steps from k (at most `avail`)
+    /// that stay throttled by the limit that throttles step k, and return m; else change nothing
+    /// and return 0. offer(k) has been called.
+    ///
+    /// Each such step serves the same amount s of the binding quantity (counted I/Os at the IOPS
+    /// cap, bytes at the throughput cap) and the same share of every component of what is
+    /// available, so that quantity's backlog moves linearly, and the backlog is a mix of what
+    /// was there at step k (its share phi_j a ratio of Gamma functions, mixing.hpp) and of
+    /// arrivals: each component x after j steps is rho_x (B_j - O_j) + (x_0 / B_0) O_j, with
+    /// rho_x the arrivals' x per unit of the binding quantity and O_j = phi_j B_j. The totals
+    /// follow without stepping: what was served is what was there plus what arrived minus what
+    /// is left; the latency, st x served + dt x waiting per step (Little's law, st linear in the
+    /// bytes served), sums the backlog, whose old part has a closed-form sum too (old_sum). As
+    /// in jump_backlog, every branch of the step changes at most once along the stretch (the
+    /// mix moves monotonically from the old one to the arrivals'), so the steps that keep step
+    /// k's limit are a prefix, found by galloping and bisection over j with outcome() at the
+    /// predicted state. Not jumped: a throughput-bound volume with a credit bucket (its credits
+    /// would follow the varying counted I/Os), and arrivals within 1e-6 of twice the amount
+    /// served but not equal to it (old_sum's quotient loses its precision there).
+    std::int64_t jump_mixed(std::int64_t k, std::int64_t avail) noexcept {
+        const bool by_cnt = bound_ == Bound::volume_iops;
+        if (!by_cnt && bucket_) return 0;
+        const int q = by_cnt ? 2 : 1;  // index of the binding quantity in {ops, bytes, counted}
+        const double x0[3] = {s_.backlog_ops, s_.backlog_bytes, s_.backlog_counted};
+        const double ax[3] = {a_.ops, a_.bytes, a_.counted};
+        const double B0 = x0[q];
+        const double a = ax[q];
+        if (!(B0 > 0 && a > 0)) return 0;
+        const StepOutcome o = outcome(k, 1.0, Bound::demand);
+        if (!(o.rate > 0) || std::isnan(o.latency)) return 0;
+        const double s = by_cnt ? o.served_cnt : o.served_bytes;
+        const double delta = a - s;
+        const double eps = a - 2 * s;
+        if (eps != 0 && std::abs(eps) < 1e-6 * a) return 0;
+        const double c0 = s_.credits;
+        const double cap = p_.credit_capacity;
+        double d = 0;
+        if (bucket_) {
+            if (o.credits == c0) {
+                if (cliffs_.changes(c0)) return 0;
+            } else {
+                if (!(o.raw_credits > 0 && o.raw_credits < cap)) return 0;  // clamped: not linear
+                if (cliffs_.changes(o.raw_credits)) return 0;               // ends an episode: step it
+                d = earned_ - o.served_cnt;
+            }
+        }
+        // The backlog after j steps.
+        auto state_at = [&](double j, double(&x)[3]) {
+            const double bj = B0 + j * delta;
+            const double oj = j == 0 ? B0 : detail::old_share(B0, a, delta, j) * bj;
+            for (int i = 0; i < 3; ++i) x[i] = i == q ? bj : ax[i] / a * (bj - oj) + x0[i] / B0 * oj;
+        };
+        auto set_state = [&](double j) {
+            double x[3];
+            state_at(j, x);
+            s_.credits = c0 + j * d;
+            s_.backlog_ops = x[0];
+            s_.backlog_bytes = x[1];
+            s_.backlog_counted = x[2];
+        };
+        auto restore = [&] {
+            s_.credits = c0;
+            s_.backlog_ops = x0[0];
+            s_.backlog_bytes = x0[1];
+            s_.backlog_counted = x0[2];
+        };
+        constexpr double rel = 1e-12;
+        auto same = [&](std::int64_t j) {
+            set_state(static_cast<double>(j));
+            offer(k);
+            const StepOutcome r = outcome(k, 1.0, Bound::demand);
+            const bool credits_ok = d == 0 ? r.credits == c0 : (r.raw_credits > 0 && r.raw_credits < cap);
+            const double served = by_cnt ? r.served_cnt : r.served_bytes;
+            const double left = by_cnt ? r.backlog_counted : r.backlog_bytes;
+            return r.bound == o.bound && r.f < 1.0 && credits_ok && left > 0 && r.rate > 0 &&
+                   std::abs(served - s) <= rel * s;
+        };
+        std::int64_t good = 0;     // step k + good keeps step k's limit
+        std::int64_t bad = avail;  // the first step that does not (avail: none in the stretch)
+        for (std::int64_t step = 1;; step *= 2) {
+            const std::int64_t j = std::min(good + step, avail - 1);
+            if (j == good) break;
+            if (!same(j)) {
+                bad = j;
+                break;
+            }
+            good = j;
+        }
+        while (bad - good > 1 && bad < avail) {
+            const std::int64_t mid = good + (bad - good) / 2;
+            (same(mid) ? good : bad) = mid;
+        }
+        restore();
+        const std::int64_t m = bad == avail ? avail : good + 1 - jump_margin;
+        if (m < min_jump) return 0;
+        const auto mm = static_cast<double>(m);
+        double xm[3], xl[3];  // the backlog after m steps, and before the last of them
+        state_at(mm, xm);
+        state_at(mm - 1, xl);
+        double served[3];
+        for (int i = 0; i < 3; ++i) served[i] = i == q ? mm * s : x0[i] + mm * ax[i] - xm[i];
+        // sum_{j<m} of the mean backlog of operations in step j, (b_j + b_{j+1}) / 2.
+        const double sum_b = mm * B0 + delta * (mm * (mm - 1) * 0.5);
+        const double sum_o = detail::old_sum(B0, a, s, mm);
+        const double rho_ops = ax[0] / a;
+        const double waiting = rho_ops * (sum_b - sum_o) + x0[0] / B0 * sum_o + 0.5 * (xm[0] - x0[0]);
+        const double st_part = std::isnan(src_.service_time_s) ? p_.latency_s * served[0] + served[1] * inv_transfer_
+                                                               : src_.service_time_s * served[0];
+        s_.credits = c0 + mm * d;
+        s_.backlog_ops = xm[0];
+        s_.backlog_bytes = xm[1];
+        s_.backlog_counted = xm[2];
+        tot_.demanded_ops += mm * a_.ops;
+        tot_.demanded_bytes += mm * a_.bytes;
+        tot_.latency_ops_s += st_part + waiting * dt_;
+        prev_instance_bound_ = false;
+        prev_served_cnt_ = by_cnt ? s : xl[2] + ax[2] - xm[2];
+        tot_.served_ops += served[0];
+        tot_.served_bytes += served[1];
+        tot_.served_counted += served[2];
+        tot_.steps_bound[static_cast<int>(o.bound)] += m;
+        return m;
     }
 
     /// Apply outcome o to the m steps from k: credits c0 + j d after step k + j - 1 (d = 0 at a

@@ -307,15 +307,19 @@ TEST_CASE("jump: a backlog grows and drains linearly at the IOPS cap (hand-worke
     CHECK(j.series[0].latency_s[599] == near(st + 599500.0 / 3000, 1e-12));
 }
 
-TEST_CASE("jump: throttled and draining stretches equal stepping over random configurations") {
-    // Demand alternating above the volume's cap (IOPS or throughput, the bucket full, draining
-    // or empty) and below it, so backlogs grow, drain, and cross a bucket running dry.
-    std::mt19937_64 rng(34);
+namespace {
+
+// Demand alternating above the volume's cap (IOPS or throughput, the bucket full, draining or
+// empty) and below it, so backlogs grow, drain, and cross a bucket running dry. `mixed`: each
+// segment has its own I/O size, so a backlog carried into the next one has another mix than its
+// arrivals (Stepper::jump_mixed; mostly unrecorded, as only unrecorded runs jump those).
+void throttled_configurations(std::uint64_t seed, int iters, bool mixed) {
+    std::mt19937_64 rng(seed);
     auto uni = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
     auto pick = [&](int n) { return static_cast<int>(std::uniform_int_distribution<int>(0, n - 1)(rng)); };
     const VolumeType types[] = {VolumeType::gp2, VolumeType::gp3, VolumeType::io1, VolumeType::st1, VolumeType::sc1};
     const double dts[] = {0.001, 0.1, 1.0, 10.0};
-    for (int iter = 0; iter < 200; ++iter) {
+    for (int iter = 0; iter < iters; ++iter) {
         CAPTURE(iter);
         const VolumeType type = types[pick(5)];
         VolumeSpec spec;
@@ -336,10 +340,8 @@ TEST_CASE("jump: throttled and draining stretches equal stepping over random con
         Simulation b(std::vector<VolumeSpec>{spec}, dt);
         const VolumeParams& p = a.params(0);
         const double cap = std::max(1.0, p.credit_capacity);
-        const double io = std::round(std::exp(uni(std::log(4096.0), std::log(1048576.0))));
-        // The I/Os a second that fill the tighter of the two caps (burst), and the baseline's.
-        const double hi = std::min(p.burst_iops, p.tput_burst_bytes_s / io);
-        const double lo = std::min(p.baseline_iops, p.tput_base_bytes_s / io);
+        auto io_size = [&] { return std::round(std::exp(uni(std::log(4096.0), std::log(1048576.0)))); };
+        const double io0 = io_size();
         const std::int64_t n = 200 + static_cast<std::int64_t>(uni(0, 1) * 20000);
         std::vector<std::int64_t> change{0};
         for (int s = 1 + pick(4); s > 0; --s)
@@ -348,6 +350,10 @@ TEST_CASE("jump: throttled and draining stretches equal stepping over random con
         change.erase(std::unique(change.begin(), change.end()), change.end());
         std::vector<double> ops, bytes;
         for (std::size_t s = 0; s < change.size(); ++s) {
+            const double io = mixed ? io_size() : io0;
+            // The I/Os a second that fill the tighter of the two caps (burst), and the baseline's.
+            const double hi = std::min(p.burst_iops, p.tput_burst_bytes_s / io);
+            const double lo = std::min(p.baseline_iops, p.tput_base_bytes_s / io);
             const double ref = pick(2) == 0 ? hi : lo;
             const double level = s % 2 == 0 ? ref * uni(1.05, 2.5) : (pick(4) == 0 ? 0.0 : ref * uni(0.1, 0.95));
             const double o = std::round(level * dt * 1e6) / 1e6;
@@ -357,7 +363,7 @@ TEST_CASE("jump: throttled and draining stretches equal stepping over random con
         const bool trace = pick(2) == 0;
         const Expanded e = expand(change, ops, bytes, n);
         const Workload w = trace ? Workload{open_loop(e.ops, e.bytes)} : Workload{piecewise(change, ops, bytes)};
-        const bool record = pick(3) != 0;
+        const bool record = mixed ? pick(4) == 0 : pick(3) != 0;
         CAPTURE(n);
         CAPTURE(dt);
         CAPTURE(spec.size_gib);
@@ -372,6 +378,67 @@ TEST_CASE("jump: throttled and draining stretches equal stepping over random con
         check_same(rj, rs, cap, "throttled configuration");
         CHECK(close(a.credits(0), b.credits(0), rel_tol, 1e-9 * cap));
         CHECK(close(a.backlog_ops(0), b.backlog_ops(0), rel_tol, 1e-6));
+    }
+}
+
+}  // namespace
+
+TEST_CASE("jump: throttled and draining stretches equal stepping over random configurations") {
+    throttled_configurations(34, 200, false);
+}
+
+TEST_CASE("jump: backlogs of another mix than their arrivals equal stepping over random configurations") {
+    throttled_configurations(35, 300, true);
+}
+
+TEST_CASE("jump: a backlog of 1 MiB I/Os diluted by 16 KiB arrivals (hand-worked, gp3, Gamma ratios)") {
+    // gp3 1,000 GiB at 3,000 IOPS and 750 MiB/s (0.25 MiB/s per IOPS), no bucket: the IOPS cap
+    // binds for any mix (at most 256 KiB per counted I/O: 3,000 x 256 KiB = 750 MiB/s).
+    // Segment 1, 1,000 s: 1,000 random 1 MiB I/Os a second, 4 counted each: 4,000 counted
+    // arrive, 3,000 are served, the backlog grows by 1,000 counted (250 I/Os) a second to
+    // B0 = 1e6 counted = 250,000 I/Os = 2.5e5 MiB.
+    // Segment 2, n = 1,000 s: 4,000 I/Os of 16 KiB a second (1 counted each): a = 4,000,
+    // s = 3,000, the backlog B_j = 1e6 + 1,000 j counted. The share of it left from segment 1
+    // follows phi_{j+1} = phi_j B_j / (B_j + a) = phi_j (1000 + j) / (1004 + j), so
+    // phi_n = C / ((1000+n)(1001+n)(1002+n)(1003+n)), C = 1000 x 1001 x 1002 x 1003, and the old
+    // counted I/Os left before step j are O_j = phi_j B_j = 1000 C / ((1001+j)(1002+j)(1003+j)).
+    // Each counted unit of old material is 1/4 I/O and 256 KiB, of new material 1 I/O and 16 KiB.
+    const double C = 1000.0 * 1001 * 1002 * 1003;
+    const double n = 1000;
+    const double Bn = 1e6 + 1000 * n;
+    const double On = C / ((1000 + n) * (1001 + n) * (1002 + n) * (1003 + n)) * Bn;
+    const double ops_end = (Bn - On) + 0.25 * On;
+    const double bytes_end = (Bn - On) * 16 * KiB + On * 256 * KiB;
+    // Served in segment 2: what was there, plus what arrived, minus what is left.
+    const double served_ops2 = 250000 + n * 4000 - ops_end;
+    const double served_bytes2 = 2.5e5 * MiB + n * 4000 * 16 * KiB - bytes_end;
+    // Little's law per step: st x served + dt x (b_j + b_{j+1}) / 2 I/O-seconds, b_j the I/Os
+    // waiting before step j, b_j = B_j - 3/4 O_j; sum_{j<n} O_j telescopes by
+    // 1 / (k(k+1)(k+2)) = (1/(k(k+1)) - 1/((k+1)(k+2))) / 2 to
+    // 1000 C (1/(1001 x 1002) - 1/((1001+n)(1002+n))) / 2; sum_{j<n} B_j = n 1e6 + 1000 n(n-1)/2.
+    const double sum_o = 1000 * C * (1 / (1001.0 * 1002) - 1 / ((1001 + n) * (1002 + n))) / 2;
+    const double sum_b = n * 1e6 + 1000 * n * (n - 1) / 2;
+    const double waiting2 = (sum_b - 0.75 * sum_o) + 0.5 * (ops_end - 250000);
+    // Segment 1 (all one mix): waiting sum_{j<1000} 250 (j + 1/2) x 2 ... = 250 x (j + j + 1) / 2.
+    const double waiting1 = 250.0 * (1000.0 * 999 / 2 + 1000.0 / 2);
+    const std::vector<std::int64_t> change{0, 1000};
+    const std::vector<double> ops{1000, 4000}, bytes{1000 * MiB, 4000 * 16 * KiB};
+    for (const bool jump : {true, false}) {
+        CAPTURE(jump);
+        Simulation sim = single(gp3_spec(1000, 3000, 750));
+        const VolumeParams& p = sim.params(0);
+        RunOptions o;
+        o.jump = jump;
+        const RunResult r = sim.run({piecewise(change, ops, bytes)}, 2000, false, RunLimits{}, {}, o);
+        const VolumeTotals& t = r.totals[0];
+        CHECK(t.served_counted == near(2000 * 3000.0, 1e-12));
+        CHECK(t.steps_bound[static_cast<int>(Bound::volume_iops)] == 2000);
+        CHECK(sim.backlog_ops(0) == near(ops_end, 1e-10));
+        CHECK(t.served_ops == near(750 * 1000.0 + served_ops2, 1e-10));
+        CHECK(t.served_bytes == near(750 * MiB * 1000 + served_bytes2, 1e-10));
+        // st = latency + size / transfer per I/O, so st x served = latency x I/Os + bytes / transfer.
+        const double st_part = p.latency_s * t.served_ops + t.served_bytes / p.transfer_bytes_s;
+        CHECK(t.latency_ops_s == near(st_part + waiting1 + waiting2, 1e-10));
     }
 }
 

@@ -157,6 +157,31 @@ def test_piecewise_month_at_one_millisecond_without_per_step_values() -> None:
     assert r.totals.steps_bound[0] == r.n_steps
 
 
+def test_a_month_of_backlogs_of_another_mix_at_one_millisecond() -> None:
+    # gp3 1,000 GiB at 3,000 IOPS and 750 MiB/s: the IOPS cap binds whatever the size (at most
+    # 256 KiB per counted I/O). 4,000 counted I/Os a second arrive all month, alternating hourly
+    # between 1,000 I/Os of 1 MiB (4 counted each) and 4,000 of 16 KiB, so the backlog grows by
+    # 1,000 counted a second and every hour starts with a backlog of the other hour's mix: the
+    # jump over a backlog of another mix (docs/model.md), 2.6e9 steps at dt = 1 ms.
+    hours = 720
+    iops = [1000.0, 4000.0] * (hours // 2)
+    bytes_per_s = [1000.0 * 2**20, 4000.0 * 16384] * (hours // 2)
+    w = OpenLoop.piecewise(np.arange(hours) * 3600.0, iops, bytes_per_s=bytes_per_s, duration_s=hours * 3600.0)
+    r = simulate(ebssim.gp3(1000, iops=3000, throughput_mib_s=750), w, dt=0.001, record=False)
+    t = r.totals
+    seconds = hours * 3600
+    assert r.n_steps == 2_592_000_000
+    assert t.steps_bound[1] == r.n_steps  # IOPS-bound throughout
+    assert t.served_counted == pytest.approx(3000 * seconds, rel=1e-12)
+    # Nothing is lost: what arrived was served or is still waiting.
+    assert t.demanded_ops == pytest.approx(seconds / 2 * (1000 + 4000), rel=1e-12)
+    assert t.served_ops + t.backlog_ops == pytest.approx(t.demanded_ops, rel=1e-9)
+    assert t.served_bytes + t.backlog_bytes == pytest.approx(t.demanded_bytes, rel=1e-9)
+    # The backlog holds 1,000 counted I/Os for every second of the month, 2.592e9: between a
+    # quarter as many I/Os (all 1 MiB) and as many (all 16 KiB).
+    assert 2.592e9 / 4 < t.backlog_ops < 2.592e9
+
+
 def test_piecewise_with_bytes_per_s_and_a_simulation_of_two() -> None:
     # Two volumes, one piecewise and one closed loop, in one Simulation: the piecewise one as
     # its per-step trace. 300 IOPS of 64 KiB (the first 1,000 s) then 600 IOPS of 16 KiB.
@@ -247,7 +272,10 @@ def cases(draw):
         st.floats(0.2, 1.5).map(lambda x: x * burst),
         st.floats(1.05, 3.0).map(lambda x: x * burst),
     )
-    size = draw(st.sampled_from(["4k", "16k", "64k", "256k", "1m"]))
+    sizes = {"4k": 4096, "16k": 16384, "64k": 65536, "256k": 262144, "1m": 1048576}
+    size = draw(st.sampled_from(list(sizes)))
+    # A size per segment: a backlog carried into the next one has another mix than its arrivals.
+    per_segment = draw(st.booleans())
     cuts = sorted(set(draw(st.lists(st.integers(1, max(1, n - 1)), max_size=5)))) if n > 1 else []
     change = [0, *cuts]
     rates = [draw(levels) for _ in change]
@@ -257,7 +285,13 @@ def cases(draw):
     elif kind == "idle":
         w = Idle()
     else:
-        pw = OpenLoop.piecewise(np.asarray(change, dtype=float) * dt, [round(x, 3) for x in rates], size)
+        change_s = np.asarray(change, dtype=float) * dt
+        iops = [round(x, 3) for x in rates]
+        if per_segment:
+            seg = [sizes[draw(st.sampled_from(list(sizes)))] for _ in change]
+            pw = OpenLoop.piecewise(change_s, iops, bytes_per_s=[r * b for r, b in zip(iops, seg)])
+        else:
+            pw = OpenLoop.piecewise(change_s, iops, size)
         if kind == "piecewise":
             w = pw
         elif kind == "trace":
