@@ -422,6 +422,40 @@ public:
         }
     }
 
+    // For the coupled loop's jumps (coupled_loop), which probe every volume of an instance
+    // together with the conditions jump_steady uses for one.
+    [[nodiscard]] double credits() const noexcept { return s_.credits; }
+    void set_credits(double c) noexcept { s_.credits = c; }
+    [[nodiscard]] bool has_backlog() const noexcept {
+        return s_.backlog_ops != 0 || s_.backlog_bytes != 0 || s_.backlog_counted != 0;
+    }
+    /// Whether outcome o of the step at credits c0 (no backlog before it) is steady: it leaves
+    /// no backlog and either keeps the credits (d = 0: a fixed point) or moves them by d,
+    /// unclamped, without ending a cliff episode.
+    [[nodiscard]] bool steady(const StepOutcome& o, double c0, double& d) const noexcept {
+        if constexpr (!Source::closed) {
+            if (o.f != 1.0) return false;  // part of the arrivals waits: the backlog grows
+        }
+        d = 0;
+        if (!bucket_ || (o.credits == c0 && !cliffs_.changes(c0))) return true;
+        if (!(o.raw_credits > 0 && o.raw_credits < p_.credit_capacity)) return false;  // clamped: not linear
+        if (cliffs_.changes(o.raw_credits)) return false;                              // ends an episode: step it
+        d = earned_ - o.served_cnt;
+        return true;
+    }
+    /// Whether q, the outcome of the step at the credits a steady stretch predicts, is the step
+    /// whose outcome is o (steady from c0 with change d).
+    [[nodiscard]] bool same_step(const StepOutcome& o, const StepOutcome& q, double c0, double d) const noexcept {
+        const bool credits_ok =
+            d == 0 ? (!bucket_ || q.credits == c0) : (q.raw_credits > 0 && q.raw_credits < p_.credit_capacity);
+        return q.bound == o.bound && q.f == o.f && q.served_cnt == o.served_cnt && q.served_ops == o.served_ops &&
+               q.served_bytes == o.served_bytes && credits_ok;
+    }
+    /// Apply the steady outcome o (share g of the instance) to the m steps from k.
+    void apply_steady(std::int64_t k, std::int64_t m, const StepOutcome& o, double c0, double d, double g) noexcept {
+        apply_run(k, m, o, c0, d, g < 1.0);
+    }
+
 private:
     /// If step k is steady, jump: advance the m steps from k (at most `avail`, all offering
     /// what step k offers) that have step k's outcome, and return m; else change nothing and
@@ -440,27 +474,20 @@ private:
     /// bisection over j with outcome() itself (no rule restated). The jump stops jump_margin
     /// steps short of the first step that differs, which is stepped.
     std::int64_t jump_steady(std::int64_t k, std::int64_t avail) noexcept {
-        if (s_.backlog_ops != 0 || s_.backlog_bytes != 0 || s_.backlog_counted != 0) return 0;
+        if (has_backlog()) return 0;
         offer(k);
         const StepOutcome o = outcome(k, 1.0, Bound::demand);
-        if constexpr (!Source::closed) {
-            if (o.f != 1.0) return 0;  // part of the arrivals waits: the backlog grows
-        }
         const double c0 = s_.credits;
-        if (!bucket_ || (o.credits == c0 && !cliffs_.changes(c0))) {
+        double d = 0;
+        if (!steady(o, c0, d)) return 0;
+        if (d == 0) {
             apply_run(k, avail, o, c0, 0.0);
             return avail;
         }
-        const double cap = p_.credit_capacity;
-        if (!(o.raw_credits > 0 && o.raw_credits < cap)) return 0;  // clamped: not linear
-        if (cliffs_.changes(o.raw_credits)) return 0;               // ends an episode: step it
-        const double d = earned_ - o.served_cnt;
         auto same = [&](std::int64_t j) {
             s_.credits = c0 + static_cast<double>(j) * d;
             offer(k);
-            const StepOutcome q = outcome(k, 1.0, Bound::demand);
-            return q.bound == o.bound && q.f == o.f && q.served_cnt == o.served_cnt && q.served_ops == o.served_ops &&
-                   q.served_bytes == o.served_bytes && q.raw_credits > 0 && q.raw_credits < cap;
+            return same_step(o, outcome(k, 1.0, Bound::demand), c0, d);
         };
         std::int64_t good = 0;     // step k + good has step k's outcome
         std::int64_t bad = avail;  // the first step that does not (avail: none in the stretch)
@@ -732,7 +759,8 @@ private:
 
     /// Apply outcome o to the m steps from k: credits c0 + j d after step k + j - 1 (d = 0 at a
     /// fixed point), everything else as o says, every step.
-    void apply_run(std::int64_t k, std::int64_t m, const StepOutcome& o, double c0, double d) noexcept {
+    void apply_run(std::int64_t k, std::int64_t m, const StepOutcome& o, double c0, double d,
+                   bool instance_bound = false) noexcept {
         const auto mm = static_cast<double>(m);
         if (bucket_ && d != 0) s_.credits = c0 + mm * d;
         s_.backlog_ops = o.backlog_ops;
@@ -741,7 +769,7 @@ private:
         tot_.demanded_ops += mm * o.demanded_ops;
         tot_.demanded_bytes += mm * o.demanded_bytes;
         if (o.rate > 0) tot_.latency_ops_s += mm * (o.latency * o.served_ops);
-        prev_instance_bound_ = false;
+        prev_instance_bound_ = instance_bound;
         prev_served_cnt_ = o.served_cnt;
         tot_.served_ops += mm * o.served_ops;
         tot_.served_bytes += mm * o.served_bytes;
@@ -894,23 +922,31 @@ struct InstanceBucket {
     double base, max, capacity, earn, earn_per_unused;
     double credits;  // a copy (kept in a register by the loops), written back at the end of a run
     [[nodiscard]] double cap() const noexcept { return std::min(max, base + credits); }
-    void use(double used) noexcept {
-        if (capacity <= 0) return;
-        double c = used <= base ? credits + earn - earn_per_unused * used : credits - (used - base);
+    /// The credits after a step that used `used`, before the clamps to [0, capacity].
+    [[nodiscard]] double raw_after(double used) const noexcept {
+        return used <= base ? credits + earn - earn_per_unused * used : credits - (used - base);
+    }
+    /// Whether the raw credits `c` are left as they are by the clamps of use().
+    [[nodiscard]] bool unclamped(double c) const noexcept { return c >= capacity * 1e-12 && c <= capacity; }
+    /// The credits after a step that used `used`.
+    [[nodiscard]] double after(double used) const noexcept {
+        if (capacity <= 0) return credits;
+        double c = raw_after(used);
         // Rounding in the sum of the volumes' shares must not leave a sliver of credit.
         if (c < capacity * 1e-12) c = 0;
-        credits = c > capacity ? capacity : c;
+        return c > capacity ? capacity : c;
     }
+    void use(double used) noexcept { credits = after(used); }
     [[nodiscard]] double pct() const noexcept { return capacity > 0 ? credits / capacity * 100.0 : 100.0; }
 };
 
 // Calls f on a stepper, whether its type is known (homogeneous run) or held in a variant.
 template <class St, class F>
-inline void apply(St& st, F&& f) {
+inline decltype(auto) apply(St& st, F&& f) {
     if constexpr (requires { st.index(); }) {
-        std::visit(std::forward<F>(f), st);
+        return std::visit(std::forward<F>(f), st);
     } else {
-        f(st);
+        return f(st);
     }
 }
 
@@ -1192,11 +1228,12 @@ namespace {
 template <class Steppers>
 void coupled_loop(Steppers& steppers, const InstanceParams& ip, double& io_credits, double& bytes_credits,
                   std::int64_t n, double dt, double t0, InstanceTotals& it, InstanceRecorder* out,
-                  const InterruptCheck& interrupt) {
+                  const InterruptCheck& interrupt, bool jump) {
     const std::size_t nv = steppers.size();
     InstanceBucket io(ip.baseline_iops, ip.max_iops, ip.io_capacity, ip.io_earn_idle, dt, io_credits);
     InstanceBucket by(ip.baseline_bytes_s, ip.max_bytes_s, ip.bytes_capacity, ip.bytes_earn_idle, dt, bytes_credits);
-    std::vector<double> want_cnt(nv), want_bytes(nv), g(nv);
+    std::vector<double> want_cnt(nv), want_bytes(nv), g(nv), share(nv);
+    std::vector<Bound> bound(nv);
     const bool fair = ip.share == SharePolicy::fair;
     const double inv_dt = 1.0 / dt;
     double served_counted = 0, served_bytes = 0;
@@ -1204,17 +1241,11 @@ void coupled_loop(Steppers& steppers, const InstanceParams& ip, double& io_credi
     CliffTracker io_track, by_track;
     std::int64_t steps_bound[n_bounds] = {};
 
-    // Asked every `chunk` steps, as in_chunks does; a countdown costs nothing next to a step of
-    // every volume.
-    const std::int64_t chunk = steps_per_check(nv);
-    std::int64_t until_check = chunk + 1;  // not before the first step
-
-    for (std::int64_t k = 0; k < n; ++k) {
-        if (--until_check == 0) {
-            until_check = chunk;
-            if (interrupt && interrupt()) throw Interrupted();
-        }
-        double sum_cnt = 0, sum_bytes = 0;
+    // What every volume asks in step k (offer), summed.
+    double sum_cnt = 0, sum_bytes = 0;
+    auto offers = [&](std::int64_t k) {
+        sum_cnt = 0;
+        sum_bytes = 0;
         for (std::size_t i = 0; i < nv; ++i) {
             apply(steppers[i], [&](auto& st) {
                 st.prefetch(k);
@@ -1225,38 +1256,53 @@ void coupled_loop(Steppers& steppers, const InstanceParams& ip, double& io_credi
             sum_cnt += want_cnt[i];
             sum_bytes += want_bytes[i];
         }
+    };
+    // The instance's decision on those offers: its bound, each volume's share and bound, and
+    // what the volumes use of its budgets.
+    struct Decision {
+        Bound ib;
+        double used_cnt, used_bytes;
+    };
+    auto decide = [&]() -> Decision {
         const double cap_io = io.cap();
         const double cap_by = by.cap();
         const double g_io = sum_cnt > cap_io ? cap_io / sum_cnt : 1.0;
         const double g_by = sum_bytes > cap_by ? cap_by / sum_bytes : 1.0;
         Bound ib = Bound::demand;
         if (g_io < 1.0 || g_by < 1.0) ib = g_io <= g_by ? Bound::instance_iops : Bound::instance_throughput;
-
         double used_cnt = 0, used_bytes = 0;
         if (ib == Bound::demand || !fair) {
             const double gg = std::min(g_io, g_by);
-            for (std::size_t i = 0; i < nv; ++i) {
-                // A volume that asks nothing is not held back by the instance.
-                const bool asks = want_cnt[i] > 0 || want_bytes[i] > 0;
-                apply(steppers[i], [&](auto& st) { st.commit(k, asks ? gg : 1.0, asks ? ib : Bound::demand); });
-            }
+            for (std::size_t i = 0; i < nv; ++i) share[i] = gg;
             used_cnt = gg * sum_cnt;
             used_bytes = gg * sum_bytes;
         } else {
-            fair_shares(want_cnt, want_bytes, cap_io, cap_by, g);
+            fair_shares(want_cnt, want_bytes, cap_io, cap_by, share);
             for (std::size_t i = 0; i < nv; ++i) {
-                const bool asks = want_cnt[i] > 0 || want_bytes[i] > 0;
-                apply(steppers[i], [&](auto& st) { st.commit(k, asks ? g[i] : 1.0, asks ? ib : Bound::demand); });
-                used_cnt += g[i] * want_cnt[i];
-                used_bytes += g[i] * want_bytes[i];
+                used_cnt += share[i] * want_cnt[i];
+                used_bytes += share[i] * want_bytes[i];
             }
+        }
+        for (std::size_t i = 0; i < nv; ++i) {
+            // A volume that asks nothing is not held back by the instance.
+            const bool asks = want_cnt[i] > 0 || want_bytes[i] > 0;
+            g[i] = asks ? share[i] : 1.0;
+            bound[i] = asks ? ib : Bound::demand;
         }
         // Exact at the cap, so the instance bucket empties to exactly zero.
         if (ib == Bound::instance_iops) used_cnt = std::min(used_cnt, cap_io);
         if (ib == Bound::instance_throughput) used_bytes = std::min(used_bytes, cap_by);
+        return {ib, used_cnt, used_bytes};
+    };
+
+    // One step of every volume and of the instance.
+    auto step = [&](std::int64_t k) {
+        offers(k);
+        const Decision dc = decide();
+        for (std::size_t i = 0; i < nv; ++i) apply(steppers[i], [&](auto& st) { st.commit(k, g[i], bound[i]); });
         const double io_before = io.credits, by_before = by.credits;
-        io.use(used_cnt);
-        by.use(used_bytes);
+        io.use(dc.used_cnt);
+        by.use(dc.used_bytes);
         // As for volumes: a bucket that runs dry in this step, or starts the run dry under demand
         // above baseline, has its cliff here (interpolated inside the step); one that earns again
         // ends its episode.
@@ -1268,16 +1314,177 @@ void coupled_loop(Steppers& steppers, const InstanceParams& ip, double& io_credi
             by_track.note(by_before, by.credits, std::min(sum_bytes, by.max) - by.base, t, dt, it.bytes_cliffs,
                           bytes_cliff);
         }
-        served_counted += used_cnt;
-        served_bytes += used_bytes;
-        steps_bound[static_cast<int>(ib)] += 1;
+        served_counted += dc.used_cnt;
+        served_bytes += dc.used_bytes;
+        steps_bound[static_cast<int>(dc.ib)] += 1;
         if (out != nullptr) {
-            out->record(k, {{used_cnt * inv_dt, used_bytes * inv_dt * (1.0 / units::MB)},
+            out->record(k, {{dc.used_cnt * inv_dt, dc.used_bytes * inv_dt * (1.0 / units::MB)},
                             0.0,
                             {io.pct(), by.pct()},
-                            static_cast<std::uint8_t>(ib)});
+                            static_cast<std::uint8_t>(dc.ib)});
         }
-    }
+    };
+
+    // Jumps (RunOptions::jump): in a stretch where every volume offers what it offered in step k,
+    // step k is steady when no volume has a backlog before or after it (each as in
+    // Stepper::jump_steady, with the share the instance gives it) and the instance's buckets
+    // keep their credits or move them by a constant amount, unclamped and without a cliff. Then
+    // the whole state is linear in the steps (each volume's credits, both instance buckets), and
+    // every branch of the joint step (the instance's caps min(max, base + credits) and its
+    // bound, each volume's own thresholds) is a threshold on one of them that changes at most
+    // once along the stretch: the steps with step k's outcome are a prefix, found by galloping
+    // and bisection on offers/decide/outcome at the predicted state (no rule restated), and
+    // jumped to two steps short of its end, as for one volume.
+    std::vector<StepOutcome> o0(nv);
+    std::vector<double> c0(nv), dv(nv), g0(nv);
+    std::vector<Bound> b0(nv);
+    auto bucket_step = [](const InstanceBucket& b, double used, double& d) {
+        d = 0;
+        if (b.capacity <= 0) return true;
+        const double raw = b.raw_after(used);
+        if (b.unclamped(raw)) {
+            d = raw - b.credits;
+            return true;
+        }
+        return false;
+    };
+    auto try_jump = [&](std::int64_t k, std::int64_t avail) -> std::int64_t {
+        for (std::size_t i = 0; i < nv; ++i) {
+            if (apply(steppers[i], [](auto& st) { return st.has_backlog(); })) return 0;
+        }
+        offers(k);
+        const Decision dc0 = decide();
+        bool ok = true;
+        bool fixed = true;
+        for (std::size_t i = 0; i < nv && ok; ++i) {
+            apply(steppers[i], [&](auto& st) {
+                o0[i] = st.outcome(k, g[i], bound[i]);
+                c0[i] = st.credits();
+                ok = st.steady(o0[i], c0[i], dv[i]);
+            });
+            g0[i] = g[i];
+            b0[i] = bound[i];
+            fixed &= dv[i] == 0;
+        }
+        if (!ok) return 0;
+        // The instance's buckets: a fixed point (full, or empty at its baseline) or linear.
+        const double io0 = io.credits, by0 = by.credits;
+        double d_io = 0, d_by = 0;
+        const bool io_fixed = io.capacity <= 0 || (io.after(dc0.used_cnt) == io0 && !io_track.changes(io0));
+        const bool by_fixed = by.capacity <= 0 || (by.after(dc0.used_bytes) == by0 && !by_track.changes(by0));
+        if (!io_fixed && (!bucket_step(io, dc0.used_cnt, d_io) || io_track.changes(io0 + d_io))) return 0;
+        if (!by_fixed && (!bucket_step(by, dc0.used_bytes, d_by) || by_track.changes(by0 + d_by))) return 0;
+        fixed &= d_io == 0 && d_by == 0;
+        std::int64_t m = avail;
+        if (!fixed) {
+            auto same = [&](std::int64_t j) {
+                const auto jj = static_cast<double>(j);
+                for (std::size_t i = 0; i < nv; ++i) {
+                    apply(steppers[i], [&](auto& st) { st.set_credits(c0[i] + jj * dv[i]); });
+                }
+                io.credits = io0 + jj * d_io;
+                by.credits = by0 + jj * d_by;
+                offers(k);
+                const Decision dc = decide();
+                if (dc.ib != dc0.ib || dc.used_cnt != dc0.used_cnt || dc.used_bytes != dc0.used_bytes) return false;
+                if (d_io != 0 && !io.unclamped(io.raw_after(dc.used_cnt))) return false;
+                if (d_by != 0 && !by.unclamped(by.raw_after(dc.used_bytes))) return false;
+                for (std::size_t i = 0; i < nv; ++i) {
+                    if (g[i] != g0[i] || bound[i] != b0[i]) return false;
+                    const bool same_i = apply(steppers[i], [&](auto& st) {
+                        return st.same_step(o0[i], st.outcome(k, g[i], bound[i]), c0[i], dv[i]);
+                    });
+                    if (!same_i) return false;
+                }
+                return true;
+            };
+            std::int64_t good = 0;     // step k + good has step k's outcome
+            std::int64_t bad = avail;  // the first step that does not (avail: none in the stretch)
+            for (std::int64_t stride = 1;; stride *= 2) {
+                const std::int64_t j = std::min(good + stride, avail - 1);
+                if (j == good) break;
+                if (!same(j)) {
+                    bad = j;
+                    break;
+                }
+                good = j;
+            }
+            while (bad - good > 1 && bad < avail) {
+                const std::int64_t mid = good + (bad - good) / 2;
+                (same(mid) ? good : bad) = mid;
+            }
+            for (std::size_t i = 0; i < nv; ++i) apply(steppers[i], [&](auto& st) { st.set_credits(c0[i]); });
+            io.credits = io0;
+            by.credits = by0;
+            m = bad == avail ? avail : good + 1 - jump_margin;
+            if (m < min_jump) return 0;
+        }
+        for (std::size_t i = 0; i < nv; ++i) {
+            apply(steppers[i], [&](auto& st) { st.apply_steady(k, m, o0[i], c0[i], dv[i], g0[i]); });
+        }
+        const auto mm = static_cast<double>(m);
+        if (d_io != 0) io.credits = io0 + mm * d_io;
+        if (d_by != 0) by.credits = by0 + mm * d_by;
+        served_counted += mm * dc0.used_cnt;
+        served_bytes += mm * dc0.used_bytes;
+        steps_bound[static_cast<int>(dc0.ib)] += m;
+        if (out != nullptr) {
+            // Levels as InstanceBucket::pct (100 without a bucket), which stay put without one.
+            auto pct = [](const InstanceBucket& b, double c) {
+                return b.capacity > 0 ? c / b.capacity * 100.0 : 100.0;
+            };
+            auto slope = [](const InstanceBucket& b, double d) {
+                return b.capacity > 0 ? d / b.capacity * 100.0 : 0.0;
+            };
+            out->record_constant(k, m,
+                                 {{dc0.used_cnt * inv_dt, dc0.used_bytes * inv_dt * (1.0 / units::MB)},
+                                  0.0,
+                                  {pct(io, io0 + d_io), pct(by, by0 + d_by)},
+                                  static_cast<std::uint8_t>(dc0.ib)},
+                                 {slope(io, d_io), slope(by, d_by)});
+        }
+        return m;
+    };
+    // Steps [k, end) of a stretch in which every volume offers what it offers in step k: jumps
+    // where they apply, steps 1, 2, 4, ... between failed tries (as Stepper::run_constant).
+    auto run_constant = [&](std::int64_t k, std::int64_t end) {
+        std::int64_t backoff = 1;
+        while (k < end) {
+            const std::int64_t m = end - k >= min_jump ? try_jump(k, end - k) : 0;
+            if (m > 0) {
+                k += m;
+                backoff = 1;
+                continue;
+            }
+            const std::int64_t stop = std::min(end, k + backoff);
+            for (; k < stop; ++k) step(k);
+            backoff = std::min(backoff * 2, max_backoff);
+        }
+    };
+
+    // The interrupt is asked between chunks (in_chunks), which also bound the jumps.
+    in_chunks(n, nv, interrupt, [&](std::int64_t k0, std::int64_t k1) {
+        if (!jump) {
+            for (std::int64_t k = k0; k < k1; ++k) step(k);
+            return;
+        }
+        for (std::int64_t k = k0; k < k1;) {
+            if (k % scan_every == 0 && k1 - k >= min_run) {
+                // The stretch in which every volume offers what it offers now.
+                std::int64_t e = k1;
+                for (std::size_t i = 0; i < nv && e - k >= min_run; ++i) {
+                    e = apply(steppers[i], [&](auto& st) { return st.run_end(k, e); });
+                }
+                if (e - k >= min_run) {
+                    run_constant(k, e);
+                    k = e;
+                    continue;
+                }
+            }
+            step(k);
+            ++k;
+        }
+    });
     io_credits = io.credits;
     bytes_credits = by.credits;
     it.served_counted += served_counted;
@@ -1291,14 +1498,14 @@ void coupled_loop(Steppers& steppers, const InstanceParams& ip, double& io_credi
 template <class S>
 bool try_homogeneous(std::vector<AnyStepper>& any, const InstanceParams& ip, double& io_c, double& by_c, std::int64_t n,
                      double dt, double t0, InstanceTotals& it, InstanceRecorder* out, const InterruptCheck& interrupt,
-                     bool& ok) {
+                     bool jump, bool& ok) {
     for (const auto& a : any) {
         if (!std::holds_alternative<Stepper<S>>(a)) return false;
     }
     std::vector<Stepper<S>> typed;
     typed.reserve(any.size());
     for (auto& a : any) typed.push_back(std::get<Stepper<S>>(a));
-    coupled_loop(typed, ip, io_c, by_c, n, dt, t0, it, out, interrupt);
+    coupled_loop(typed, ip, io_c, by_c, n, dt, t0, it, out, interrupt, jump);
     ok = true;
     for (const auto& st : typed) ok &= st.input_ok();
     return true;
@@ -1307,7 +1514,7 @@ bool try_homogeneous(std::vector<AnyStepper>& any, const InstanceParams& ip, dou
 }  // namespace
 
 bool Simulation::run_shared(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, VolumeRecorder* rec,
-                            InstanceRecorder* irec, const InterruptCheck& interrupt) {
+                            InstanceRecorder* irec, const InterruptCheck& interrupt, bool jump) {
     const InstanceParams& ip = *instance_;
     const std::size_t nv = params_.size();
     std::vector<AnyStepper> steppers;
@@ -1320,10 +1527,10 @@ bool Simulation::run_shared(const std::vector<Workload>& ws, std::int64_t n, Run
     InstanceRecorder* out = irec;
     bool ok = true;
     if (!try_homogeneous<OpenSource>(steppers, ip, inst_io_credits_, inst_bytes_credits_, n, dt_s_, r.t0_s, it, out,
-                                     interrupt, ok) &&
+                                     interrupt, jump, ok) &&
         !try_homogeneous<ClosedSource>(steppers, ip, inst_io_credits_, inst_bytes_credits_, n, dt_s_, r.t0_s, it, out,
-                                       interrupt, ok)) {
-        coupled_loop(steppers, ip, inst_io_credits_, inst_bytes_credits_, n, dt_s_, r.t0_s, it, out, interrupt);
+                                       interrupt, jump, ok)) {
+        coupled_loop(steppers, ip, inst_io_credits_, inst_bytes_credits_, n, dt_s_, r.t0_s, it, out, interrupt, jump);
         for (auto& st : steppers) ok &= std::visit([](auto& x) { return x.input_ok(); }, st);
     }
     it.io_credits_end = inst_io_credits_;
@@ -1456,7 +1663,7 @@ RunResult Simulation::run(const std::vector<Workload>& workloads, std::int64_t n
     };
     bool ok = false;
     try {
-        ok = has_instance() ? run_shared(workloads, n_steps, r, rec, irec ? &*irec : nullptr, interrupt)
+        ok = has_instance() ? run_shared(workloads, n_steps, r, rec, irec ? &*irec : nullptr, interrupt, options.jump)
                             : run_independent(workloads, n_steps, r, rec, interrupt, threads, options);
     } catch (...) {
         undo();

@@ -182,6 +182,31 @@ def test_a_month_of_backlogs_of_another_mix_at_one_millisecond() -> None:
     assert 2.592e9 / 4 < t.backlog_ops < 2.592e9
 
 
+def test_volumes_on_an_instance_are_jumped_a_month_at_one_millisecond() -> None:
+    # m5.large: 3,600 IOPS baseline, 18,750 for 1,800 s from a full bucket of
+    # (18,750 - 3,600) x 1,800 = 27.27e6 I/Os. Two gp3 volumes, each with 2 users of 16 KiB I/Os
+    # and 0.3 ms think time, ask more than the baseline together: the bucket drains at their
+    # rate minus 3,600 and runs dry at 27.27e6 / (rate - 3,600) s; then the instance holds them
+    # at 3,600 (closed loops wait: no backlog). Both stretches are steady: the coupled loop
+    # jumps them, so 2.6e9 steps at dt = 1 ms take a few probes.
+    inst = ebssim.instance("m5.large")
+    vols = [ebssim.gp3(100), ebssim.gp3(100)]
+    w = ClosedLoop(2, "16k", think_time_ms=0.3)
+    month = 30 * 86400.0
+    fine = Simulation(vols, instance=inst, dt=0.001).run([w, w], month, record=False)
+    coarse = Simulation(vols, instance=inst, dt=1.0).run([w, w], month, record=False, jump=False)
+    # The rate before the cliff, from the rule: 2 users / (service time + think time) per volume.
+    rate = 2 * 2 / (vols[0].service_time_s(16384) + 0.0003)
+    capacity = (18750 - 3600) * 1800.0
+    cliff = capacity / (rate - 3600)
+    assert fine.instance.cliff_time_s == pytest.approx(cliff, rel=1e-9)
+    assert coarse.instance.cliff_time_s == pytest.approx(cliff, rel=1e-9)
+    # Served: the rate until the cliff, 3,600 a second after it.
+    served = rate * cliff + 3600 * (month - cliff)
+    assert fine.instance.totals.served_counted == pytest.approx(served, rel=1e-9)
+    assert coarse.instance.totals.served_counted == pytest.approx(served, rel=1e-6)  # the cliff's step at 1 s
+
+
 def test_piecewise_with_bytes_per_s_and_a_simulation_of_two() -> None:
     # Two volumes, one piecewise and one closed loop, in one Simulation: the piecewise one as
     # its per-step trace. 300 IOPS of 64 KiB (the first 1,000 s) then 600 IOPS of 16 KiB.

@@ -216,7 +216,7 @@ private:
     bool run_independent(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, VolumeRecorder* rec,
                          const InterruptCheck& interrupt, int threads, const RunOptions& options);
     bool run_shared(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, VolumeRecorder* rec,
-                    InstanceRecorder* irec, const InterruptCheck& interrupt);
+                    InstanceRecorder* irec, const InterruptCheck& interrupt, bool jump);
 
     std::vector<VolumeParams> params_;
     std::vector<State> state_;
