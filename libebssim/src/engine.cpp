@@ -180,6 +180,32 @@ constexpr std::int64_t min_run = 8;
 // After a failed probe, step 1, 2, 4, ... up to this many steps before the next one.
 constexpr std::int64_t max_backoff = 64;
 
+// The steps of a jump: `same(j)` tells whether step k + j of a stretch of `avail` steps still
+// has step k's outcome, and those that do are a prefix (each branch of the step changes at most
+// once along the stretch). Galloping then bisection find its end with O(log avail) probes; the
+// jump stops jump_margin steps short of the first step that differs, which is left to stepping.
+// Returns the steps to jump: avail if every step is the same, else 0 when fewer than min_jump.
+template <class Same>
+std::int64_t jump_length(std::int64_t avail, Same&& same) {
+    std::int64_t good = 0;     // step k + good has step k's outcome
+    std::int64_t bad = avail;  // the first step that does not (avail: none in the stretch)
+    for (std::int64_t stride = 1;; stride *= 2) {
+        const std::int64_t j = std::min(good + stride, avail - 1);
+        if (j == good) break;
+        if (!same(j)) {
+            bad = j;
+            break;
+        }
+        good = j;
+    }
+    while (bad - good > 1 && bad < avail) {
+        const std::int64_t mid = good + (bad - good) / 2;
+        (same(mid) ? good : bad) = mid;
+    }
+    const std::int64_t m = bad == avail ? avail : good + 1 - jump_margin;
+    return m < min_jump ? 0 : m;
+}
+
 // One volume's step, split in two so that an instance can scale what the volumes ask for
 // between `offer` and `commit`. Alone, the pair inlines into a tight loop.
 template <class Source>
@@ -436,6 +462,12 @@ public:
         if constexpr (!Source::closed) {
             if (o.f != 1.0) return false;  // part of the arrivals waits: the backlog grows
         }
+        return credit_step(o, c0, d);
+    }
+    /// Whether outcome o of the step at credits c0 keeps them (d = 0: no bucket, or a fixed point
+    /// that changes no cliff episode) or moves them by d, unclamped and without ending an episode:
+    /// the credits of a jump (linear in the steps).
+    [[nodiscard]] bool credit_step(const StepOutcome& o, double c0, double& d) const noexcept {
         d = 0;
         if (!bucket_ || (o.credits == c0 && !cliffs_.changes(c0))) return true;
         if (!(o.raw_credits > 0 && o.raw_credits < p_.credit_capacity)) return false;  // clamped: not linear
@@ -489,24 +521,9 @@ private:
             offer(k);
             return same_step(o, outcome(k, 1.0, Bound::demand), c0, d);
         };
-        std::int64_t good = 0;     // step k + good has step k's outcome
-        std::int64_t bad = avail;  // the first step that does not (avail: none in the stretch)
-        for (std::int64_t step = 1;; step *= 2) {
-            const std::int64_t j = std::min(good + step, avail - 1);
-            if (j == good) break;
-            if (!same(j)) {
-                bad = j;
-                break;
-            }
-            good = j;
-        }
-        while (bad - good > 1 && bad < avail) {
-            const std::int64_t mid = good + (bad - good) / 2;
-            (same(mid) ? good : bad) = mid;
-        }
+        const std::int64_t m = jump_length(avail, same);
         s_.credits = c0;
-        const std::int64_t m = bad == avail ? avail : good + 1 - jump_margin;
-        if (m < min_jump) return 0;
+        if (m == 0) return 0;
         apply_run(k, m, o, c0, d);
         return m;
     }
@@ -555,15 +572,7 @@ private:
             const double c0 = s_.credits;
             const double cap = p_.credit_capacity;
             double d = 0;
-            if (bucket_) {
-                if (o.credits == c0) {
-                    if (cliffs_.changes(c0)) return 0;
-                } else {
-                    if (!(o.raw_credits > 0 && o.raw_credits < cap)) return 0;  // clamped: not linear
-                    if (cliffs_.changes(o.raw_credits)) return 0;               // ends an episode: step it
-                    d = earned_ - o.served_cnt;
-                }
-            }
+            if (!credit_step(o, c0, d)) return 0;
             const double d_ops = a_.ops - o.served_ops;
             const double d_bytes = a_.bytes - o.served_bytes;
             const double d_cnt = a_.counted - o.served_cnt;
@@ -582,23 +591,8 @@ private:
                        near(q.served_cnt, o.served_cnt, comp_tol) && near(q.served_ops, o.served_ops, comp_tol) &&
                        near(q.served_bytes, o.served_bytes, comp_tol) && near(q.latency, o.latency + jj * d_lat, 1e-10);
             };
-            std::int64_t good = 0;     // step k + good has step k's outcome
-            std::int64_t bad = avail;  // the first step that does not (avail: none in the stretch)
-            for (std::int64_t step = 1;; step *= 2) {
-                const std::int64_t j = std::min(good + step, avail - 1);
-                if (j == good) break;
-                if (!same(j)) {
-                    bad = j;
-                    break;
-                }
-                good = j;
-            }
-            while (bad - good > 1 && bad < avail) {
-                const std::int64_t mid = good + (bad - good) / 2;
-                (same(mid) ? good : bad) = mid;
-            }
-            const std::int64_t m = bad == avail ? avail : good + 1 - jump_margin;
-            if (m < min_jump) {
+            const std::int64_t m = jump_length(avail, same);
+            if (m == 0) {
                 s_.credits = c0;
                 s_.backlog_ops = b_ops;
                 s_.backlog_bytes = b_bytes;
@@ -670,15 +664,7 @@ private:
         const double c0 = s_.credits;
         const double cap = p_.credit_capacity;
         double d = 0;
-        if (bucket_) {
-            if (o.credits == c0) {
-                if (cliffs_.changes(c0)) return 0;
-            } else {
-                if (!(o.raw_credits > 0 && o.raw_credits < cap)) return 0;  // clamped: not linear
-                if (cliffs_.changes(o.raw_credits)) return 0;               // ends an episode: step it
-                d = earned_ - o.served_cnt;
-            }
-        }
+        if (!credit_step(o, c0, d)) return 0;
         // The backlog after j steps.
         auto state_at = [&](double j, double(&x)[3]) {
             const double bj = B0 + j * delta;
@@ -710,24 +696,9 @@ private:
             return r.bound == o.bound && r.f < 1.0 && credits_ok && left > 0 && r.rate > 0 &&
                    std::abs(served - s) <= rel * s;
         };
-        std::int64_t good = 0;     // step k + good keeps step k's limit
-        std::int64_t bad = avail;  // the first step that does not (avail: none in the stretch)
-        for (std::int64_t step = 1;; step *= 2) {
-            const std::int64_t j = std::min(good + step, avail - 1);
-            if (j == good) break;
-            if (!same(j)) {
-                bad = j;
-                break;
-            }
-            good = j;
-        }
-        while (bad - good > 1 && bad < avail) {
-            const std::int64_t mid = good + (bad - good) / 2;
-            (same(mid) ? good : bad) = mid;
-        }
+        const std::int64_t m = jump_length(avail, same);
         restore();
-        const std::int64_t m = bad == avail ? avail : good + 1 - jump_margin;
-        if (m < min_jump) return 0;
+        if (m == 0) return 0;
         const auto mm = static_cast<double>(m);
         double xm[3], xl[3];  // the backlog after m steps, and before the last of them
         state_at(mm, xm);
@@ -1471,26 +1442,11 @@ private:
                 }
                 return true;
             };
-            std::int64_t good = 0;     // step k + good has step k's outcome
-            std::int64_t bad = avail;  // the first step that does not (avail: none in the stretch)
-            for (std::int64_t stride = 1;; stride *= 2) {
-                const std::int64_t j = std::min(good + stride, avail - 1);
-                if (j == good) break;
-                if (!same(j)) {
-                    bad = j;
-                    break;
-                }
-                good = j;
-            }
-            while (bad - good > 1 && bad < avail) {
-                const std::int64_t mid = good + (bad - good) / 2;
-                (same(mid) ? good : bad) = mid;
-            }
+            m = jump_length(avail, same);
             for (std::size_t i = 0; i < nv_; ++i) apply(st_[i], [&](auto& st) { st.set_credits(c0_[i]); });
             h.io.credits = io0;
             h.by.credits = by0;
-            m = bad == avail ? avail : good + 1 - jump_margin;
-            if (m < min_jump) return 0;
+            if (m == 0) return 0;
         }
         for (std::size_t i = 0; i < nv_; ++i) {
             apply(st_[i], [&](auto& st) { st.apply_steady(k, m, o0_[i], c0_[i], dv_[i], g0_[i]); });
