@@ -828,19 +828,19 @@ class Simulation:
         ``jump`` (default True) lets the core jump over constant stretches in closed form:
         where a volume's demand is constant (a closed loop, a rest, equal values in a row of a
         trace, a :class:`PiecewiseOpenLoop` segment) and its step steady, or an open loop's
-        backlog grows or drains linearly at the volume's cap, it advances the steps that keep
-        every branch of the step the same at once. Results equal stepping's, bit for
+        backlog grows or drains at the volume's cap (in a run that records no series, also a
+        backlog of another I/O size than its arrivals), it advances the steps that keep every
+        branch of the step the same at once. Volumes on an instance are jumped together, with the
+        instance's buckets, where every one of them is steady. Results equal stepping's, bit for
         bit at fixed points (full or empty bucket, no bucket) and otherwise to rounding (relative
         1e-9; docs/model.md, "Jumps over constant stretches"). ``jump=False`` steps every step.
-        Volumes attached to an instance are always stepped, and so are the totals-only
-        :class:`OpenLoop` traces stepped in lockstep (below; ``lockstep=False`` jumps their runs
-        of equal values too). ``max_volume_steps`` counts every step of the run, jumped or not.
+        ``max_volume_steps`` counts every step of the run, jumped or not.
 
-        Volumes without an instance that replay an :class:`OpenLoop` trace with
+        Volumes without an instance that replay a noisy :class:`OpenLoop` trace with
         ``record=False`` (a fleet's totals) are stepped several at a time, one per lane of the
         CPU's vector registers (AVX2 or AVX-512), with results identical to the last bit to
-        stepping each alone. ``lockstep=False`` steps them one at a time: for checking and
-        benchmarking only.
+        stepping each alone; a trace made mostly of runs of equal values is jumped instead.
+        ``lockstep=False`` steps (or jumps) them one at a time: for checking and benchmarking.
         """
         ws, n = self._prepare(workloads, duration_s)
         rec = resolve(record)
