@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <exception>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <stdexcept>
@@ -835,20 +836,31 @@ void step_range_jumping(Stepper<Source>& st, std::int64_t k0, std::int64_t k1) {
             k = e;
         }
     } else {
+        // The steps between runs go through a local copy of the stepper, as in step_all (its
+        // address does not escape, so its fields stay in registers); the copy is handed back
+        // for a run, which run_constant advances in place.
+        Stepper<Source> local = st;
         for (std::int64_t k = k0; k < k1;) {
             const std::int64_t stop = std::min(k1, k + scan_every);
             for (; k < stop; ++k) {
-                st.offer(k);
-                st.commit(k, 1.0, Bound::demand);
+                local.offer(k);
+                local.commit(k, 1.0, Bound::demand);
             }
-            if (k + min_run <= k1 && st.same_next(k)) {
-                const std::int64_t e = st.run_end(k, k1);
+            if (k + min_run <= k1 && local.same_next(k)) {
+                const std::int64_t e = local.run_end(k, k1);
                 if (e - k >= min_run) {
+                    // (References as members: copy-constructed in place, not assigned.)
+                    std::destroy_at(&st);
+                    std::construct_at(&st, local);
                     st.run_constant(k, e);
+                    std::destroy_at(&local);
+                    std::construct_at(&local, st);
                     k = e;
                 }
             }
         }
+        std::destroy_at(&st);
+        std::construct_at(&st, local);
     }
 }
 
