@@ -215,6 +215,7 @@ public:
     Stepper(const VolumeParams& p, Simulation::State& s, Source src, double dt, double t0, VolumeRecorder* out,
             VolumeTotals& tot)
         : p_(p),
+          home_(s),
           s_(s),
           src_(src),
           out_(out),
@@ -355,14 +356,14 @@ public:
             s_.backlog_ops *= 1.0 - f;
             s_.backlog_bytes *= 1.0 - f;
             s_.backlog_counted *= 1.0 - f;
-            tot_.demanded_ops += f * a_.ops;
-            tot_.demanded_bytes += f * a_.bytes;
+            acc_.demanded_ops += f * a_.ops;
+            acc_.demanded_bytes += f * a_.bytes;
         } else {
             s_.backlog_ops = av_ops_ - served_ops;
             s_.backlog_bytes = av_bytes_ - served_bytes;
             s_.backlog_counted = av_cnt_ - served_cnt;
-            tot_.demanded_ops += a_.ops;
-            tot_.demanded_bytes += a_.bytes;
+            acc_.demanded_ops += a_.ops;
+            acc_.demanded_bytes += a_.bytes;
         }
 
         if (bucket_) {
@@ -404,14 +405,14 @@ public:
             // Nothing waiting: every I/O completes in its service time (no division needed).
             if (rate > 0) latency = waiting > 0 ? std::max(st, outstanding / rate) : st;
         }
-        if (rate > 0) tot_.latency_ops_s += latency * served_ops;
+        if (rate > 0) acc_.latency_ops_s += latency * served_ops;
 
         prev_instance_bound_ = g < 1.0;
         prev_served_cnt_ = served_cnt;
-        tot_.served_ops += served_ops;
-        tot_.served_bytes += served_bytes;
-        tot_.served_counted += served_cnt;
-        tot_.steps_bound[static_cast<int>(bound)] += 1;
+        acc_.served_ops += served_ops;
+        acc_.served_bytes += served_bytes;
+        acc_.served_counted += served_cnt;
+        acc_.steps_bound[static_cast<int>(bound)] += 1;
 
         if (out_ != nullptr) {
             out_->record(k, {{rate, served_cnt * inv_dt_, served_bytes * inv_dt_ * (1.0 / units::MiB)},
@@ -419,6 +420,20 @@ public:
                              {s_.credits, s_.backlog_ops},
                              static_cast<std::uint8_t>(bound)});
         }
+    }
+
+    /// Writes the state and the totals accumulated since the last flush to where they live.
+    /// Every step loop calls it when it is done with the stepper.
+    void flush() noexcept {
+        home_ = s_;
+        tot_.demanded_ops += acc_.demanded_ops;
+        tot_.demanded_bytes += acc_.demanded_bytes;
+        tot_.served_ops += acc_.served_ops;
+        tot_.served_bytes += acc_.served_bytes;
+        tot_.served_counted += acc_.served_counted;
+        tot_.latency_ops_s += acc_.latency_ops_s;
+        for (int b = 0; b < n_bounds; ++b) tot_.steps_bound[b] += acc_.steps_bound[b];
+        acc_ = Totals{};
     }
 
     /// The end of the stretch of constant offers that contains step k, at most k_max.
@@ -605,16 +620,16 @@ private:
             s_.backlog_ops = b_ops + mm * d_ops;
             s_.backlog_bytes = b_bytes + mm * d_bytes;
             s_.backlog_counted = b_cnt + mm * d_cnt;
-            tot_.demanded_ops += mm * o.demanded_ops;
-            tot_.demanded_bytes += mm * o.demanded_bytes;
+            acc_.demanded_ops += mm * o.demanded_ops;
+            acc_.demanded_bytes += mm * o.demanded_bytes;
             // sum over j < m of served_ops * (latency + j * d_lat)
-            tot_.latency_ops_s += o.served_ops * (mm * o.latency + d_lat * (mm * (mm - 1) * 0.5));
+            acc_.latency_ops_s += o.served_ops * (mm * o.latency + d_lat * (mm * (mm - 1) * 0.5));
             prev_instance_bound_ = false;
             prev_served_cnt_ = o.served_cnt;
-            tot_.served_ops += mm * o.served_ops;
-            tot_.served_bytes += mm * o.served_bytes;
-            tot_.served_counted += mm * o.served_cnt;
-            tot_.steps_bound[static_cast<int>(o.bound)] += m;
+            acc_.served_ops += mm * o.served_ops;
+            acc_.served_bytes += mm * o.served_bytes;
+            acc_.served_counted += mm * o.served_cnt;
+            acc_.steps_bound[static_cast<int>(o.bound)] += m;
             if (out_ != nullptr) {
                 out_->record_constant(k, m,
                                       {{o.rate, o.served_cnt * inv_dt_, o.served_bytes * inv_dt_ * (1.0 / units::MiB)},
@@ -717,15 +732,15 @@ private:
         s_.backlog_ops = xm[0];
         s_.backlog_bytes = xm[1];
         s_.backlog_counted = xm[2];
-        tot_.demanded_ops += mm * a_.ops;
-        tot_.demanded_bytes += mm * a_.bytes;
-        tot_.latency_ops_s += st_part + waiting * dt_;
+        acc_.demanded_ops += mm * a_.ops;
+        acc_.demanded_bytes += mm * a_.bytes;
+        acc_.latency_ops_s += st_part + waiting * dt_;
         prev_instance_bound_ = false;
         prev_served_cnt_ = by_cnt ? s : xl[2] + ax[2] - xm[2];
-        tot_.served_ops += served[0];
-        tot_.served_bytes += served[1];
-        tot_.served_counted += served[2];
-        tot_.steps_bound[static_cast<int>(o.bound)] += m;
+        acc_.served_ops += served[0];
+        acc_.served_bytes += served[1];
+        acc_.served_counted += served[2];
+        acc_.steps_bound[static_cast<int>(o.bound)] += m;
         return m;
     }
 
@@ -738,15 +753,15 @@ private:
         s_.backlog_ops = o.backlog_ops;
         s_.backlog_bytes = o.backlog_bytes;
         s_.backlog_counted = o.backlog_counted;
-        tot_.demanded_ops += mm * o.demanded_ops;
-        tot_.demanded_bytes += mm * o.demanded_bytes;
-        if (o.rate > 0) tot_.latency_ops_s += mm * (o.latency * o.served_ops);
+        acc_.demanded_ops += mm * o.demanded_ops;
+        acc_.demanded_bytes += mm * o.demanded_bytes;
+        if (o.rate > 0) acc_.latency_ops_s += mm * (o.latency * o.served_ops);
         prev_instance_bound_ = instance_bound;
         prev_served_cnt_ = o.served_cnt;
-        tot_.served_ops += mm * o.served_ops;
-        tot_.served_bytes += mm * o.served_bytes;
-        tot_.served_counted += mm * o.served_cnt;
-        tot_.steps_bound[static_cast<int>(o.bound)] += m;
+        acc_.served_ops += mm * o.served_ops;
+        acc_.served_bytes += mm * o.served_bytes;
+        acc_.served_counted += mm * o.served_cnt;
+        acc_.steps_bound[static_cast<int>(o.bound)] += m;
         if (out_ != nullptr) record_run(k, m, o, c0, d);
     }
 
@@ -770,7 +785,17 @@ private:
     }
 
     const VolumeParams& p_;
-    Simulation::State& s_;
+    // The volume's state and the run's totals are worked on in the stepper itself (s_, acc_)
+    // and written to where they live (home_, tot_) by flush(): a stepper that is a local of the
+    // step loop then keeps them in registers instead of a store and a load per field and step.
+    Simulation::State& home_;
+    Simulation::State s_;
+    struct Totals {
+        double demanded_ops = 0, demanded_bytes = 0, served_ops = 0, served_bytes = 0, served_counted = 0,
+               latency_ops_s = 0;
+        std::int64_t steps_bound[n_bounds] = {};
+    };
+    Totals acc_;
     Source src_;
     VolumeRecorder* out_;
     VolumeTotals& tot_;
@@ -977,6 +1002,7 @@ template <class Source>
             st.commit(k, 1.0, Bound::demand);
         }
     }
+    st.flush();
     return st.input_ok();
 }
 
@@ -1193,6 +1219,7 @@ bool Simulation::run_independent(const std::vector<Workload>& ws, std::int64_t n
             [n, &check, jump = options.jump](auto& st) {
                 if (!jump) return step_all(st, n, check);  // on a copy of st: see step_all
                 in_chunks(n, 1, check, [&st](std::int64_t k0, std::int64_t k1) { step_range_jumping(st, k0, k1); });
+                st.flush();
                 return st.input_ok();
             },
             any);
@@ -1269,8 +1296,9 @@ public:
         });
     }
 
-    /// Writes the instance's state and totals back.
+    /// Writes the volumes' and the instance's state and totals back.
     void finish(double& io_credits, double& bytes_credits) {
+        for (std::size_t i = 0; i < nv_; ++i) apply(st_[i], [](auto& st) { st.flush(); });
         io_credits = hot_.io.credits;
         bytes_credits = hot_.by.credits;
         it_.served_counted += hot_.served_counted;
