@@ -228,7 +228,12 @@ public:
           tput_lo_(p.tput_base_bytes_s * dt),
           inv_dt_(1.0 / dt),
           inv_transfer_(1.0 / p.transfer_bytes_s),
-          bucket_(p.has_bucket()) {}
+          bucket_(p.has_bucket()) {
+        if (out != nullptr && out->direct()) {
+            sink_ = out->sink();
+            direct_ = true;
+        }
+    }
 
     /// Volume limits for step k; returns what the volume would serve (counted ops, bytes).
     [[gnu::always_inline]] void offer(std::int64_t k) noexcept {
@@ -415,10 +420,15 @@ public:
         acc_.steps_bound[static_cast<int>(bound)] += 1;
 
         if (out_ != nullptr) {
-            out_->record(k, {{rate, served_cnt * inv_dt_, served_bytes * inv_dt_ * (1.0 / units::MiB)},
-                             latency,
-                             {s_.credits, s_.backlog_ops},
-                             static_cast<std::uint8_t>(bound)});
+            const VolumeRecorder::Step v{{rate, served_cnt * inv_dt_, served_bytes * inv_dt_ * (1.0 / units::MiB)},
+                                         latency,
+                                         {s_.credits, s_.backlog_ops},
+                                         static_cast<std::uint8_t>(bound)};
+            if (direct_) {
+                sink_.put(k, v);
+            } else {
+                out_->record(k, v);
+            }
         }
     }
 
@@ -798,6 +808,8 @@ private:
     Totals acc_;
     Source src_;
     VolumeRecorder* out_;
+    VolumeRecorder::Sink sink_{};  // out_'s, when it records directly (a copy kept in registers)
+    bool direct_ = false;
     VolumeTotals& tot_;
     double dt_, t0_, earned_, burst_cap_, tput_hi_, tput_lo_, inv_dt_, inv_transfer_;
     bool bucket_;

@@ -188,13 +188,37 @@ struct StepValues {
     std::uint8_t bound;
 };
 
+/// Where the default recording (every series, every step, float64) writes: the columns' first
+/// values, one store per series and step. A step loop may keep a copy of it (in registers, where
+/// a pointer to the Recorder would be reloaded after every store of a bound code, which as a
+/// byte may alias anything).
+template <int NMean, int NEnd, bool Latency>
+struct DirectSink {
+    using Step = StepValues<NMean, NEnd>;
+    static constexpr int n_fields = NMean + (Latency ? 1 : 0) + NEnd + 1;
+    std::array<double*, n_fields - 1> p{};
+    std::uint8_t* bound = nullptr;
+
+    /// Series i of the values of a step: mean..., latency (if any), end....
+    static double value(const Step& s, int i) noexcept {
+        if (i < NMean) return s.mean[static_cast<std::size_t>(i)];
+        if (Latency && i == NMean) return s.latency;
+        return s.end[static_cast<std::size_t>(i - NMean - (Latency ? 1 : 0))];
+    }
+    [[gnu::always_inline]] void put(std::int64_t k, const Step& s) const noexcept {
+        for (int i = 0; i < n_fields - 1; ++i) p[static_cast<std::size_t>(i)][k] = value(s, i);
+        bound[k] = s.bound;
+    }
+};
+
 /// Writes one volume's (or the instance's) outputs into its series as the Recording asks. The
-/// default recording (every series, every step, float64) takes a direct path: one store per
-/// series and step, as a loop writing the arrays itself would.
+/// default recording (every series, every step, float64) takes a direct path (DirectSink): one
+/// store per series and step, as a loop writing the arrays itself would.
 template <int NMean, int NEnd, bool Latency>
 class Recorder {
 public:
     using Step = StepValues<NMean, NEnd>;
+    using Sink = DirectSink<NMean, NEnd, Latency>;
     static constexpr int n_fields = NMean + (Latency ? 1 : 0) + NEnd + 1;
 
     /// `cols` are the floating-point series in the order mean..., latency (if any), end...;
@@ -211,14 +235,22 @@ public:
         bound_ = bound != nullptr && !bound->empty() ? bound->data() : nullptr;
         all &= bound_ != nullptr;
         direct_ = all && every == 1 && !f32_;
+        if (direct_) {
+            for (int i = 0; i < n_fields - 1; ++i) {
+                sink_.p[static_cast<std::size_t>(i)] = static_cast<double*>(p_[static_cast<std::size_t>(i)]);
+            }
+            sink_.bound = bound_;
+        }
     }
+
+    /// True when record() is Sink::put, which a step loop may then call on its own copy of sink().
+    [[nodiscard]] bool direct() const noexcept { return direct_; }
+    [[nodiscard]] const Sink& sink() const noexcept { return sink_; }
 
     /// The outputs of step k (steps come in order, from 0).
     [[gnu::always_inline]] void record(std::int64_t k, const Step& s) noexcept {
         if (direct_) {
-            for (int i = 0; i < n_fields - 1; ++i)
-                static_cast<double*>(p_[static_cast<std::size_t>(i)])[k] = value(s, i);
-            bound_[k] = s.bound;
+            sink_.put(k, s);
             return;
         }
         record_general(s);
@@ -282,11 +314,7 @@ private:
     // path alone (inlined, it cost the coupled loop 20 % even when not taken).
     [[gnu::noinline]] void record_general(const Step& s) noexcept { add(s, 1, s.end); }
 
-    static double value(const Step& s, int i) noexcept {
-        if (i < NMean) return s.mean[static_cast<std::size_t>(i)];
-        if (Latency && i == NMean) return s.latency;
-        return s.end[static_cast<std::size_t>(i - NMean - (Latency ? 1 : 0))];
-    }
+    static double value(const Step& s, int i) noexcept { return Sink::value(s, i); }
     void put(void* p, std::int64_t k, double v) const noexcept {
         if (f32_) {
             static_cast<float*>(p)[k] = static_cast<float>(v);
@@ -351,6 +379,7 @@ private:
 
     std::array<void*, n_fields - 1> p_{};
     std::uint8_t* bound_ = nullptr;
+    Sink sink_{};
     std::int64_t every_;
     bool f32_;
     bool direct_ = false;
