@@ -61,6 +61,10 @@ struct VecOps {
     [[gnu::always_inline]] static M andnot(const M& a, const M& b) noexcept { return a & ~b; }  // a and not b
     [[gnu::always_inline]] static M none() noexcept { return M{}; }
     [[gnu::always_inline]] static D sel(const M& m, const D& a, const D& b) noexcept { return m ? a : b; }
+    // min(a, b) = a < b ? a : b and max(a, b) = a > b ? a : b, as written (not IEEE minNum: NaN
+    // and -0 go as the comparison says); the x86 min/max instructions compute exactly this.
+    [[gnu::always_inline]] static D min(const D& a, const D& b) noexcept { return a < b ? a : b; }
+    [[gnu::always_inline]] static D max(const D& a, const D& b) noexcept { return a > b ? a : b; }
     // a / b where m holds, else `otherwise`; the lanes not selected divide by 1 (no inf or NaN).
     [[gnu::always_inline]] static D div_where(const M& m, const D& a, const D& b, const D& otherwise) noexcept {
         return m ? a / (m ? b : D{} + 1.0) : otherwise;
@@ -105,6 +109,17 @@ struct Avx512Ops {
     [[gnu::target(EBSSIM_AVX512)]] static M none() noexcept { return 0; }
     [[gnu::target(EBSSIM_AVX512)]] static D sel(M m, const D& a, const D& b) noexcept {
         return _mm512_mask_blend_pd(m, b, a);
+    }
+    // a < b ? a : b and a > b ? a : b: vminpd/vmaxpd are defined as exactly these (the second
+    // operand when unordered or equal). One instruction instead of a compare into a k register
+    // and a blend, which is most of the latency of the loop-carried credit chain. (The maskz
+    // forms with every lane set compile to the plain instruction; GCC 12's _mm512_min_pd passes
+    // an undefined vector that -Wmaybe-uninitialized flags.)
+    [[gnu::target(EBSSIM_AVX512)]] static D min(const D& a, const D& b) noexcept {
+        return _mm512_maskz_min_pd(0xFF, a, b);
+    }
+    [[gnu::target(EBSSIM_AVX512)]] static D max(const D& a, const D& b) noexcept {
+        return _mm512_maskz_max_pd(0xFF, a, b);
     }
     // a / b where m holds, else `otherwise`: a masked division (the other lanes do not divide).
     [[gnu::target(EBSSIM_AVX512)]] static D div_where(M m, const D& a, const D& b, const D& otherwise) noexcept {
@@ -273,7 +288,7 @@ inline void step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int6
     const D av_bytes = x.b_bytes + b;
     const D av_cnt = x.b_cnt + cnt;
     const D pool = x.credits + x.earned;
-    const D cap_cnt = Ops::sel(Ops::lt(pool, x.burst_cap), pool, x.burst_cap);  // std::min(burst_cap, pool)
+    const D cap_cnt = Ops::min(pool, x.burst_cap);  // std::min(burst_cap, pool) = pool < burst_cap ? pool : burst_cap
     const D cap_bytes = Ops::sel(Ops::lt(zero, x.credits), x.tput_hi, x.tput_lo);
     // throttle(): both quotients, each by the scalar rule's division in the lanes where it
     // applies (div_where), 1 in the others.
@@ -315,9 +330,10 @@ inline void step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int6
     x.demanded_ops += o;
     x.demanded_bytes += b;
 
-    // The bucket: clamped to [0, capacity]; lanes without one keep their credits (0).
-    D c = pool - served_cnt;
-    c = Ops::sel(Ops::lt(c, zero), zero, Ops::sel(Ops::lt(x.capacity, c), x.capacity, c));
+    // The bucket: clamped to [0, capacity], c < 0 ? 0 : (c > capacity ? capacity : c); lanes
+    // without one keep their credits (0). With capacity >= 0 the inner min is < 0 exactly where c
+    // is (NaN stays NaN), so the outer test may look at it: max(0, min(capacity, c)).
+    const D c = Ops::max(zero, Ops::min(x.capacity, pool - served_cnt));
     const D before = x.credits;
     x.credits = Ops::sel(x.bucket, c, x.credits);
     const M change = Ops::mand(x.bucket, Ops::mxor(Ops::le(c, zero), x.dry));  // CliffTracker::changes
@@ -340,8 +356,8 @@ inline void step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int6
     const D waiting = 0.5 * (prev_b_ops + x.b_ops);
     const D outstanding = rate * st + waiting;
     const M completes = Ops::lt(zero, rate);
-    const D q = Ops::div_where(completes, outstanding, rate, one);  // used only where completes
-    const D latency = Ops::sel(Ops::lt(zero, waiting), Ops::sel(Ops::lt(st, q), q, st), st);  // std::max(st, q)
+    const D q = Ops::div_where(completes, outstanding, rate, one);            // used only where completes
+    const D latency = Ops::sel(Ops::lt(zero, waiting), Ops::max(q, st), st);  // std::max(st, q) = st < q ? q : st
     x.latency_ops_s += Ops::sel(completes, latency * served_ops, zero);
 
     x.served_ops += served_ops;
