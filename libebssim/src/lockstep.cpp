@@ -44,6 +44,34 @@ template <class T, class A>
 // element-wise IEEE arithmetic on vector types (GCC/Clang vector extensions; __m512d is one);
 // comparisons give masks, and sel(m, a, b) is a where m holds, else b.
 //
+// Blocks of trace values transposed (see VecOps::transpose), for 2 and 4 lanes. (Not members of
+// VecOps: GCC 12 sees VecOps<V>::D as a plain double until instantiation and rejects shuffles of
+// it. __builtin_shufflevector, not GCC's __builtin_shuffle: clang-tidy parses this file too.)
+typedef double D2 __attribute__((vector_size(16)));
+typedef double D4 __attribute__((vector_size(32)));
+[[gnu::always_inline]] inline void transpose2(const double* const* rows, std::int64_t k, D2* cols) noexcept {
+    D2 r0, r1;
+    std::memcpy(&r0, rows[0] + k, sizeof r0);
+    std::memcpy(&r1, rows[1] + k, sizeof r1);
+    cols[0] = __builtin_shufflevector(r0, r1, 0, 2);
+    cols[1] = __builtin_shufflevector(r0, r1, 1, 3);
+}
+[[gnu::always_inline]] inline void transpose4(const double* const* rows, std::int64_t k, D4* cols) noexcept {
+    // Halves: h[j][q] = row j's steps 2q, 2q + 1. Rows 0 and 2 side by side, and 1 and 3, then
+    // unpacked: 8 128-bit loads (half of them inserts) and 4 unpacks for 4 steps.
+    D2 h[4][2];
+    for (std::size_t j = 0; j < 4; ++j) {
+        std::memcpy(&h[j][0], rows[j] + k, sizeof(D2));
+        std::memcpy(&h[j][1], rows[j] + k + 2, sizeof(D2));
+    }
+    for (std::size_t q = 0; q < 2; ++q) {
+        const D4 a = __builtin_shufflevector(h[0][q], h[2][q], 0, 1, 2, 3);  // r0(2q) r0(2q+1) r2(2q) r2(2q+1)
+        const D4 b = __builtin_shufflevector(h[1][q], h[3][q], 0, 1, 2, 3);  // the same of rows 1 and 3
+        cols[2 * q] = __builtin_shufflevector(a, b, 0, 4, 2, 6);
+        cols[2 * q + 1] = __builtin_shufflevector(a, b, 1, 5, 3, 7);
+    }
+}
+
 // SSE2 (V = 2) and AVX2 (V = 4): vector extensions throughout; a mask is a vector of int64, all
 // bits set where it holds.
 template <std::size_t V>
@@ -72,6 +100,16 @@ struct VecOps {
     [[gnu::always_inline]] static I count(const I& c, const M& m) noexcept { return c - m; }  // + 1 where m
     [[gnu::always_inline]] static M from_lanes(const I& v) noexcept { return v; }
     [[gnu::always_inline]] static I to_lanes(const M& m) noexcept { return m; }
+    // The V x V block rows[j][k .. k + V - 1] (V consecutive steps of lane j's trace), transposed:
+    // cols[i] holds step k + i of every lane.
+    [[gnu::always_inline]] static void transpose(const double* const* rows, std::int64_t k, D* cols) noexcept {
+        if constexpr (V == 2) {
+            transpose2(rows, k, reinterpret_cast<D2*>(cols));  // D is D2 (GCC sees the size late)
+        } else {
+            static_assert(V == 4);
+            transpose4(rows, k, reinterpret_cast<D4*>(cols));
+        }
+    }
     // True when some lane is set: the 128-bit parts OR-ed, then one movmskpd (SSE2).
     [[gnu::always_inline]] static bool any(const M& m) noexcept {
         __m128d r;
@@ -114,7 +152,7 @@ struct Avx512Ops {
     // operand when unordered or equal). One instruction instead of a compare into a k register
     // and a blend, which is most of the latency of the loop-carried credit chain. (The maskz
     // forms with every lane set compile to the plain instruction; GCC 12's _mm512_min_pd passes
-    // an undefined vector that -Wmaybe-uninitialized flags.)
+    // an undefined vector that -Wmaybe-uninitialized flags. The same below.)
     [[gnu::target(EBSSIM_AVX512)]] static D min(const D& a, const D& b) noexcept {
         return _mm512_maskz_min_pd(0xFF, a, b);
     }
@@ -131,6 +169,40 @@ struct Avx512Ops {
     [[gnu::target(EBSSIM_AVX512)]] static M from_lanes(const I& v) noexcept { return _mm512_movepi64_mask(v); }
     [[gnu::target(EBSSIM_AVX512)]] static I to_lanes(M m) noexcept { return _mm512_movm_epi64(m); }
     [[gnu::target(EBSSIM_AVX512)]] static bool any(M m) noexcept { return m != 0; }
+    // _mm512_shuffle_f64x2(a, b, Imm) (see min above for the maskz form).
+    template <int Imm>
+    [[gnu::target(EBSSIM_AVX512)]] static D shuffle_quarters(const D& a, const D& b) noexcept {
+        return _mm512_maskz_shuffle_f64x2(0xFF, a, b, Imm);
+    }
+    // The 8 x 8 block rows[j][k .. k + 7], transposed (cols[i]: step k + i of every lane): 8
+    // loads and 24 shuffles for 8 steps, where loading each step's 8 values into one vector
+    // took 8 loads and 8 inserts per step. rjs below is element s of row j.
+    [[gnu::target(EBSSIM_AVX512)]] static void transpose(const double* const* rows, std::int64_t k, D* cols) noexcept {
+        D r[8];
+        for (std::size_t j = 0; j < 8; ++j) r[j] = _mm512_loadu_pd(rows[j] + k);
+        D t[8];
+        for (std::size_t j = 0; j < 8; j += 2) {
+            t[j] = _mm512_maskz_unpacklo_pd(0xFF, r[j], r[j + 1]);      // rj0 r(j+1)0 rj2 r(j+1)2 ..
+            t[j + 1] = _mm512_maskz_unpackhi_pd(0xFF, r[j], r[j + 1]);  // rj1 r(j+1)1 rj3 r(j+1)3 ..
+        }
+        // 128-bit quarters: 0x88 takes quarters 0 and 2 of each operand, 0xDD quarters 1 and 3.
+        const D u0 = shuffle_quarters<0x88>(t[0], t[2]);  // r00 r10 r04 r14 r20 r30 r24 r34
+        const D u1 = shuffle_quarters<0xDD>(t[0], t[2]);  // r02 r12 r06 r16 r22 r32 r26 r36
+        const D u2 = shuffle_quarters<0x88>(t[1], t[3]);  // r01 .. (columns 1 and 5)
+        const D u3 = shuffle_quarters<0xDD>(t[1], t[3]);  // r03 .. (columns 3 and 7)
+        const D u4 = shuffle_quarters<0x88>(t[4], t[6]);  // rows 4..7, columns 0 and 4
+        const D u5 = shuffle_quarters<0xDD>(t[4], t[6]);
+        const D u6 = shuffle_quarters<0x88>(t[5], t[7]);
+        const D u7 = shuffle_quarters<0xDD>(t[5], t[7]);
+        cols[0] = shuffle_quarters<0x88>(u0, u4);
+        cols[4] = shuffle_quarters<0xDD>(u0, u4);
+        cols[2] = shuffle_quarters<0x88>(u1, u5);
+        cols[6] = shuffle_quarters<0xDD>(u1, u5);
+        cols[1] = shuffle_quarters<0x88>(u2, u6);
+        cols[5] = shuffle_quarters<0xDD>(u2, u6);
+        cols[3] = shuffle_quarters<0x88>(u3, u7);
+        cols[7] = shuffle_quarters<0xDD>(u3, u7);
+    }
 };
 
 // Rare events, handled one lane at a time by the scalar code, away from the vector loop, for the
@@ -239,23 +311,19 @@ struct Lanes {
     }
 };
 
-// Step k of the V lanes of vector g: Stepper<OpenSource>::offer then commit(k, 1, Bound::demand),
-// operation for operation. Seq, ModelSt and Mif say whether some lane counts sequential I/O, has
-// its service time from the mean I/O size, has a finite max_in_flight: work no lane needs is
+// Step k of the V lanes of vector g, whose trace values are o and b: Stepper<OpenSource>::offer
+// then commit(k, 1, Bound::demand), operation for operation. Seq, ModelSt and Mif say whether some lane counts
+// sequential I/O, has its service time from the mean I/O size, has a finite max_in_flight: work no lane needs is
 // compiled out.
 template <class Ops, bool Seq, bool ModelSt, bool Mif>
-inline void step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int64_t k) {
+inline void step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int64_t k, const typename Ops::D& o,
+                 const typename Ops::D& b) {
     constexpr std::size_t V = Ops::lanes;
     using D = typename Ops::D;
     using M = typename Ops::M;
     const D zero = D{} * 0.0;
     const D one = zero + 1.0;
     const D max_demand = zero + max_demand_per_step;
-    D o, b;
-    for (std::size_t j = 0; j < V; ++j) {
-        o[j] = x.ops[j][k];
-        b[j] = x.bytes[j][k];
-    }
     // trace_step_ok, per lane.
     const M ops_ok = Ops::mand(Ops::le(zero, o), Ops::le(o, max_demand));
     const M bytes_ok = Ops::mand(Ops::le(zero, b), Ops::le(b, max_demand));
@@ -372,15 +440,40 @@ inline void step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int6
 template <class Ops, std::size_t G, bool Seq, bool ModelSt, bool Mif>
 inline void steps(LockstepGroup::Data& d, std::int64_t k0, std::int64_t k1) {
     constexpr std::size_t V = Ops::lanes;
+    using D = typename Ops::D;
     static_assert(W % (G * V) == 0);
     // Passes with no real volume (all padding) are skipped.
     const std::size_t passes = (d.used + G * V - 1) / (G * V);
     for (std::size_t pass = 0; pass < passes; ++pass) {
         Lanes<Ops> x[G];
         for (std::size_t g = 0; g < G; ++g) x[g].load_from(d, pass * G + g);
-        for (std::int64_t k = k0; k < k1; ++k) {
+        std::int64_t k = k0;
+        // Blocks of V steps: each lane's V trace values loaded as one vector, then transposed.
+        for (; k + static_cast<std::int64_t>(V) <= k1; k += static_cast<std::int64_t>(V)) {
+            D o[G][V], b[G][V];
+            for (std::size_t g = 0; g < G; ++g) {
+                Ops::transpose(x[g].ops, k, o[g]);
+                Ops::transpose(x[g].bytes, k, b[g]);
+            }
+            for (std::size_t i = 0; i < V; ++i) {
 #pragma GCC unroll 4
-            for (std::size_t g = 0; g < G; ++g) step<Ops, Seq, ModelSt, Mif>(x[g], d, pass * G + g, k);
+                for (std::size_t g = 0; g < G; ++g) {
+                    step<Ops, Seq, ModelSt, Mif>(x[g], d, pass * G + g, k + static_cast<std::int64_t>(i), o[g][i],
+                                                 b[g][i]);
+                }
+            }
+        }
+        // The last steps of the chunk one at a time, each step's values gathered lane by lane.
+        for (; k < k1; ++k) {
+#pragma GCC unroll 4
+            for (std::size_t g = 0; g < G; ++g) {
+                D o, b;
+                for (std::size_t j = 0; j < V; ++j) {
+                    o[j] = x[g].ops[j][k];
+                    b[j] = x[g].bytes[j][k];
+                }
+                step<Ops, Seq, ModelSt, Mif>(x[g], d, pass * G + g, k, o, b);
+            }
         }
         for (std::size_t g = 0; g < G; ++g) x[g].store_to(d, pass * G + g);
     }
