@@ -77,6 +77,9 @@ typedef double D4 __attribute__((vector_size(32)));
 template <std::size_t V>
 struct VecOps {
     static constexpr std::size_t lanes = V;
+    // Whether step() branches around the divisions no lane needs (see there): it pays with 4
+    // lanes (AVX2), not with 8 (BM_Fleet; docs/design.md).
+    static constexpr bool branch_on_masks = true;
     typedef double D __attribute__((vector_size(sizeof(double) * V)));
     typedef std::int64_t M __attribute__((vector_size(sizeof(std::int64_t) * V)));
     using I = M;  // int64 lanes: counters, and masks as stored in LaneMask
@@ -128,6 +131,7 @@ struct VecOps {
 // intrinsics here.)
 struct Avx512Ops {
     static constexpr std::size_t lanes = 8;
+    static constexpr bool branch_on_masks = false;
     using D = __m512d;
     using M = __mmask8;
     using I = __m512i;
@@ -359,15 +363,23 @@ inline void step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int6
     const D cap_cnt = Ops::min(pool, x.burst_cap);  // std::min(burst_cap, pool) = pool < burst_cap ? pool : burst_cap
     const D cap_bytes = Ops::sel(Ops::lt(zero, x.credits), x.tput_hi, x.tput_lo);
     // throttle(): both quotients, each by the scalar rule's division in the lanes where it
-    // applies (div_where), 1 in the others.
+    // applies (div_where), 1 in the others. Where no lane is throttled both are 1 in every lane,
+    // and so is f: the branch skips two divisions and takes them out of the loop-carried chain
+    // (credits and backlog -> f -> what is served -> credits and backlog). Throttling comes in
+    // runs of steps (a burst, an empty bucket), so the branch is mostly predicted.
     const M over_cnt = Ops::lt(cap_cnt, av_cnt);
     const M over_bytes = Ops::lt(cap_bytes, av_bytes);
-    const D f_cnt = Ops::div_where(over_cnt, cap_cnt, av_cnt, one);
-    const D f_bytes = Ops::div_where(over_bytes, cap_bytes, av_bytes, one);
     const M throttled = Ops::mor(over_cnt, over_bytes);
-    M iops_bound = Ops::mand(throttled, Ops::mand(Ops::lt(f_cnt, one), Ops::le(f_cnt, f_bytes)));
-    M tput_bound = Ops::andnot(throttled, iops_bound);
-    D f = Ops::sel(iops_bound, f_cnt, f_bytes);  // 1 where nothing binds: f_bytes is then 1
+    M iops_bound = Ops::none();
+    M tput_bound = Ops::none();
+    D f = one;
+    if (!Ops::branch_on_masks || Ops::any(throttled)) {
+        const D f_cnt = Ops::div_where(over_cnt, cap_cnt, av_cnt, one);
+        const D f_bytes = Ops::div_where(over_bytes, cap_bytes, av_bytes, one);
+        iops_bound = Ops::mand(throttled, Ops::mand(Ops::lt(f_cnt, one), Ops::le(f_cnt, f_bytes)));
+        tput_bound = Ops::andnot(throttled, iops_bound);
+        f = Ops::sel(iops_bound, f_cnt, f_bytes);  // 1 where nothing binds: f_bytes is then 1
+    }
 
     // Stepper::service_time: the workload's, else the volume's model at the mean size.
     D st = x.st_fixed;
@@ -420,12 +432,19 @@ inline void step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int6
 
     // Little's law, as in Stepper::commit; where rate is 0 the latency is not added (a 0 is: the
     // sum stays the same, as it is never -0).
+    // The quotient q = outstanding / rate is needed only where something completes and waits
+    // (latency = max(st, q)); where nothing waits the latency is st. In a group where no lane
+    // has a backlog, this step or the last, the branch skips the division.
     const D rate = served_ops * d.inv_dt;
     const D waiting = 0.5 * (prev_b_ops + x.b_ops);
-    const D outstanding = rate * st + waiting;
     const M completes = Ops::lt(zero, rate);
-    const D q = Ops::div_where(completes, outstanding, rate, one);            // used only where completes
-    const D latency = Ops::sel(Ops::lt(zero, waiting), Ops::max(q, st), st);  // std::max(st, q) = st < q ? q : st
+    const M queued = Ops::mand(completes, Ops::lt(zero, waiting));
+    D latency = st;
+    if (!Ops::branch_on_masks || Ops::any(queued)) {
+        const D outstanding = rate * st + waiting;
+        const D q = Ops::div_where(queued, outstanding, rate, one);
+        latency = Ops::sel(queued, Ops::max(q, st), st);  // std::max(st, q) = st < q ? q : st
+    }
     x.latency_ops_s += Ops::sel(completes, latency * served_ops, zero);
 
     x.served_ops += served_ops;
