@@ -454,6 +454,13 @@ inline void step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int6
     x.steps_tput = Ops::count(x.steps_tput, tput_bound);
 }
 
+// How far ahead of the step being loaded the kernel prefetches each trace, in steps (64: 512
+// bytes, 8 cache lines). The kernel reads 2 x W streams at once (each lane's ops and bytes); the
+// hardware prefetchers kept up with some fleets' layouts and not others (BM_Fleet shape:1 went
+// from 364-389 to 533-550 M volume-steps/s with this at 32..256, busy machine; shape:0 from
+// 507-510 to 510-525).
+constexpr std::int64_t prefetch_ahead = 64;
+
 // Steps k0 .. k1 - 1 of every lane, G vectors side by side (G independent dependency chains per
 // step, which the core overlaps), in W / (G V) passes.
 template <class Ops, std::size_t G, bool Seq, bool ModelSt, bool Mif>
@@ -471,6 +478,11 @@ inline void steps(LockstepGroup::Data& d, std::int64_t k0, std::int64_t k1) {
         for (; k + static_cast<std::int64_t>(V) <= k1; k += static_cast<std::int64_t>(V)) {
             D o[G][V], b[G][V];
             for (std::size_t g = 0; g < G; ++g) {
+                for (std::size_t j = 0; j < V; ++j) {
+                    // Prefetches do not fault: the last ones may point past the traces' ends.
+                    __builtin_prefetch(x[g].ops[j] + k + prefetch_ahead);
+                    __builtin_prefetch(x[g].bytes[j] + k + prefetch_ahead);
+                }
                 Ops::transpose(x[g].ops, k, o[g]);
                 Ops::transpose(x[g].bytes, k, b[g]);
             }
