@@ -276,6 +276,25 @@ TEST_CASE("lockstep: random volumes, workloads and traces give the scalar loop's
     CHECK(cov.cliffs_ended > 10);
 }
 
+TEST_CASE("lockstep: runs of 1 to 17 steps (blocks of steps, their remainders) from any offset") {
+    // The kernel loads the traces in blocks of as many steps as a vector has lanes, transposed,
+    // and the steps left over one at a time: runs shorter than a block, of whole blocks and of
+    // blocks and a remainder, the second run starting where the first ended (any alignment).
+    Coverage cov;
+    for_each_isa([&] {
+        Rng rng(5);
+        for (std::int64_t n1 = 1; n1 <= 17; ++n1) {
+            for (int rep = 0; rep < 3; ++rep) {
+                CAPTURE(n1);
+                CAPTURE(rep);
+                const auto n2 = static_cast<std::int64_t>(pick(rng, 18));
+                const Case c = random_case(rng, 2 + pick(rng, W), n1 + n2);
+                check_case(c, {n1, n2}, cov);
+            }
+        }
+    });
+}
+
 TEST_CASE("lockstep: one kind of volume per group, as a fleet is (gp2 noisy traces, gp3, st1 sequential)") {
     for_each_isa([] { fleet_case(); });
 }
