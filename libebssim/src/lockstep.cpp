@@ -77,9 +77,9 @@ typedef double D4 __attribute__((vector_size(32)));
 template <std::size_t V>
 struct VecOps {
     static constexpr std::size_t lanes = V;
-    // Whether step() branches around the divisions no lane needs (see there): it pays with 4
-    // lanes (AVX2), not with 8 (BM_Fleet; docs/design.md).
-    static constexpr bool branch_on_masks = true;
+    // Whether steps() chooses between step()'s branchy and branch-free forms as it goes (see
+    // there); with 4 lanes (AVX2) the branchy one was never slower than by noise (BM_Fleet).
+    static constexpr bool adaptive = false;
     typedef double D __attribute__((vector_size(sizeof(double) * V)));
     typedef std::int64_t M __attribute__((vector_size(sizeof(std::int64_t) * V)));
     using I = M;  // int64 lanes: counters, and masks as stored in LaneMask
@@ -131,7 +131,7 @@ struct VecOps {
 // intrinsics here.)
 struct Avx512Ops {
     static constexpr std::size_t lanes = 8;
-    static constexpr bool branch_on_masks = false;
+    static constexpr bool adaptive = true;
     using D = __m512d;
     using M = __mmask8;
     using I = __m512i;
@@ -319,8 +319,8 @@ struct Lanes {
 // then commit(k, 1, Bound::demand), operation for operation. Seq, ModelSt and Mif say whether some lane counts
 // sequential I/O, has its service time from the mean I/O size, has a finite max_in_flight: work no lane needs is
 // compiled out.
-template <class Ops, bool Seq, bool ModelSt, bool Mif>
-inline void step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int64_t k, const typename Ops::D& o,
+template <class Ops, bool Seq, bool ModelSt, bool Mif, bool Branchy>
+inline bool step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int64_t k, const typename Ops::D& o,
                  const typename Ops::D& b) {
     constexpr std::size_t V = Ops::lanes;
     using D = typename Ops::D;
@@ -373,7 +373,7 @@ inline void step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int6
     M iops_bound = Ops::none();
     M tput_bound = Ops::none();
     D f = one;
-    if (!Ops::branch_on_masks || Ops::any(throttled)) {
+    if (!Branchy || Ops::any(throttled)) {
         const D f_cnt = Ops::div_where(over_cnt, cap_cnt, av_cnt, one);
         const D f_bytes = Ops::div_where(over_bytes, cap_bytes, av_bytes, one);
         iops_bound = Ops::mand(throttled, Ops::mand(Ops::lt(f_cnt, one), Ops::le(f_cnt, f_bytes)));
@@ -440,7 +440,7 @@ inline void step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int6
     const M completes = Ops::lt(zero, rate);
     const M queued = Ops::mand(completes, Ops::lt(zero, waiting));
     D latency = st;
-    if (!Ops::branch_on_masks || Ops::any(queued)) {
+    if (!Branchy || Ops::any(queued)) {
         const D outstanding = rate * st + waiting;
         const D q = Ops::div_where(queued, outstanding, rate, one);
         latency = Ops::sel(queued, Ops::max(q, st), st);  // std::max(st, q) = st < q ? q : st
@@ -452,6 +452,7 @@ inline void step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int6
     x.served_cnt += served_cnt;
     x.steps_iops = Ops::count(x.steps_iops, iops_bound);
     x.steps_tput = Ops::count(x.steps_tput, tput_bound);
+    return Ops::any(Ops::mor(throttled, queued));
 }
 
 // How far ahead of the step being loaded the kernel prefetches each trace, in steps (64: 512
@@ -461,50 +462,77 @@ inline void step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int6
 // 507-510 to 510-525).
 constexpr std::int64_t prefetch_ahead = 64;
 
+// Steps k .. k1 - 1 of the G vectors of pass `pass`, with step()'s branches around divisions
+// (Branchy) or without; returns the number of steps in which some lane was throttled or had
+// something queued (the steps that need those divisions).
+template <class Ops, std::size_t G, bool Seq, bool ModelSt, bool Mif, bool Branchy>
+inline std::int64_t run(Lanes<Ops> (&x)[G], LockstepGroup::Data& d, std::size_t pass, std::int64_t k, std::int64_t k1) {
+    constexpr std::size_t V = Ops::lanes;
+    using D = typename Ops::D;
+    std::int64_t busy = 0;
+    // Blocks of V steps: each lane's V trace values loaded as one vector, then transposed.
+    for (; k + static_cast<std::int64_t>(V) <= k1; k += static_cast<std::int64_t>(V)) {
+        D o[G][V], b[G][V];
+        for (std::size_t g = 0; g < G; ++g) {
+            for (std::size_t j = 0; j < V; ++j) {
+                // Prefetches do not fault: the last ones may point past the traces' ends.
+                __builtin_prefetch(x[g].ops[j] + k + prefetch_ahead);
+                __builtin_prefetch(x[g].bytes[j] + k + prefetch_ahead);
+            }
+            Ops::transpose(x[g].ops, k, o[g]);
+            Ops::transpose(x[g].bytes, k, b[g]);
+        }
+        for (std::size_t i = 0; i < V; ++i) {
+#pragma GCC unroll 4
+            for (std::size_t g = 0; g < G; ++g) {
+                busy += step<Ops, Seq, ModelSt, Mif, Branchy>(x[g], d, pass * G + g, k + static_cast<std::int64_t>(i),
+                                                              o[g][i], b[g][i]);
+            }
+        }
+    }
+    // The last steps of the chunk one at a time, each step's values gathered lane by lane.
+    for (; k < k1; ++k) {
+#pragma GCC unroll 4
+        for (std::size_t g = 0; g < G; ++g) {
+            D o, b;
+            for (std::size_t j = 0; j < V; ++j) {
+                o[j] = x[g].ops[j][k];
+                b[j] = x[g].bytes[j][k];
+            }
+            busy += step<Ops, Seq, ModelSt, Mif, Branchy>(x[g], d, pass * G + g, k, o, b);
+        }
+    }
+    return busy;
+}
+
+// Steps between two choices of the branchy or branch-free step (a multiple of every V).
+constexpr std::int64_t adapt_every = 512;
+
 // Steps k0 .. k1 - 1 of every lane, G vectors side by side (G independent dependency chains per
-// step, which the core overlaps), in W / (G V) passes.
+// step, which the core overlaps), in W / (G V) passes. With Ops::adaptive, each stretch of
+// adapt_every steps runs the branchy step when fewer than half the steps of the stretch before
+// needed the divisions, else the branch-free one. Both give the same results, to the bit.
 template <class Ops, std::size_t G, bool Seq, bool ModelSt, bool Mif>
 inline void steps(LockstepGroup::Data& d, std::int64_t k0, std::int64_t k1) {
     constexpr std::size_t V = Ops::lanes;
-    using D = typename Ops::D;
     static_assert(W % (G * V) == 0);
     // Passes with no real volume (all padding) are skipped.
     const std::size_t passes = (d.used + G * V - 1) / (G * V);
     for (std::size_t pass = 0; pass < passes; ++pass) {
         Lanes<Ops> x[G];
         for (std::size_t g = 0; g < G; ++g) x[g].load_from(d, pass * G + g);
-        std::int64_t k = k0;
-        // Blocks of V steps: each lane's V trace values loaded as one vector, then transposed.
-        for (; k + static_cast<std::int64_t>(V) <= k1; k += static_cast<std::int64_t>(V)) {
-            D o[G][V], b[G][V];
-            for (std::size_t g = 0; g < G; ++g) {
-                for (std::size_t j = 0; j < V; ++j) {
-                    // Prefetches do not fault: the last ones may point past the traces' ends.
-                    __builtin_prefetch(x[g].ops[j] + k + prefetch_ahead);
-                    __builtin_prefetch(x[g].bytes[j] + k + prefetch_ahead);
-                }
-                Ops::transpose(x[g].ops, k, o[g]);
-                Ops::transpose(x[g].bytes, k, b[g]);
+        if constexpr (Ops::adaptive) {
+            bool branchy = d.form == LockstepForm::automatic ? d.branchy : d.form == LockstepForm::branchy;
+            for (std::int64_t k = k0; k < k1;) {
+                const std::int64_t end = std::min(k1, k + adapt_every);
+                const std::int64_t busy = branchy ? run<Ops, G, Seq, ModelSt, Mif, true>(x, d, pass, k, end)
+                                                  : run<Ops, G, Seq, ModelSt, Mif, false>(x, d, pass, k, end);
+                if (d.form == LockstepForm::automatic) branchy = 2 * busy < end - k;
+                k = end;
             }
-            for (std::size_t i = 0; i < V; ++i) {
-#pragma GCC unroll 4
-                for (std::size_t g = 0; g < G; ++g) {
-                    step<Ops, Seq, ModelSt, Mif>(x[g], d, pass * G + g, k + static_cast<std::int64_t>(i), o[g][i],
-                                                 b[g][i]);
-                }
-            }
-        }
-        // The last steps of the chunk one at a time, each step's values gathered lane by lane.
-        for (; k < k1; ++k) {
-#pragma GCC unroll 4
-            for (std::size_t g = 0; g < G; ++g) {
-                D o, b;
-                for (std::size_t j = 0; j < V; ++j) {
-                    o[j] = x[g].ops[j][k];
-                    b[j] = x[g].bytes[j][k];
-                }
-                step<Ops, Seq, ModelSt, Mif>(x[g], d, pass * G + g, k, o, b);
-            }
+            d.branchy = branchy;
+        } else {
+            run<Ops, G, Seq, ModelSt, Mif, true>(x, d, pass, k0, k1);
         }
         for (std::size_t g = 0; g < G; ++g) x[g].store_to(d, pass * G + g);
     }
@@ -561,6 +589,7 @@ LockstepIsa best_isa() noexcept {
 }
 
 std::atomic<LockstepIsa> current_isa{best_isa()};
+std::atomic<LockstepForm> current_form{LockstepForm::automatic};
 
 Kernel kernel_for(LockstepIsa isa) noexcept {
     switch (isa) {
@@ -626,7 +655,10 @@ bool set_lockstep_isa(LockstepIsa isa) noexcept {
     return true;
 }
 
+void set_lockstep_form(LockstepForm form) noexcept { current_form.store(form, std::memory_order_relaxed); }
+
 void LockstepGroup::step(std::int64_t k0, std::int64_t k1) {
+    d_.form = current_form.load(std::memory_order_relaxed);
     LockstepIsa isa = lockstep_isa();
     // Up to 4 volumes: one AVX2 pass costs half an AVX-512 one (8 lanes, half of them padding).
     if (isa == LockstepIsa::avx512 && used_ <= 4) isa = LockstepIsa::avx2;
