@@ -511,7 +511,9 @@ constexpr std::int64_t adapt_every = 512;
 // Steps k0 .. k1 - 1 of every lane, G vectors side by side (G independent dependency chains per
 // step, which the core overlaps), in W / (G V) passes. With Ops::adaptive, each stretch of
 // adapt_every steps runs the branchy step when fewer than half the steps of the stretch before
-// needed the divisions, else the branch-free one. Both give the same results, to the bit.
+// needed the divisions, else the branch-free one. Both give the same results, to the bit. (The
+// branchy one paid on a calm trace and cost on fleets with some lane throttled in most steps,
+// whose branches mispredict; docs/design.md. The half and the 512 steps are not tuned.)
 template <class Ops, std::size_t G, bool Seq, bool ModelSt, bool Mif>
 inline void steps(LockstepGroup::Data& d, std::int64_t k0, std::int64_t k1) {
     constexpr std::size_t V = Ops::lanes;

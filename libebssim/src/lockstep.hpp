@@ -94,6 +94,7 @@ public:
         std::size_t used = lockstep_lanes;     // lanes holding real volumes (the first ones)
         bool any_model_st = false;             // some lane's service time follows the mean I/O size
         bool branchy = false;                  // AVX-512: the step form the last steps chose (steps())
+        // set_lockstep_form's, read by each step() call.
         LockstepForm form = LockstepForm::automatic;
         double dt = 1, t0 = 0, inv_dt = 1;
     };
