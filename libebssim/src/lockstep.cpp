@@ -78,7 +78,8 @@ template <std::size_t V>
 struct VecOps {
     static constexpr std::size_t lanes = V;
     // Whether steps() chooses between step()'s branchy and branch-free forms as it goes (see
-    // there); with 4 lanes (AVX2) the branchy one was never slower than by noise (BM_Fleet).
+    // there). With 4 lanes (AVX2) the branchy one paid on the diurnal fleet and cost about 4 %
+    // on the noisy one (BM_Fleet), so it is the only one.
     static constexpr bool adaptive = false;
     typedef double D __attribute__((vector_size(sizeof(double) * V)));
     typedef std::int64_t M __attribute__((vector_size(sizeof(std::int64_t) * V)));
@@ -316,9 +317,10 @@ struct Lanes {
 };
 
 // Step k of the V lanes of vector g, whose trace values are o and b: Stepper<OpenSource>::offer
-// then commit(k, 1, Bound::demand), operation for operation. Seq, ModelSt and Mif say whether some lane counts
-// sequential I/O, has its service time from the mean I/O size, has a finite max_in_flight: work no lane needs is
-// compiled out.
+// then commit(k, 1, Bound::demand), operation for operation. Seq, ModelSt and Mif say whether
+// some lane counts sequential I/O, has its service time from the mean I/O size, has a finite
+// max_in_flight: work no lane needs is compiled out. Branchy: skip the divisions no lane needs
+// (below). Returns whether some lane needed them (was throttled, or completed and waited).
 template <class Ops, bool Seq, bool ModelSt, bool Mif, bool Branchy>
 inline bool step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int64_t k, const typename Ops::D& o,
                  const typename Ops::D& b) {
@@ -364,9 +366,9 @@ inline bool step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int6
     const D cap_bytes = Ops::sel(Ops::lt(zero, x.credits), x.tput_hi, x.tput_lo);
     // throttle(): both quotients, each by the scalar rule's division in the lanes where it
     // applies (div_where), 1 in the others. Where no lane is throttled both are 1 in every lane,
-    // and so is f: the branch skips two divisions and takes them out of the loop-carried chain
-    // (credits and backlog -> f -> what is served -> credits and backlog). Throttling comes in
-    // runs of steps (a burst, an empty bucket), so the branch is mostly predicted.
+    // and so is f: the branchy form skips two divisions and takes them out of the loop-carried
+    // chain (credits and backlog -> f -> what is served -> credits and backlog). It pays where
+    // throttling comes in runs of steps (a burst, an empty bucket) and few steps have it.
     const M over_cnt = Ops::lt(cap_cnt, av_cnt);
     const M over_bytes = Ops::lt(cap_bytes, av_bytes);
     const M throttled = Ops::mor(over_cnt, over_bytes);
