@@ -366,14 +366,20 @@ BENCHMARK(BM_SharedInstance_bound)
     ->ArgsProduct({{1, 4, 16}, {0, 1}})
     ->Unit(benchmark::kMillisecond);
 
-// (e) A fleet: many independent volumes (no instance) with distinct noisy traces, totals only
-// (record = false): what a fleet replay runs. 30 days at 1-minute steps (43,200 steps) per volume;
-// volume i is gp2 (100..1,000 GiB) or gp3 (3,000..6,000 IOPS) in turn, its demand uniform noise
-// around its own mean (50..3,000 IOPS) of 4..64 KiB I/Os, so gp2 buckets drain and refill and
-// every bound occurs. lockstep:1 steps them through the lockstep kernel (lockstep_lanes volumes
-// per SIMD vector, the default), lockstep:0 one at a time through the scalar loop (RunOptions),
-// on one core either way. Compare items_per_second (volume-steps/s) of the two.
+// (e) A fleet: many independent volumes (no instance) with distinct traces, totals only
+// (record = false): what a fleet replay runs. 30 days at 1-minute steps (43,200 steps) per volume.
+// shape:0, noisy: volume i is gp2 (100..1,000 GiB) or gp3 (3,000..6,000 IOPS) in turn, its demand
+// uniform noise around its own mean (50..3,000 IOPS) of 4..64 KiB I/Os, so gp2 buckets drain and
+// refill and every bound occurs (a third of the steps IOPS-bound). shape:1, diurnal: the fleet of
+// bench/bench_vs_numba.py case b (issue 12), drawn alike with C++'s generators: 70 % gp2 and 30 %
+// gp3 of 20..2,000 GiB, diurnal demand at 10..70 % of the volume's baseline with its own phase,
+// about 3 bursts a day (5..120 minutes, 1.5..4x), +-40 % noise, 4..64 KiB I/Os per step (about a
+// sixth of the steps IOPS-bound, mostly gp3 in bursts and gp2 with an empty bucket).
+// lockstep:1 steps them through the lockstep kernel (the default), lockstep:0 one at a time
+// through the scalar loop (RunOptions), on one core either way. Compare items_per_second
+// (volume-steps/s) of the two.
 constexpr std::int64_t kFleetSteps = 43'200;
+constexpr double kFleetDt = 60.0;
 
 struct Fleet {
     std::vector<VolumeSpec> specs;
@@ -381,14 +387,9 @@ struct Fleet {
     std::vector<Workload> ws;
 };
 
-const Fleet& fleet(std::size_t volumes) {
-    static std::map<std::size_t, Fleet> cache;
-    auto it = cache.find(volumes);
-    if (it != cache.end()) return it->second;
-    Fleet& f = cache[volumes];
+void noisy_fleet(Fleet& f, std::size_t volumes) {
     std::mt19937_64 rng(2026);
     std::uniform_real_distribution<double> u(0.0, 1.0);
-    f.traces.resize(volumes);
     for (std::size_t i = 0; i < volumes; ++i) {
         if (i % 2 == 0) {
             f.specs.push_back(gp2_spec(std::floor(100.0 + 900.0 * u(rng))));
@@ -405,8 +406,57 @@ const Fleet& fleet(std::size_t volumes) {
             t.ops[k] = std::floor(2.0 * mean_ops * u(rng));
             t.bytes[k] = t.ops[k] * io_size(u(rng));
         }
-        f.ws.push_back(open_loop(t));
     }
+}
+
+// bench_vs_numba.py's fleet_traces, step for step (its generator's draws, not its values).
+void diurnal_fleet(Fleet& f, std::size_t volumes) {
+    std::mt19937_64 rng(20240601);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    const double dt = kFleetDt;
+    const auto n = static_cast<std::size_t>(kFleetSteps);
+    std::poisson_distribution<std::int64_t> bursts(3.0 * static_cast<double>(n) * dt / kDay);
+    std::uniform_int_distribution<std::size_t> start(0, n - 1);
+    for (std::size_t i = 0; i < volumes; ++i) {
+        const double size = std::floor(20.0 + 1980.0 * u(rng));
+        const bool gp3 = u(rng) < 0.3;
+        f.specs.push_back(gp3 ? gp3_spec(size) : gp2_spec(size));
+        const double base = gp3 ? 3000.0 : std::clamp(3.0 * size, 100.0, 16000.0);
+        const double level = base * (0.1 + 0.6 * u(rng));
+        const double phase = u(rng);
+        std::vector<double> rate(n);
+        for (std::size_t k = 0; k < n; ++k) {
+            const double t = static_cast<double>(k) * dt;
+            rate[k] = level * (1.0 + 0.6 * std::sin(2.0 * std::numbers::pi * (t / kDay - phase)));
+        }
+        for (std::int64_t b = bursts(rng); b > 0; --b) {
+            const std::size_t s = start(rng);
+            const auto len = std::max<std::size_t>(1, static_cast<std::size_t>((300.0 + 6900.0 * u(rng)) / dt));
+            const double mult = 1.5 + 2.5 * u(rng);
+            for (std::size_t k = s; k < std::min(n, s + len); ++k) rate[k] = mult * level;
+        }
+        Trace& t = f.traces[i];
+        t.ops.resize(n);
+        t.bytes.resize(n);
+        for (std::size_t k = 0; k < n; ++k) {
+            t.ops[k] = std::floor(rate[k] * (0.6 + 0.8 * u(rng)) * dt);
+            t.bytes[k] = t.ops[k] * io_size(u(rng));
+        }
+    }
+}
+
+const Fleet& fleet(std::size_t volumes, bool diurnal) {
+    static std::map<std::pair<std::size_t, bool>, Fleet> cache;
+    auto it = cache.find({volumes, diurnal});
+    if (it != cache.end()) return it->second;
+    Fleet& f = cache[{volumes, diurnal}];
+    f.traces.resize(volumes);
+    if (diurnal) {
+        diurnal_fleet(f, volumes);
+    } else {
+        noisy_fleet(f, volumes);
+    }
+    for (const Trace& t : f.traces) f.ws.push_back(open_loop(t));
     return f;
 }
 
@@ -418,10 +468,10 @@ void BM_Fleet(benchmark::State& state) {
         state.SkipWithError("this CPU lacks the instruction set");
         return;
     }
-    const Fleet& f = fleet(volumes);
+    const Fleet& f = fleet(volumes, state.range(3) != 0);
     {
         // What the traces made the volumes do (one untimed run): steps per bound, cliff episodes.
-        Simulation sim(f.specs, 60.0);
+        Simulation sim(f.specs, kFleetDt);
         const RunResult r = sim.run(f.ws, kFleetSteps, false);
         double cliffs = 0, iops = 0, tput = 0;
         for (const VolumeTotals& t : r.totals) {
@@ -435,7 +485,7 @@ void BM_Fleet(benchmark::State& state) {
         state.counters["tput_bound%"] = 100.0 * tput / vsteps;
     }
     for (auto _ : state) {
-        Simulation sim(f.specs, 60.0);
+        Simulation sim(f.specs, kFleetDt);
         RunResult r = sim.run(f.ws, kFleetSteps, false, {}, {}, options);
         benchmark::DoNotOptimize(r.totals.data());
         benchmark::ClobberMemory();
@@ -444,15 +494,19 @@ void BM_Fleet(benchmark::State& state) {
     set_rates(state, static_cast<std::int64_t>(volumes), kFleetSteps);
 }
 // isa: 0 the default (the widest the CPU has), 2 SSE2, 3 AVX2, 4 AVX-512 (lockstep:1 only).
+// shape: 0 noisy, 1 diurnal (above).
 BENCHMARK(BM_Fleet)
-    ->ArgNames({"volumes", "lockstep", "isa"})
-    ->Args({64, 0, 0})
-    ->Args({64, 1, 0})
-    ->Args({256, 0, 0})
-    ->Args({256, 1, 0})
-    ->Args({64, 1, 2})
-    ->Args({64, 1, 3})
-    ->Args({64, 1, 4})
+    ->ArgNames({"volumes", "lockstep", "isa", "shape"})
+    ->Args({64, 0, 0, 0})
+    ->Args({64, 1, 0, 0})
+    ->Args({256, 0, 0, 0})
+    ->Args({256, 1, 0, 0})
+    ->Args({64, 1, 2, 0})
+    ->Args({64, 1, 3, 0})
+    ->Args({64, 1, 4, 0})
+    ->Args({256, 0, 0, 1})
+    ->Args({256, 1, 0, 1})
+    ->Args({256, 1, 3, 1})
     ->Unit(benchmark::kMillisecond);
 
 // (f) What recording costs (Recording, recorder.hpp): one 100 GiB gp2 volume, 1e6 or 1e7 steps

@@ -44,11 +44,43 @@ template <class T, class A>
 // element-wise IEEE arithmetic on vector types (GCC/Clang vector extensions; __m512d is one);
 // comparisons give masks, and sel(m, a, b) is a where m holds, else b.
 //
+// Blocks of trace values transposed (see VecOps::transpose), for 2 and 4 lanes. (Not members of
+// VecOps: GCC 12 sees VecOps<V>::D as a plain double until instantiation and rejects shuffles of
+// it. __builtin_shufflevector, not GCC's __builtin_shuffle: clang-tidy parses this file too.)
+typedef double D2 __attribute__((vector_size(16)));
+typedef double D4 __attribute__((vector_size(32)));
+[[gnu::always_inline]] inline void transpose2(const double* const* rows, std::int64_t k, D2* cols) noexcept {
+    D2 r0, r1;
+    std::memcpy(&r0, rows[0] + k, sizeof r0);
+    std::memcpy(&r1, rows[1] + k, sizeof r1);
+    cols[0] = __builtin_shufflevector(r0, r1, 0, 2);
+    cols[1] = __builtin_shufflevector(r0, r1, 1, 3);
+}
+[[gnu::always_inline]] inline void transpose4(const double* const* rows, std::int64_t k, D4* cols) noexcept {
+    // Halves: h[j][q] = row j's steps 2q, 2q + 1. Rows 0 and 2 side by side, and 1 and 3, then
+    // unpacked: 8 128-bit loads (half of them inserts) and 4 unpacks for 4 steps.
+    D2 h[4][2];
+    for (std::size_t j = 0; j < 4; ++j) {
+        std::memcpy(&h[j][0], rows[j] + k, sizeof(D2));
+        std::memcpy(&h[j][1], rows[j] + k + 2, sizeof(D2));
+    }
+    for (std::size_t q = 0; q < 2; ++q) {
+        const D4 a = __builtin_shufflevector(h[0][q], h[2][q], 0, 1, 2, 3);  // r0(2q) r0(2q+1) r2(2q) r2(2q+1)
+        const D4 b = __builtin_shufflevector(h[1][q], h[3][q], 0, 1, 2, 3);  // the same of rows 1 and 3
+        cols[2 * q] = __builtin_shufflevector(a, b, 0, 4, 2, 6);
+        cols[2 * q + 1] = __builtin_shufflevector(a, b, 1, 5, 3, 7);
+    }
+}
+
 // SSE2 (V = 2) and AVX2 (V = 4): vector extensions throughout; a mask is a vector of int64, all
 // bits set where it holds.
 template <std::size_t V>
 struct VecOps {
     static constexpr std::size_t lanes = V;
+    // Whether steps() chooses between step()'s branchy and branch-free forms as it goes (see
+    // there). With 4 lanes (AVX2) the branchy one paid on the diurnal fleet and cost about 4 %
+    // on the noisy one (BM_Fleet), so it is the only one.
+    static constexpr bool adaptive = false;
     typedef double D __attribute__((vector_size(sizeof(double) * V)));
     typedef std::int64_t M __attribute__((vector_size(sizeof(std::int64_t) * V)));
     using I = M;  // int64 lanes: counters, and masks as stored in LaneMask
@@ -61,6 +93,10 @@ struct VecOps {
     [[gnu::always_inline]] static M andnot(const M& a, const M& b) noexcept { return a & ~b; }  // a and not b
     [[gnu::always_inline]] static M none() noexcept { return M{}; }
     [[gnu::always_inline]] static D sel(const M& m, const D& a, const D& b) noexcept { return m ? a : b; }
+    // min(a, b) = a < b ? a : b and max(a, b) = a > b ? a : b, as written (not IEEE minNum: NaN
+    // and -0 go as the comparison says); the x86 min/max instructions compute exactly this.
+    [[gnu::always_inline]] static D min(const D& a, const D& b) noexcept { return a < b ? a : b; }
+    [[gnu::always_inline]] static D max(const D& a, const D& b) noexcept { return a > b ? a : b; }
     // a / b where m holds, else `otherwise`; the lanes not selected divide by 1 (no inf or NaN).
     [[gnu::always_inline]] static D div_where(const M& m, const D& a, const D& b, const D& otherwise) noexcept {
         return m ? a / (m ? b : D{} + 1.0) : otherwise;
@@ -68,6 +104,16 @@ struct VecOps {
     [[gnu::always_inline]] static I count(const I& c, const M& m) noexcept { return c - m; }  // + 1 where m
     [[gnu::always_inline]] static M from_lanes(const I& v) noexcept { return v; }
     [[gnu::always_inline]] static I to_lanes(const M& m) noexcept { return m; }
+    // The V x V block rows[j][k .. k + V - 1] (V consecutive steps of lane j's trace), transposed:
+    // cols[i] holds step k + i of every lane.
+    [[gnu::always_inline]] static void transpose(const double* const* rows, std::int64_t k, D* cols) noexcept {
+        if constexpr (V == 2) {
+            transpose2(rows, k, reinterpret_cast<D2*>(cols));  // D is D2 (GCC sees the size late)
+        } else {
+            static_assert(V == 4);
+            transpose4(rows, k, reinterpret_cast<D4*>(cols));
+        }
+    }
     // True when some lane is set: the 128-bit parts OR-ed, then one movmskpd (SSE2).
     [[gnu::always_inline]] static bool any(const M& m) noexcept {
         __m128d r;
@@ -86,6 +132,7 @@ struct VecOps {
 // intrinsics here.)
 struct Avx512Ops {
     static constexpr std::size_t lanes = 8;
+    static constexpr bool adaptive = true;
     using D = __m512d;
     using M = __mmask8;
     using I = __m512i;
@@ -106,6 +153,17 @@ struct Avx512Ops {
     [[gnu::target(EBSSIM_AVX512)]] static D sel(M m, const D& a, const D& b) noexcept {
         return _mm512_mask_blend_pd(m, b, a);
     }
+    // a < b ? a : b and a > b ? a : b: vminpd/vmaxpd are defined as exactly these (the second
+    // operand when unordered or equal). One instruction instead of a compare into a k register
+    // and a blend, which is most of the latency of the loop-carried credit chain. (The maskz
+    // forms with every lane set compile to the plain instruction; GCC 12's _mm512_min_pd passes
+    // an undefined vector that -Wmaybe-uninitialized flags. The same below.)
+    [[gnu::target(EBSSIM_AVX512)]] static D min(const D& a, const D& b) noexcept {
+        return _mm512_maskz_min_pd(0xFF, a, b);
+    }
+    [[gnu::target(EBSSIM_AVX512)]] static D max(const D& a, const D& b) noexcept {
+        return _mm512_maskz_max_pd(0xFF, a, b);
+    }
     // a / b where m holds, else `otherwise`: a masked division (the other lanes do not divide).
     [[gnu::target(EBSSIM_AVX512)]] static D div_where(M m, const D& a, const D& b, const D& otherwise) noexcept {
         return _mm512_mask_div_pd(otherwise, m, a, b);
@@ -116,6 +174,40 @@ struct Avx512Ops {
     [[gnu::target(EBSSIM_AVX512)]] static M from_lanes(const I& v) noexcept { return _mm512_movepi64_mask(v); }
     [[gnu::target(EBSSIM_AVX512)]] static I to_lanes(M m) noexcept { return _mm512_movm_epi64(m); }
     [[gnu::target(EBSSIM_AVX512)]] static bool any(M m) noexcept { return m != 0; }
+    // _mm512_shuffle_f64x2(a, b, Imm) (see min above for the maskz form).
+    template <int Imm>
+    [[gnu::target(EBSSIM_AVX512)]] static D shuffle_quarters(const D& a, const D& b) noexcept {
+        return _mm512_maskz_shuffle_f64x2(0xFF, a, b, Imm);
+    }
+    // The 8 x 8 block rows[j][k .. k + 7], transposed (cols[i]: step k + i of every lane): 8
+    // loads and 24 shuffles for 8 steps, where loading each step's 8 values into one vector
+    // took 8 loads and 8 inserts per step. rjs below is element s of row j.
+    [[gnu::target(EBSSIM_AVX512)]] static void transpose(const double* const* rows, std::int64_t k, D* cols) noexcept {
+        D r[8];
+        for (std::size_t j = 0; j < 8; ++j) r[j] = _mm512_loadu_pd(rows[j] + k);
+        D t[8];
+        for (std::size_t j = 0; j < 8; j += 2) {
+            t[j] = _mm512_maskz_unpacklo_pd(0xFF, r[j], r[j + 1]);      // rj0 r(j+1)0 rj2 r(j+1)2 ..
+            t[j + 1] = _mm512_maskz_unpackhi_pd(0xFF, r[j], r[j + 1]);  // rj1 r(j+1)1 rj3 r(j+1)3 ..
+        }
+        // 128-bit quarters: 0x88 takes quarters 0 and 2 of each operand, 0xDD quarters 1 and 3.
+        const D u0 = shuffle_quarters<0x88>(t[0], t[2]);  // r00 r10 r04 r14 r20 r30 r24 r34
+        const D u1 = shuffle_quarters<0xDD>(t[0], t[2]);  // r02 r12 r06 r16 r22 r32 r26 r36
+        const D u2 = shuffle_quarters<0x88>(t[1], t[3]);  // r01 .. (columns 1 and 5)
+        const D u3 = shuffle_quarters<0xDD>(t[1], t[3]);  // r03 .. (columns 3 and 7)
+        const D u4 = shuffle_quarters<0x88>(t[4], t[6]);  // rows 4..7, columns 0 and 4
+        const D u5 = shuffle_quarters<0xDD>(t[4], t[6]);
+        const D u6 = shuffle_quarters<0x88>(t[5], t[7]);
+        const D u7 = shuffle_quarters<0xDD>(t[5], t[7]);
+        cols[0] = shuffle_quarters<0x88>(u0, u4);
+        cols[4] = shuffle_quarters<0xDD>(u0, u4);
+        cols[2] = shuffle_quarters<0x88>(u1, u5);
+        cols[6] = shuffle_quarters<0xDD>(u1, u5);
+        cols[1] = shuffle_quarters<0x88>(u2, u6);
+        cols[5] = shuffle_quarters<0xDD>(u2, u6);
+        cols[3] = shuffle_quarters<0x88>(u3, u7);
+        cols[7] = shuffle_quarters<0xDD>(u3, u7);
+    }
 };
 
 // Rare events, handled one lane at a time by the scalar code, away from the vector loop, for the
@@ -224,23 +316,20 @@ struct Lanes {
     }
 };
 
-// Step k of the V lanes of vector g: Stepper<OpenSource>::offer then commit(k, 1, Bound::demand),
-// operation for operation. Seq, ModelSt and Mif say whether some lane counts sequential I/O, has
-// its service time from the mean I/O size, has a finite max_in_flight: work no lane needs is
-// compiled out.
-template <class Ops, bool Seq, bool ModelSt, bool Mif>
-inline void step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int64_t k) {
+// Step k of the V lanes of vector g, whose trace values are o and b: Stepper<OpenSource>::offer
+// then commit(k, 1, Bound::demand), operation for operation. Seq, ModelSt and Mif say whether
+// some lane counts sequential I/O, has its service time from the mean I/O size, has a finite
+// max_in_flight: work no lane needs is compiled out. Branchy: skip the divisions no lane needs
+// (below). Returns whether some lane needed them (was throttled, or completed and waited).
+template <class Ops, bool Seq, bool ModelSt, bool Mif, bool Branchy>
+inline bool step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int64_t k, const typename Ops::D& o,
+                 const typename Ops::D& b) {
     constexpr std::size_t V = Ops::lanes;
     using D = typename Ops::D;
     using M = typename Ops::M;
     const D zero = D{} * 0.0;
     const D one = zero + 1.0;
     const D max_demand = zero + max_demand_per_step;
-    D o, b;
-    for (std::size_t j = 0; j < V; ++j) {
-        o[j] = x.ops[j][k];
-        b[j] = x.bytes[j][k];
-    }
     // trace_step_ok, per lane.
     const M ops_ok = Ops::mand(Ops::le(zero, o), Ops::le(o, max_demand));
     const M bytes_ok = Ops::mand(Ops::le(zero, b), Ops::le(b, max_demand));
@@ -273,18 +362,26 @@ inline void step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int6
     const D av_bytes = x.b_bytes + b;
     const D av_cnt = x.b_cnt + cnt;
     const D pool = x.credits + x.earned;
-    const D cap_cnt = Ops::sel(Ops::lt(pool, x.burst_cap), pool, x.burst_cap);  // std::min(burst_cap, pool)
+    const D cap_cnt = Ops::min(pool, x.burst_cap);  // std::min(burst_cap, pool) = pool < burst_cap ? pool : burst_cap
     const D cap_bytes = Ops::sel(Ops::lt(zero, x.credits), x.tput_hi, x.tput_lo);
     // throttle(): both quotients, each by the scalar rule's division in the lanes where it
-    // applies (div_where), 1 in the others.
+    // applies (div_where), 1 in the others. Where no lane is throttled both are 1 in every lane,
+    // and so is f: the branchy form skips two divisions and takes them out of the loop-carried
+    // chain (credits and backlog -> f -> what is served -> credits and backlog). It pays where
+    // throttling comes in runs of steps (a burst, an empty bucket) and few steps have it.
     const M over_cnt = Ops::lt(cap_cnt, av_cnt);
     const M over_bytes = Ops::lt(cap_bytes, av_bytes);
-    const D f_cnt = Ops::div_where(over_cnt, cap_cnt, av_cnt, one);
-    const D f_bytes = Ops::div_where(over_bytes, cap_bytes, av_bytes, one);
     const M throttled = Ops::mor(over_cnt, over_bytes);
-    M iops_bound = Ops::mand(throttled, Ops::mand(Ops::lt(f_cnt, one), Ops::le(f_cnt, f_bytes)));
-    M tput_bound = Ops::andnot(throttled, iops_bound);
-    D f = Ops::sel(iops_bound, f_cnt, f_bytes);  // 1 where nothing binds: f_bytes is then 1
+    M iops_bound = Ops::none();
+    M tput_bound = Ops::none();
+    D f = one;
+    if (!Branchy || Ops::any(throttled)) {
+        const D f_cnt = Ops::div_where(over_cnt, cap_cnt, av_cnt, one);
+        const D f_bytes = Ops::div_where(over_bytes, cap_bytes, av_bytes, one);
+        iops_bound = Ops::mand(throttled, Ops::mand(Ops::lt(f_cnt, one), Ops::le(f_cnt, f_bytes)));
+        tput_bound = Ops::andnot(throttled, iops_bound);
+        f = Ops::sel(iops_bound, f_cnt, f_bytes);  // 1 where nothing binds: f_bytes is then 1
+    }
 
     // Stepper::service_time: the workload's, else the volume's model at the mean size.
     D st = x.st_fixed;
@@ -315,9 +412,10 @@ inline void step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int6
     x.demanded_ops += o;
     x.demanded_bytes += b;
 
-    // The bucket: clamped to [0, capacity]; lanes without one keep their credits (0).
-    D c = pool - served_cnt;
-    c = Ops::sel(Ops::lt(c, zero), zero, Ops::sel(Ops::lt(x.capacity, c), x.capacity, c));
+    // The bucket: clamped to [0, capacity], c < 0 ? 0 : (c > capacity ? capacity : c); lanes
+    // without one keep their credits (0). With capacity >= 0 the inner min is < 0 exactly where c
+    // is (NaN stays NaN), so the outer test may look at it: max(0, min(capacity, c)).
+    const D c = Ops::max(zero, Ops::min(x.capacity, pool - served_cnt));
     const D before = x.credits;
     x.credits = Ops::sel(x.bucket, c, x.credits);
     const M change = Ops::mand(x.bucket, Ops::mxor(Ops::le(c, zero), x.dry));  // CliffTracker::changes
@@ -336,12 +434,19 @@ inline void step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int6
 
     // Little's law, as in Stepper::commit; where rate is 0 the latency is not added (a 0 is: the
     // sum stays the same, as it is never -0).
+    // The quotient q = outstanding / rate is needed only where something completes and waits
+    // (latency = max(st, q)); where nothing waits the latency is st. In a group where no lane
+    // has a backlog, this step or the last, the branch skips the division.
     const D rate = served_ops * d.inv_dt;
     const D waiting = 0.5 * (prev_b_ops + x.b_ops);
-    const D outstanding = rate * st + waiting;
     const M completes = Ops::lt(zero, rate);
-    const D q = Ops::div_where(completes, outstanding, rate, one);  // used only where completes
-    const D latency = Ops::sel(Ops::lt(zero, waiting), Ops::sel(Ops::lt(st, q), q, st), st);  // std::max(st, q)
+    const M queued = Ops::mand(completes, Ops::lt(zero, waiting));
+    D latency = st;
+    if (!Branchy || Ops::any(queued)) {
+        const D outstanding = rate * st + waiting;
+        const D q = Ops::div_where(queued, outstanding, rate, one);
+        latency = Ops::sel(queued, Ops::max(q, st), st);  // std::max(st, q) = st < q ? q : st
+    }
     x.latency_ops_s += Ops::sel(completes, latency * served_ops, zero);
 
     x.served_ops += served_ops;
@@ -349,10 +454,68 @@ inline void step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int6
     x.served_cnt += served_cnt;
     x.steps_iops = Ops::count(x.steps_iops, iops_bound);
     x.steps_tput = Ops::count(x.steps_tput, tput_bound);
+    return Ops::any(Ops::mor(throttled, queued));
 }
 
+// How far ahead of the step being loaded the kernel prefetches each trace, in steps (64: 512
+// bytes, 8 cache lines). The kernel reads 2 x W streams at once (each lane's ops and bytes); the
+// hardware prefetchers kept up with some fleets' layouts and not others (BM_Fleet shape:1 went
+// from 364-389 to 533-550 M volume-steps/s with this at 32..256, busy machine; shape:0 from
+// 507-510 to 510-525).
+constexpr std::int64_t prefetch_ahead = 64;
+
+// Steps k .. k1 - 1 of the G vectors of pass `pass`, with step()'s branches around divisions
+// (Branchy) or without; returns the number of steps in which some lane was throttled or had
+// something queued (the steps that need those divisions).
+template <class Ops, std::size_t G, bool Seq, bool ModelSt, bool Mif, bool Branchy>
+inline std::int64_t run(Lanes<Ops> (&x)[G], LockstepGroup::Data& d, std::size_t pass, std::int64_t k, std::int64_t k1) {
+    constexpr std::size_t V = Ops::lanes;
+    using D = typename Ops::D;
+    std::int64_t busy = 0;
+    // Blocks of V steps: each lane's V trace values loaded as one vector, then transposed.
+    for (; k + static_cast<std::int64_t>(V) <= k1; k += static_cast<std::int64_t>(V)) {
+        D o[G][V], b[G][V];
+        for (std::size_t g = 0; g < G; ++g) {
+            for (std::size_t j = 0; j < V; ++j) {
+                // Prefetches do not fault: the last ones may point past the traces' ends.
+                __builtin_prefetch(x[g].ops[j] + k + prefetch_ahead);
+                __builtin_prefetch(x[g].bytes[j] + k + prefetch_ahead);
+            }
+            Ops::transpose(x[g].ops, k, o[g]);
+            Ops::transpose(x[g].bytes, k, b[g]);
+        }
+        for (std::size_t i = 0; i < V; ++i) {
+#pragma GCC unroll 4
+            for (std::size_t g = 0; g < G; ++g) {
+                busy += step<Ops, Seq, ModelSt, Mif, Branchy>(x[g], d, pass * G + g, k + static_cast<std::int64_t>(i),
+                                                              o[g][i], b[g][i]);
+            }
+        }
+    }
+    // The last steps of the chunk one at a time, each step's values gathered lane by lane.
+    for (; k < k1; ++k) {
+#pragma GCC unroll 4
+        for (std::size_t g = 0; g < G; ++g) {
+            D o, b;
+            for (std::size_t j = 0; j < V; ++j) {
+                o[j] = x[g].ops[j][k];
+                b[j] = x[g].bytes[j][k];
+            }
+            busy += step<Ops, Seq, ModelSt, Mif, Branchy>(x[g], d, pass * G + g, k, o, b);
+        }
+    }
+    return busy;
+}
+
+// Steps between two choices of the branchy or branch-free step (a multiple of every V).
+constexpr std::int64_t adapt_every = 512;
+
 // Steps k0 .. k1 - 1 of every lane, G vectors side by side (G independent dependency chains per
-// step, which the core overlaps), in W / (G V) passes.
+// step, which the core overlaps), in W / (G V) passes. With Ops::adaptive, each stretch of
+// adapt_every steps runs the branchy step when fewer than half the steps of the stretch before
+// needed the divisions, else the branch-free one. Both give the same results, to the bit. (The
+// branchy one paid on a calm trace and cost on fleets with some lane throttled in most steps,
+// whose branches mispredict; docs/design.md. The half and the 512 steps are not tuned.)
 template <class Ops, std::size_t G, bool Seq, bool ModelSt, bool Mif>
 inline void steps(LockstepGroup::Data& d, std::int64_t k0, std::int64_t k1) {
     constexpr std::size_t V = Ops::lanes;
@@ -362,9 +525,18 @@ inline void steps(LockstepGroup::Data& d, std::int64_t k0, std::int64_t k1) {
     for (std::size_t pass = 0; pass < passes; ++pass) {
         Lanes<Ops> x[G];
         for (std::size_t g = 0; g < G; ++g) x[g].load_from(d, pass * G + g);
-        for (std::int64_t k = k0; k < k1; ++k) {
-#pragma GCC unroll 4
-            for (std::size_t g = 0; g < G; ++g) step<Ops, Seq, ModelSt, Mif>(x[g], d, pass * G + g, k);
+        if constexpr (Ops::adaptive) {
+            bool branchy = d.form == LockstepForm::automatic ? d.branchy : d.form == LockstepForm::branchy;
+            for (std::int64_t k = k0; k < k1;) {
+                const std::int64_t end = std::min(k1, k + adapt_every);
+                const std::int64_t busy = branchy ? run<Ops, G, Seq, ModelSt, Mif, true>(x, d, pass, k, end)
+                                                  : run<Ops, G, Seq, ModelSt, Mif, false>(x, d, pass, k, end);
+                if (d.form == LockstepForm::automatic) branchy = 2 * busy < end - k;
+                k = end;
+            }
+            d.branchy = branchy;
+        } else {
+            run<Ops, G, Seq, ModelSt, Mif, true>(x, d, pass, k0, k1);
         }
         for (std::size_t g = 0; g < G; ++g) x[g].store_to(d, pass * G + g);
     }
@@ -421,6 +593,7 @@ LockstepIsa best_isa() noexcept {
 }
 
 std::atomic<LockstepIsa> current_isa{best_isa()};
+std::atomic<LockstepForm> current_form{LockstepForm::automatic};
 
 Kernel kernel_for(LockstepIsa isa) noexcept {
     switch (isa) {
@@ -486,7 +659,10 @@ bool set_lockstep_isa(LockstepIsa isa) noexcept {
     return true;
 }
 
+void set_lockstep_form(LockstepForm form) noexcept { current_form.store(form, std::memory_order_relaxed); }
+
 void LockstepGroup::step(std::int64_t k0, std::int64_t k1) {
+    d_.form = current_form.load(std::memory_order_relaxed);
     LockstepIsa isa = lockstep_isa();
     // Up to 4 volumes: one AVX2 pass costs half an AVX-512 one (8 lanes, half of them padding).
     if (isa == LockstepIsa::avx512 && used_ <= 4) isa = LockstepIsa::avx2;

@@ -29,6 +29,12 @@ enum class LockstepIsa : std::uint8_t { automatic, none, sse2, avx2, avx512 };
 /// (automatic: the default above). False, and no change, when the CPU lacks it.
 bool set_lockstep_isa(LockstepIsa isa) noexcept;
 
+/// The AVX-512 step's form: chosen as it goes (automatic: the branchy form, which skips the
+/// divisions no lane needs, where few steps need them, else the branch-free one), or one of the
+/// two always. For tests and benchmarks, between runs; both forms give the same results.
+enum class LockstepForm : std::uint8_t { automatic, branchy, branch_free };
+void set_lockstep_form(LockstepForm form) noexcept;
+
 /// One volume of a lockstep group: where its limits, state, workload and totals live.
 struct LockstepVolume {
     const VolumeParams* params;
@@ -87,6 +93,9 @@ public:
         bool any_sequential = false;           // some lane counts sequential I/O
         std::size_t used = lockstep_lanes;     // lanes holding real volumes (the first ones)
         bool any_model_st = false;             // some lane's service time follows the mean I/O size
+        bool branchy = false;                  // AVX-512: the step form the last steps chose (steps())
+        // set_lockstep_form's, read by each step() call.
+        LockstepForm form = LockstepForm::automatic;
         double dt = 1, t0 = 0, inv_dt = 1;
     };
 
