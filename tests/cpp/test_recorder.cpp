@@ -628,11 +628,12 @@ TEST_CASE("extremes per interval equal the per-step run aggregated, over random 
 }
 
 TEST_CASE("the instance's extremes per interval equal its per-step run aggregated") {
-    // Two gp3 volumes on an m5.large (3,600 IOPS baseline, 18,750 burst) under bursts that drain
-    // the instance's buckets and rests that refill them, recorded every step and every 50.
+    // Two gp3 volumes on an m5.large (81.25 MB/s baseline, 593.75 burst) under 100-step bursts
+    // of 64 KiB I/Os above its burst, then 900 steps below its baseline: the instance's buckets
+    // drain, then refill once the queue is served. Recorded every step, every 50 and every 7.
     std::vector<double> ops, bytes;
     for (int k = 0; k < 6000; ++k) {
-        const bool burst = (k / 700) % 2 == 0;
+        const bool burst = k % 1000 < 100;
         ops.push_back(burst ? 9000.0 + (k * 37) % 500 : 500.0);
         bytes.push_back(ops.back() * 64 * KiB);
     }
@@ -654,16 +655,16 @@ TEST_CASE("the instance's extremes per interval equal its per-step run aggregate
         CHECK(same_series(s.byte_balance_min_pct, s.byte_balance_pct));
         const auto e = static_cast<std::size_t>(every);
         REQUIRE(v.iops_max.size() == (6000 + e - 1) / e);
-        bool dip = false;  // some interval ends above its lowest balance (a refill inside it)
+        int dips = 0;  // intervals that end above their lowest balance (a refill inside them)
         for (std::size_t j = 0; j < v.iops_max.size(); ++j) {
             CAPTURE(j);
             const std::size_t k0 = j * e, k1 = std::min<std::size_t>(6000, k0 + e);
             CHECK(v.iops_max[j] == max_of(s.iops, k0, k1));
             CHECK(v.io_balance_min_pct[j] == min_of(s.io_balance_pct, k0, k1));
             CHECK(v.byte_balance_min_pct[j] == min_of(s.byte_balance_pct, k0, k1));
-            dip |= v.io_balance_min_pct[j] < v.io_balance_pct[j] || v.byte_balance_min_pct[j] < v.byte_balance_pct[j];
+            dips += v.io_balance_min_pct[j] < v.io_balance_pct[j] && v.byte_balance_min_pct[j] < v.byte_balance_pct[j];
         }
-        CHECK(dip);
+        CHECK(dips > 10);
         for (std::size_t i = 0; i < 2; ++i) check_volume_extremes(x.series[i], y.series[i], every);
     }
     // Chosen alone, an extreme needs no other series.
