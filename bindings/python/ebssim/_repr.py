@@ -184,7 +184,7 @@ def volume_result_html(r: Any) -> str:
     if not r.recorded and r.n_steps > 0:
         note = "run with record=False: totals only"
     elif r.record_every > 1 or tuple(r.recorded) != DEFAULT_VOLUME_SERIES:
-        what = "every series" if tuple(r.recorded) == DEFAULT_VOLUME_SERIES else ", ".join(r.recorded)
+        what = "the default series" if tuple(r.recorded) == DEFAULT_VOLUME_SERIES else ", ".join(r.recorded)
         note = f"recorded: {what}, one value every {r.record_every} step{'s' * (r.record_every != 1)}"
     return html_table(f"VolumeResult: {r.volume}", rows, note)
 

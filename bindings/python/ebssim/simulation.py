@@ -862,9 +862,10 @@ class Simulation:
         """Advance the simulation with one workload per volume.
 
         ``duration_s`` may be omitted when an :class:`OpenLoop` trace sets the length.
-        ``record`` keeps every series at every step (True, the default), only the totals
-        (False), or what an :class:`~ebssim.Recording` chooses: some series, one value every
-        ``every_s``, float32, into caller buffers (:mod:`ebssim.recording`).
+        ``record`` keeps every series but the extremes per interval at every step (True, the
+        default), only the totals (False), or what an :class:`~ebssim.Recording` chooses: some
+        series, one value every ``every_s``, the interval's extremes, float32, into caller
+        buffers (:mod:`ebssim.recording`).
 
         The compiled loop runs with the GIL released. Run from the main thread, it honours
         Ctrl-C within about 0.1 s: KeyboardInterrupt, with the simulation as it was before the
