@@ -59,6 +59,7 @@ const py::object& given_at(const Given& g, std::size_t f) {
 struct PyVolumeSeries {
     py::array iops, ebs_iops, throughput_mib_s, credits, latency_s, backlog_ops;
     py::array_t<std::uint8_t> bound;
+    py::array iops_max, latency_max_s, credits_min, backlog_max;
 
     PyVolumeSeries(StepSeries&& s, const Given& g)
         : iops(column_array(std::move(s.iops), given_at(g, 0))),
@@ -67,19 +68,27 @@ struct PyVolumeSeries {
           credits(column_array(std::move(s.credits), given_at(g, 3))),
           latency_s(column_array(std::move(s.latency_s), given_at(g, 4))),
           backlog_ops(column_array(std::move(s.backlog_ops), given_at(g, 5))),
-          bound(bound_array(std::move(s.bound), given_at(g, 6))) {}
+          bound(bound_array(std::move(s.bound), given_at(g, 6))),
+          iops_max(column_array(std::move(s.iops_max), given_at(g, 7))),
+          latency_max_s(column_array(std::move(s.latency_max_s), given_at(g, 8))),
+          credits_min(column_array(std::move(s.credits_min), given_at(g, 9))),
+          backlog_max(column_array(std::move(s.backlog_max), given_at(g, 10))) {}
 };
 
 struct PyInstanceSeries {
     py::array iops, throughput_mb_s, io_balance_pct, byte_balance_pct;
     py::array_t<std::uint8_t> bound;
+    py::array iops_max, io_balance_min_pct, byte_balance_min_pct;
 
     PyInstanceSeries(InstanceSeries&& s, const Given& g)
         : iops(column_array(std::move(s.iops), given_at(g, 0))),
           throughput_mb_s(column_array(std::move(s.throughput_mb_s), given_at(g, 1))),
           io_balance_pct(column_array(std::move(s.io_balance_pct), given_at(g, 2))),
           byte_balance_pct(column_array(std::move(s.byte_balance_pct), given_at(g, 3))),
-          bound(bound_array(std::move(s.bound), given_at(g, 4))) {}
+          bound(bound_array(std::move(s.bound), given_at(g, 4))),
+          iops_max(column_array(std::move(s.iops_max), given_at(g, 5))),
+          io_balance_min_pct(column_array(std::move(s.io_balance_min_pct), given_at(g, 6))),
+          byte_balance_min_pct(column_array(std::move(s.byte_balance_min_pct), given_at(g, 7))) {}
 };
 
 // A run as Python sees it: the Python objects are made once, so every read returns the same ones.
@@ -122,10 +131,12 @@ RunOptions threads_only(int threads) {
     return o;
 }
 
-// The bit of each chosen series name (`what`: "series" or "instance_series").
+// The bit of each chosen series name (`what`: "series" or "instance_series"); None: the default
+// recording's (`default_bits`).
 template <std::size_t N>
-std::uint32_t field_bits(const py::object& names, const std::string_view (&known)[N], const char* what) {
-    if (names.is_none()) return (1U << N) - 1;
+std::uint32_t field_bits(const py::object& names, const std::string_view (&known)[N], std::uint32_t default_bits,
+                         const char* what) {
+    if (names.is_none()) return default_bits;
     if (py::isinstance<py::str>(names)) {
         throw py::value_error(fmt::format("{}={} must be a sequence of series names, e.g. ('iops', 'credits')", what,
                                           py::repr(names).cast<std::string>()));
@@ -151,9 +162,9 @@ std::uint32_t field_bits(const py::object& names, const std::string_view (&known
 // n_values (one volume) or 2-D of (volumes, n_values). Returns the array (or row) per volume
 // and field, which the result hands back.
 template <std::size_t N>
-std::vector<Given> take_buffers(const py::object& out, const std::string_view (&known)[N], std::uint32_t chosen,
-                                Dtype dtype, std::size_t volumes, std::int64_t n_values, const char* what,
-                                const std::function<void*&(std::size_t, std::size_t)>& slot) {
+std::vector<Given> take_buffers(const py::object& out, const std::string_view (&known)[N], std::size_t bound_field,
+                                std::uint32_t chosen, Dtype dtype, std::size_t volumes, std::int64_t n_values,
+                                const char* what, const std::function<void*&(std::size_t, std::size_t)>& slot) {
     std::vector<Given> given(volumes, Given(N, py::none()));
     if (out.is_none()) return given;
     if (!py::isinstance<py::dict>(out)) {
@@ -174,7 +185,7 @@ std::vector<Given> take_buffers(const py::object& out, const std::string_view (&
                                               py::str(py::type::of(kv.second).attr("__name__")).cast<std::string>()));
         }
         auto a = py::reinterpret_borrow<py::array>(kv.second);
-        const bool is_bound = f == N - 1;
+        const bool is_bound = f == bound_field;
         const py::dtype want = is_bound              ? py::dtype::of<std::uint8_t>()
                                : dtype == Dtype::f32 ? py::dtype::of<float>()
                                                      : py::dtype::of<double>();
@@ -342,7 +353,16 @@ void bind_results(py::module_& m) {
                       "I/Os waiting at the end of the step (arrived, not completed, not in service): queued at the "
                       "device or, above an open loop's max_in_flight, held back in the application.")
         .def_readonly("bound", &PyVolumeSeries::bound,
-                      "Which limit held the volume back (uint8): an index into ebssim.BOUND_NAMES.");
+                      "Which limit held the volume back (uint8): an index into ebssim.BOUND_NAMES.")
+        .def_readonly("iops_max", &PyVolumeSeries::iops_max,
+                      "Largest step iops of each interval (recorded only when chosen).")
+        .def_readonly("latency_max_s", &PyVolumeSeries::latency_max_s,
+                      "Largest step latency of each interval among the steps that completed I/O, seconds (NaN where "
+                      "none did; recorded only when chosen).")
+        .def_readonly("credits_min", &PyVolumeSeries::credits_min,
+                      "Lowest credits at the end of a step of each interval (recorded only when chosen).")
+        .def_readonly("backlog_max", &PyVolumeSeries::backlog_max,
+                      "Largest backlog_ops at the end of a step of each interval (recorded only when chosen).");
     def_fields_repr(vs);
 
     py::class_<PyInstanceSeries> is(
@@ -355,7 +375,13 @@ void bind_results(py::module_& m) {
         .def_readonly("byte_balance_pct", &PyInstanceSeries::byte_balance_pct,
                       "CloudWatch's EBSByteBalance% at the end of the step.")
         .def_readonly("bound", &PyInstanceSeries::bound,
-                      "demand, instance_iops or instance_throughput (uint8): an index into ebssim.BOUND_NAMES.");
+                      "demand, instance_iops or instance_throughput (uint8): an index into ebssim.BOUND_NAMES.")
+        .def_readonly("iops_max", &PyInstanceSeries::iops_max,
+                      "Largest step iops of each interval (recorded only when chosen).")
+        .def_readonly("io_balance_min_pct", &PyInstanceSeries::io_balance_min_pct,
+                      "Lowest EBSIOBalance% at the end of a step of each interval (recorded only when chosen).")
+        .def_readonly("byte_balance_min_pct", &PyInstanceSeries::byte_balance_min_pct,
+                      "Lowest EBSByteBalance% at the end of a step of each interval (recorded only when chosen).");
     def_fields_repr(is);
 
     py::class_<PyRunResult> rr(m, "RunResult", "The outputs of one Simulation.run.");
@@ -441,6 +467,16 @@ void bind_simulation(py::module_& m) {
         inames[static_cast<std::size_t>(i)] = py::str(std::string(instance_field_names[i]));
     }
     m.attr("INSTANCE_SERIES") = inames;
+    // The default recording's series, from its bits: every series but the extremes.
+    py::list vdefault, idefault;
+    for (int i = 0; i < n_volume_fields; ++i) {
+        if ((default_volume_fields >> i & 1U) != 0) vdefault.append(vnames[static_cast<std::size_t>(i)]);
+    }
+    for (int i = 0; i < n_instance_fields; ++i) {
+        if ((default_instance_fields >> i & 1U) != 0) idefault.append(inames[static_cast<std::size_t>(i)]);
+    }
+    m.attr("DEFAULT_VOLUME_SERIES") = py::tuple(vdefault);
+    m.attr("DEFAULT_INSTANCE_SERIES") = py::tuple(idefault);
 
     bind_results(m);
 
@@ -470,18 +506,21 @@ void bind_simulation(py::module_& m) {
                     }
                     rc.every = every;
                     rc.dtype = dtype == "float32" ? Dtype::f32 : Dtype::f64;
-                    rc.volume_fields = field_bits(series, volume_field_names, "series");
-                    rc.instance_fields = field_bits(instance_series, instance_field_names, "instance_series");
+                    rc.volume_fields = field_bits(series, volume_field_names, default_volume_fields, "series");
+                    rc.instance_fields =
+                        field_bits(instance_series, instance_field_names, default_instance_fields, "instance_series");
                     const std::int64_t values = n_steps >= 0 ? rc.intervals(n_steps) : 0;
                     if (!out.is_none()) rc.volume_out.assign(sim.size(), {});
-                    given = take_buffers(out, volume_field_names, rc.volume_fields, rc.dtype, sim.size(), values, "out",
+                    given = take_buffers(out, volume_field_names, static_cast<std::size_t>(VolumeField::bound),
+                                         rc.volume_fields, rc.dtype, sim.size(), values, "out",
                                          [&rc](std::size_t i, std::size_t f) -> void*& { return rc.volume_out[i][f]; });
                     if (!instance_out.is_none() && !sim.has_instance()) {
                         throw py::value_error("instance_out is given but the simulation has no instance");
                     }
-                    auto ig = take_buffers(instance_out, instance_field_names, rc.instance_fields, rc.dtype, 1, values,
-                                           "instance_out",
-                                           [&rc](std::size_t, std::size_t f) -> void*& { return rc.instance_out[f]; });
+                    auto ig =
+                        take_buffers(instance_out, instance_field_names, static_cast<std::size_t>(InstanceField::bound),
+                                     rc.instance_fields, rc.dtype, 1, values, "instance_out",
+                                     [&rc](std::size_t, std::size_t f) -> void*& { return rc.instance_out[f]; });
                     instance_given = std::move(ig[0]);
                 } else if (!out.is_none() || !instance_out.is_none()) {
                     throw py::value_error("out and instance_out need record=True");

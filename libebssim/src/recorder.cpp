@@ -15,10 +15,12 @@ std::int64_t Recording::allocated_bytes_per_value(std::ptrdiff_t i, bool instanc
     };
     const std::uint32_t fields = instance ? instance_fields : volume_fields;
     const int n = instance ? n_instance_fields : n_volume_fields;
+    // The bound is the one series of uint8 codes; the others are floating-point.
+    const int bound = instance ? static_cast<int>(InstanceField::bound) : static_cast<int>(VolumeField::bound);
     std::int64_t bytes = 0;
     for (int f = 0; f < n; ++f) {
         if ((fields >> static_cast<unsigned>(f) & 1U) == 0 || caller(f)) continue;
-        bytes += f == n - 1 ? 1 : fbytes;  // the last field of each is the bound code
+        bytes += f == bound ? 1 : fbytes;
     }
     return bytes;
 }
@@ -78,6 +80,10 @@ void prepare_series(StepSeries& s, const Recording& r, std::int64_t n_steps,
     prepare(s.latency_s, ch(VolumeField::latency_s), o(VolumeField::latency_s), n, r.dtype);
     prepare(s.backlog_ops, ch(VolumeField::backlog_ops), o(VolumeField::backlog_ops), n, r.dtype);
     prepare(s.bound, ch(VolumeField::bound), o(VolumeField::bound), n);
+    prepare(s.iops_max, ch(VolumeField::iops_max), o(VolumeField::iops_max), n, r.dtype);
+    prepare(s.latency_max_s, ch(VolumeField::latency_max_s), o(VolumeField::latency_max_s), n, r.dtype);
+    prepare(s.credits_min, ch(VolumeField::credits_min), o(VolumeField::credits_min), n, r.dtype);
+    prepare(s.backlog_max, ch(VolumeField::backlog_max), o(VolumeField::backlog_max), n, r.dtype);
 }
 
 void prepare_series(InstanceSeries& s, const Recording& r, std::int64_t n_steps) {
@@ -89,17 +95,25 @@ void prepare_series(InstanceSeries& s, const Recording& r, std::int64_t n_steps)
     prepare(s.io_balance_pct, ch(InstanceField::io_balance_pct), o(InstanceField::io_balance_pct), n, r.dtype);
     prepare(s.byte_balance_pct, ch(InstanceField::byte_balance_pct), o(InstanceField::byte_balance_pct), n, r.dtype);
     prepare(s.bound, ch(InstanceField::bound), o(InstanceField::bound), n);
+    prepare(s.iops_max, ch(InstanceField::iops_max), o(InstanceField::iops_max), n, r.dtype);
+    prepare(s.io_balance_min_pct, ch(InstanceField::io_balance_min_pct), o(InstanceField::io_balance_min_pct), n,
+            r.dtype);
+    prepare(s.byte_balance_min_pct, ch(InstanceField::byte_balance_min_pct), o(InstanceField::byte_balance_min_pct), n,
+            r.dtype);
 }
 
 VolumeRecorder make_recorder(StepSeries& s, const Recording& r) {
-    // The recorder's order: rates, latency, levels.
-    return VolumeRecorder({&s.iops, &s.ebs_iops, &s.throughput_mib_s, &s.latency_s, &s.credits, &s.backlog_ops},
-                          &s.bound, r.every, r.dtype);
+    // The recorder's order: rates, latency, levels; the extremes in the same order (none of
+    // ebs_iops and throughput_mib_s), the credits' a minimum, the backlog's a maximum.
+    return VolumeRecorder(
+        {&s.iops, &s.ebs_iops, &s.throughput_mib_s, &s.latency_s, &s.credits, &s.backlog_ops}, &s.bound, r.every,
+        r.dtype, {&s.iops_max, nullptr, nullptr, &s.latency_max_s, &s.credits_min, &s.backlog_max}, {true, false});
 }
 
 InstanceRecorder make_recorder(InstanceSeries& s, const Recording& r) {
     return InstanceRecorder({&s.iops, &s.throughput_mb_s, &s.io_balance_pct, &s.byte_balance_pct}, &s.bound, r.every,
-                            r.dtype);
+                            r.dtype, {&s.iops_max, nullptr, &s.io_balance_min_pct, &s.byte_balance_min_pct},
+                            {true, true});
 }
 
 }  // namespace ebssim

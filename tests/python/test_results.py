@@ -9,7 +9,7 @@ import math
 import ebssim
 import numpy as np
 import pytest
-from ebssim import ClosedLoop, Simulation, gp2, gp3, simulate
+from ebssim import ClosedLoop, Simulation, gp2, gp3, recording, simulate
 
 VOLUME_TOTALS = (
     "demanded_ops",
@@ -36,8 +36,11 @@ INSTANCE_TOTALS = (
     "io_cliffs",
     "bytes_cliffs",
 )
-VOLUME_SERIES = ("iops", "ebs_iops", "throughput_mib_s", "credits", "latency_s", "backlog_ops", "bound")
-INSTANCE_SERIES = ("iops", "throughput_mb_s", "io_balance_pct", "byte_balance_pct", "bound")
+# The default recording's series, then the extremes per interval, recorded only when named.
+DEFAULT_VOLUME_SERIES = ("iops", "ebs_iops", "throughput_mib_s", "credits", "latency_s", "backlog_ops", "bound")
+VOLUME_SERIES = DEFAULT_VOLUME_SERIES + ("iops_max", "latency_max_s", "credits_min", "backlog_max")
+DEFAULT_INSTANCE_SERIES = ("iops", "throughput_mb_s", "io_balance_pct", "byte_balance_pct", "bound")
+INSTANCE_SERIES = DEFAULT_INSTANCE_SERIES + ("iops_max", "io_balance_min_pct", "byte_balance_min_pct")
 
 
 def fields(cls: type) -> tuple[str, ...]:
@@ -72,6 +75,8 @@ def test_field_names():
     assert fields(ebssim.VolumeSeries) == VOLUME_SERIES
     assert fields(ebssim.InstanceSeries) == INSTANCE_SERIES
     assert ebssim.VOLUME_SERIES == VOLUME_SERIES and ebssim.INSTANCE_SERIES == INSTANCE_SERIES
+    assert recording.DEFAULT_VOLUME_SERIES == DEFAULT_VOLUME_SERIES
+    assert recording.DEFAULT_INSTANCE_SERIES == DEFAULT_INSTANCE_SERIES
     assert fields(ebssim._core.RunResult) == (
         "t0_s",
         "dt_s",
@@ -120,7 +125,9 @@ def test_field_types(gp2_run, shared_run):
     assert isinstance(s, ebssim.VolumeSeries)
     for name in VOLUME_SERIES:
         a = getattr(s, name)
-        assert isinstance(a, np.ndarray) and a.shape == (2100,), name
+        # The extremes are not in the default recording: empty.
+        n = 2100 if name in DEFAULT_VOLUME_SERIES else 0
+        assert isinstance(a, np.ndarray) and a.shape == (n,), name
         assert a.dtype == (np.uint8 if name == "bound" else np.float64), name
     it = shared_run.instance.totals
     assert isinstance(it, ebssim.InstanceTotals)
@@ -130,7 +137,8 @@ def test_field_types(gp2_run, shared_run):
     assert [type(x) for x in (t.cliffs[0].start_s, t.cliffs[0].end_s)] == [float, float]
     for name in INSTANCE_SERIES:
         a = getattr(shared_run.instance.series, name)
-        assert a.shape == (2400,) and a.dtype == (np.uint8 if name == "bound" else np.float64), name
+        n = 2400 if name in DEFAULT_INSTANCE_SERIES else 0
+        assert a.shape == (n,) and a.dtype == (np.uint8 if name == "bound" else np.float64), name
 
 
 # --------------------------------------------------------------------------------------------
@@ -204,7 +212,8 @@ def test_reprs_name_the_fields(gp2_run):
     # Series show their length and type, not 2,100 numbers.
     assert repr(gp2_run.series) == (
         "VolumeSeries(iops=<2100 float64>, ebs_iops=<2100 float64>, throughput_mib_s=<2100 float64>, "
-        "credits=<2100 float64>, latency_s=<2100 float64>, backlog_ops=<2100 float64>, bound=<2100 uint8>)"
+        "credits=<2100 float64>, latency_s=<2100 float64>, backlog_ops=<2100 float64>, bound=<2100 uint8>, "
+        "iops_max=<0 float64>, latency_max_s=<0 float64>, credits_min=<0 float64>, backlog_max=<0 float64>)"
     )
 
 

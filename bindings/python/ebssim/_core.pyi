@@ -260,6 +260,8 @@ BOUND_NAMES: Final[tuple[str, ...]]
 max_demand_per_step: Final[float]
 VOLUME_SERIES: Final[tuple[str, ...]]
 INSTANCE_SERIES: Final[tuple[str, ...]]
+DEFAULT_VOLUME_SERIES: Final[tuple[str, ...]]
+DEFAULT_INSTANCE_SERIES: Final[tuple[str, ...]]
 
 class CliffEpisode(metaclass=_pybind11_type):
     @property
@@ -330,6 +332,14 @@ class VolumeSeries(metaclass=_pybind11_type):
     def backlog_ops(self) -> _SeriesArray: ...
     @property
     def bound(self) -> npt.NDArray[np.uint8]: ...
+    @property
+    def iops_max(self) -> _SeriesArray: ...
+    @property
+    def latency_max_s(self) -> _SeriesArray: ...
+    @property
+    def credits_min(self) -> _SeriesArray: ...
+    @property
+    def backlog_max(self) -> _SeriesArray: ...
 
 class InstanceSeries(metaclass=_pybind11_type):
     @property
@@ -342,6 +352,12 @@ class InstanceSeries(metaclass=_pybind11_type):
     def byte_balance_pct(self) -> _SeriesArray: ...
     @property
     def bound(self) -> npt.NDArray[np.uint8]: ...
+    @property
+    def iops_max(self) -> _SeriesArray: ...
+    @property
+    def io_balance_min_pct(self) -> _SeriesArray: ...
+    @property
+    def byte_balance_min_pct(self) -> _SeriesArray: ...
 
 class RunResult(metaclass=_pybind11_type):
     @property

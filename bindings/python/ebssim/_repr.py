@@ -178,13 +178,13 @@ def volume_result_html(r: Any) -> str:
         rows.append(("instance", text))
     if r.totals.backlog_ops > 0:
         rows.append(("queued at end", f"{number(r.totals.backlog_ops)} I/Os"))
-    from .recording import VOLUME_SERIES
+    from .recording import DEFAULT_VOLUME_SERIES
 
     note = None
     if not r.recorded and r.n_steps > 0:
         note = "run with record=False: totals only"
-    elif r.record_every > 1 or len(r.recorded) < len(VOLUME_SERIES):
-        what = "every series" if len(r.recorded) == len(VOLUME_SERIES) else ", ".join(r.recorded)
+    elif r.record_every > 1 or tuple(r.recorded) != DEFAULT_VOLUME_SERIES:
+        what = "the default series" if tuple(r.recorded) == DEFAULT_VOLUME_SERIES else ", ".join(r.recorded)
         note = f"recorded: {what}, one value every {r.record_every} step{'s' * (r.record_every != 1)}"
     return html_table(f"VolumeResult: {r.volume}", rows, note)
 

@@ -13,6 +13,19 @@ The engine aggregates per interval of ``every_s`` (a multiple of the step ``dt``
 - ``bound``: the bound that held in most of the interval's steps (a tie goes to the first in
   :data:`ebssim.BOUND_NAMES`).
 
+Recorded only when named in ``series`` (or ``instance_series``), the interval's extremes over
+its steps, as CloudWatch's Maximum and Minimum statistics per period (they are not in the
+default recording, :data:`DEFAULT_VOLUME_SERIES`):
+
+- ``iops_max`` (a volume's and the instance's): the largest step's IOPS;
+- ``latency_max_s``: the largest step latency among the steps that completed I/O (NaN when none
+  did): the worst step that the I/O-weighted ``latency_s`` averages away;
+- ``credits_min`` and the instance's ``io_balance_min_pct``, ``byte_balance_min_pct``: the lowest
+  level at the end of any step, which a refill before the interval's end hides from the level;
+- ``backlog_max``: the largest backlog at the end of any step.
+
+Recorded every step, each equals its series (``iops_max`` is ``iops``, ...).
+
 Value ``j`` belongs to the interval that starts at ``t0_s + j * every_s`` (``time_s`` of the
 result); the last interval is shorter when ``every_s`` does not divide the run. Totals
 (``r.totals``, ``mean_iops``, ``cliffs``, ``bound_s``, ...) never depend on the recording.
@@ -45,12 +58,16 @@ import numpy.typing as npt
 from . import _core
 from ._units import flag, real
 
-__all__ = ["Recording", "VOLUME_SERIES", "INSTANCE_SERIES"]
+__all__ = ["Recording", "VOLUME_SERIES", "INSTANCE_SERIES", "DEFAULT_VOLUME_SERIES", "DEFAULT_INSTANCE_SERIES"]
 
 #: The series a volume can record, in the engine's order.
 VOLUME_SERIES: Tuple[str, ...] = tuple(_core.VOLUME_SERIES)
 #: The series an instance can record.
 INSTANCE_SERIES: Tuple[str, ...] = tuple(_core.INSTANCE_SERIES)
+#: The volume series of the default recording: all but the extremes (``iops_max``, ...).
+DEFAULT_VOLUME_SERIES: Tuple[str, ...] = tuple(_core.DEFAULT_VOLUME_SERIES)
+#: The instance series of the default recording: all but the extremes.
+DEFAULT_INSTANCE_SERIES: Tuple[str, ...] = tuple(_core.DEFAULT_INSTANCE_SERIES)
 
 _DTYPES = ("float64", "float32")
 
@@ -89,7 +106,8 @@ class Recording:
     Parameters
     ----------
     series : sequence of str, optional
-        The volume series to record, from :data:`VOLUME_SERIES` (default: all).
+        The volume series to record, from :data:`VOLUME_SERIES` (default:
+        :data:`DEFAULT_VOLUME_SERIES`, all but the extremes).
     every_s : float, optional
         One value per interval of ``every_s`` seconds, a whole multiple of the run's ``dt``
         (default: every step).
@@ -103,7 +121,8 @@ class Recording:
         :class:`~ebssim.Simulation` with several. The result's arrays are these buffers (or
         their rows). Series without a buffer are allocated as usual.
     instance_series : sequence of str, optional
-        The instance's series to record, from :data:`INSTANCE_SERIES` (default: all).
+        The instance's series to record, from :data:`INSTANCE_SERIES` (default:
+        :data:`DEFAULT_INSTANCE_SERIES`, all but the extremes).
     instance_out : mapping of str to numpy array, optional
         Caller buffers of the instance's series, 1-D, as ``out``.
 
@@ -114,7 +133,7 @@ class Recording:
     >>> Recording(series=("iops", "latency"))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: series[1]='latency' is not a series; the series are iops, ebs_iops, ..., bound
+    ValueError: series[1]='latency' is not a series; the series are iops, ebs_iops, ..., backlog_max
     """
 
     series: Optional[Sequence[str]] = None

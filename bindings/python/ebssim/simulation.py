@@ -32,7 +32,14 @@ from ._core import CliffEpisode, InstanceSeries, InstanceTotals, VolumeSeries, V
 from ._units import flag, integer, real
 from .instances import Instance, _resolve_instance
 from .latency import SERVICE_TIME_SHAPE, latency_quantiles
-from .recording import INSTANCE_SERIES, VOLUME_SERIES, Recording, resolve
+from .recording import (
+    DEFAULT_INSTANCE_SERIES,
+    DEFAULT_VOLUME_SERIES,
+    INSTANCE_SERIES,
+    VOLUME_SERIES,
+    Recording,
+    resolve,
+)
 from .volumes import Volume
 from .workloads import ClosedLoop, Idle, OpenLoop, PhasedClosedLoop, PiecewiseOpenLoop, Workload, _dt, _steps
 
@@ -218,7 +225,7 @@ class VolumeResult:
     None without an instance."""
     record_every: int = 1
     """Steps per recorded value (``Recording(every_s=...)`` / ``dt``; 1: one value per step)."""
-    recorded: Tuple[str, ...] = VOLUME_SERIES
+    recorded: Tuple[str, ...] = DEFAULT_VOLUME_SERIES
     """The series this result recorded (empty: ``record=False``, totals only)."""
 
     @property
@@ -250,6 +257,29 @@ class VolumeResult:
     def bound(self) -> npt.NDArray[np.uint8]:
         """Which limit held the volume back: index into :data:`BOUND_NAMES`."""
         return _series(self, "bound")  # type: ignore[no-any-return]
+
+    @property
+    def iops_max(self) -> SeriesArray:
+        """Largest step :attr:`iops` of each interval (only when named in ``Recording(series=...)``)."""
+        return _series(self, "iops_max")  # type: ignore[no-any-return]
+
+    @property
+    def latency_max_s(self) -> SeriesArray:
+        """Largest step :attr:`latency_s` of each interval among the steps that completed I/O (NaN
+        where none did; only when named in ``Recording(series=...)``)."""
+        return _series(self, "latency_max_s")  # type: ignore[no-any-return]
+
+    @property
+    def credits_min(self) -> SeriesArray:
+        """Lowest :attr:`credits` at the end of a step of each interval (only when named in
+        ``Recording(series=...)``)."""
+        return _series(self, "credits_min")  # type: ignore[no-any-return]
+
+    @property
+    def backlog_max(self) -> SeriesArray:
+        """Largest :attr:`backlog_ops` at the end of a step of each interval (only when named in
+        ``Recording(series=...)``)."""
+        return _series(self, "backlog_max")  # type: ignore[no-any-return]
 
     @property
     def record_every_s(self) -> float:
@@ -551,6 +581,15 @@ class VolumeResult:
                 columns[name] = get()
             except ValueError:
                 continue
+        # The extremes, where recorded (never in the default recording, nor with record=False).
+        for name, series, get in (
+            ("iops_max", "iops_max", lambda: self.iops_max),
+            ("latency_max_ms", "latency_max_s", lambda: self.latency_max_s * 1e3),
+            ("credits_min", "credits_min", lambda: self.credits_min),
+            ("backlog_max", "backlog_max", lambda: self.backlog_max),
+        ):
+            if series in self.recorded:
+                columns[name] = get()
         return pd.DataFrame(columns, index=time_index(self))
 
     def _cliff_text(self) -> str:
@@ -597,7 +636,7 @@ class InstanceResult:
     """Totals over the run (always computed): served operations and bytes, buckets at the end, ..."""
     record_every: int = 1
     """Steps per recorded value (1: one value per step)."""
-    recorded: Tuple[str, ...] = INSTANCE_SERIES
+    recorded: Tuple[str, ...] = DEFAULT_INSTANCE_SERIES
     """The series this result recorded (empty: ``record=False``, totals only)."""
 
     @property
@@ -624,6 +663,23 @@ class InstanceResult:
     def bound(self) -> npt.NDArray[np.uint8]:
         """demand, instance_iops or instance_throughput: index into :data:`BOUND_NAMES`."""
         return _series(self, "bound")  # type: ignore[no-any-return]
+
+    @property
+    def iops_max(self) -> SeriesArray:
+        """Largest step :attr:`iops` of each interval (only when named in ``Recording(instance_series=...)``)."""
+        return _series(self, "iops_max")  # type: ignore[no-any-return]
+
+    @property
+    def io_balance_min_pct(self) -> SeriesArray:
+        """Lowest EBSIOBalance% at the end of a step of each interval (only when named in
+        ``Recording(instance_series=...)``)."""
+        return _series(self, "io_balance_min_pct")  # type: ignore[no-any-return]
+
+    @property
+    def byte_balance_min_pct(self) -> SeriesArray:
+        """Lowest EBSByteBalance% at the end of a step of each interval (only when named in
+        ``Recording(instance_series=...)``)."""
+        return _series(self, "byte_balance_min_pct")  # type: ignore[no-any-return]
 
     @property
     def record_every_s(self) -> float:
@@ -675,7 +731,7 @@ class InstanceResult:
         import pandas as pd
 
         columns: Dict[str, Any] = {}
-        for name in self.recorded if self.recorded else INSTANCE_SERIES:
+        for name in self.recorded if self.recorded else DEFAULT_INSTANCE_SERIES:
             a = getattr(self.series, name)
             if name == "bound":
                 a = pd.Categorical.from_codes(a.astype(np.int8), categories=pd.Index(BOUND_NAMES))
@@ -806,9 +862,10 @@ class Simulation:
         """Advance the simulation with one workload per volume.
 
         ``duration_s`` may be omitted when an :class:`OpenLoop` trace sets the length.
-        ``record`` keeps every series at every step (True, the default), only the totals
-        (False), or what an :class:`~ebssim.Recording` chooses: some series, one value every
-        ``every_s``, float32, into caller buffers (:mod:`ebssim.recording`).
+        ``record`` keeps every series but the extremes per interval at every step (True, the
+        default), only the totals (False), or what an :class:`~ebssim.Recording` chooses: some
+        series, one value every ``every_s``, the interval's extremes, float32, into caller
+        buffers (:mod:`ebssim.recording`).
 
         The compiled loop runs with the GIL released. Run from the main thread, it honours
         Ctrl-C within about 0.1 s: KeyboardInterrupt, with the simulation as it was before the
@@ -909,7 +966,7 @@ class Simulation:
                 series=raw.instance_series,
                 totals=raw.instance_totals,
                 record_every=raw.record_every,
-                recorded=_recorded(raw.instance_series, INSTANCE_SERIES, n_values),
+                recorded=_recorded(raw.instance_series, INSTANCE_SERIES, DEFAULT_INSTANCE_SERIES, n_values),
             )
         out = [
             VolumeResult(
@@ -922,7 +979,7 @@ class Simulation:
                 totals=totals,
                 instance=inst,
                 record_every=raw.record_every,
-                recorded=_recorded(series, VOLUME_SERIES, n_values),
+                recorded=_recorded(series, VOLUME_SERIES, DEFAULT_VOLUME_SERIES, n_values),
             )
             for v, w, series, totals in zip(self.volumes, ws, raw.series, raw.totals)
         ]
@@ -982,8 +1039,11 @@ class Simulation:
         return f"<Simulation t={self.time_s:g} s, dt={self.dt:g} s: {vols}{on}>"
 
 
-def _recorded(series: Any, names: Tuple[str, ...], n_values: int) -> Tuple[str, ...]:
-    """The series a compiled run recorded: those with a value per interval (none with record=False)."""
+def _recorded(series: Any, names: Tuple[str, ...], default: Tuple[str, ...], n_values: int) -> Tuple[str, ...]:
+    """The series a compiled run recorded: those with a value per interval (none with record=False).
+    A run without steps has no values to tell them apart: it reads as the default recording."""
+    if n_values == 0:
+        return default
     return tuple(n for n in names if getattr(series, n).shape[0] == n_values)
 
 

@@ -177,7 +177,7 @@ public:
     Simulation(const std::vector<VolumeSpec>& volumes, const InstanceSpec& instance, double dt_s = 1.0);
 
     /// Advance n_steps with one workload per volume. Series are filled when record is true, as
-    /// options.recording asks (default: every series, every step, float64).
+    /// options.recording asks (default: every series but the extremes, every step, float64).
     /// Throws LimitError when the run exceeds `limits` (nothing ran), and Interrupted when
     /// `interrupt` asked to stop (the run is undone: state and clock are as before the call; a
     /// caller buffer may have been partly written).

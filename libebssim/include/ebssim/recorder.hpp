@@ -14,9 +14,20 @@
 ///     interval;
 ///   - bound: the bound that held in most of the interval's steps (a tie goes to the lower code:
 ///     demand, then the volume's limits, then the instance's).
+/// and, only when chosen (they are not in the default recording), the interval's extremes over
+/// its steps, what a CloudWatch Maximum or Minimum statistic gives per period:
+///   - iops_max (a volume's and the instance's): the largest step's IOPS;
+///   - latency_max_s: the largest step latency among the steps that completed I/O (NaN when none
+///     did), the worst step that the I/O-weighted mean averages away;
+///   - credits_min, io_balance_min_pct, byte_balance_min_pct: the lowest level at the end of any
+///     step (a bucket that runs low and refills inside the interval);
+///   - backlog_max: the largest backlog at the end of any step.
+/// Over a jumped stretch (record_constant) rates are constant and levels and latency linear, so
+/// each chunk's extreme is at one of its ends: the recorder takes it there, without the steps.
 /// Every recorded value belongs to the interval that starts at step j x every. With every = 1 the
-/// values are the steps' own, bit for bit.
+/// values are the steps' own, bit for bit (an extreme equals its series' value).
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -88,10 +99,16 @@ enum class VolumeField : std::uint8_t {
     latency_s = 4,
     backlog_ops = 5,
     bound = 6,
+    // Per-interval extremes, after the bound so that the bits of the series above keep their values.
+    iops_max = 7,
+    latency_max_s = 8,
+    credits_min = 9,
+    backlog_max = 10,
 };
-inline constexpr int n_volume_fields = 7;
+inline constexpr int n_volume_fields = 11;
 inline constexpr std::string_view volume_field_names[n_volume_fields] = {
-    "iops", "ebs_iops", "throughput_mib_s", "credits", "latency_s", "backlog_ops", "bound"};
+    "iops",  "ebs_iops", "throughput_mib_s", "credits",     "latency_s",  "backlog_ops",
+    "bound", "iops_max", "latency_max_s",    "credits_min", "backlog_max"};
 
 /// The series of the instance, in the order of their bits in Recording::instance_fields.
 enum class InstanceField : std::uint8_t {
@@ -100,13 +117,22 @@ enum class InstanceField : std::uint8_t {
     io_balance_pct = 2,
     byte_balance_pct = 3,
     bound = 4,
+    iops_max = 5,
+    io_balance_min_pct = 6,
+    byte_balance_min_pct = 7,
 };
-inline constexpr int n_instance_fields = 5;
+inline constexpr int n_instance_fields = 8;
 inline constexpr std::string_view instance_field_names[n_instance_fields] = {
-    "iops", "throughput_mb_s", "io_balance_pct", "byte_balance_pct", "bound"};
+    "iops",  "throughput_mb_s", "io_balance_pct",     "byte_balance_pct",
+    "bound", "iops_max",        "io_balance_min_pct", "byte_balance_min_pct"};
 
+/// Every series (the bits a Recording may set).
 inline constexpr std::uint32_t all_volume_fields = (1U << n_volume_fields) - 1;
 inline constexpr std::uint32_t all_instance_fields = (1U << n_instance_fields) - 1;
+/// The default recording's series: all but the extremes, which only a Recording that names them
+/// records (the default's speed and memory, 49 bytes a volume-step, stay what they were).
+inline constexpr std::uint32_t default_volume_fields = (1U << (static_cast<unsigned>(VolumeField::bound) + 1)) - 1;
+inline constexpr std::uint32_t default_instance_fields = (1U << (static_cast<unsigned>(InstanceField::bound) + 1)) - 1;
 
 /// Recorded outputs of one volume, one value per interval (per step by default). A series that
 /// was not chosen is empty. Rates are per second.
@@ -121,6 +147,10 @@ struct StepSeries {
     /// in the application
     Column backlog_ops;
     Series<std::uint8_t> bound;  ///< Bound code
+    Column iops_max;             ///< largest step iops of the interval
+    Column latency_max_s;        ///< largest step latency_s of the interval's steps with I/O (NaN if none)
+    Column credits_min;          ///< lowest credits at the end of a step of the interval
+    Column backlog_max;          ///< largest backlog_ops at the end of a step of the interval
 
     /// Mean I/Os outstanding (waiting + in service) in step (interval) k: by Little's law,
     /// latency x rate. Derived rather than stored, which keeps recording cheap.
@@ -131,20 +161,24 @@ struct StepSeries {
 
 /// Recorded outputs of the instance, as StepSeries.
 struct InstanceSeries {
-    Column iops;                 ///< EBS-counted operations per second, all volumes
-    Column throughput_mb_s;      ///< decimal MB/s, all volumes
-    Column io_balance_pct;       ///< EBSIOBalance% at the end of the step
-    Column byte_balance_pct;     ///< EBSByteBalance% at the end of the step
-    Series<std::uint8_t> bound;  ///< Bound::demand, instance_iops or instance_throughput
+    Column iops;                  ///< EBS-counted operations per second, all volumes
+    Column throughput_mb_s;       ///< decimal MB/s, all volumes
+    Column io_balance_pct;        ///< EBSIOBalance% at the end of the step
+    Column byte_balance_pct;      ///< EBSByteBalance% at the end of the step
+    Series<std::uint8_t> bound;   ///< Bound::demand, instance_iops or instance_throughput
+    Column iops_max;              ///< largest step iops of the interval
+    Column io_balance_min_pct;    ///< lowest io_balance_pct at the end of a step of the interval
+    Column byte_balance_min_pct;  ///< lowest byte_balance_pct at the end of a step of the interval
 };
 
 /// What a recorded run keeps (RunOptions::recording; ignored when Simulation::run's record is
-/// false). The default is every series, every step, float64, in buffers the engine allocates.
+/// false). The default is every series but the extremes, every step, float64, in buffers the
+/// engine allocates.
 struct Recording {
     /// Bit VolumeField f set: record that series of every volume.
-    std::uint32_t volume_fields = all_volume_fields;
+    std::uint32_t volume_fields = default_volume_fields;
     /// Bit InstanceField f set: record that series of the instance (ignored without one).
-    std::uint32_t instance_fields = all_instance_fields;
+    std::uint32_t instance_fields = default_instance_fields;
     /// Steps per recorded value (>= 1); the last interval has the remaining n_steps % every
     /// steps when every does not divide the run.
     std::int64_t every = 1;
@@ -212,21 +246,28 @@ struct DirectSink {
 };
 
 /// Writes one volume's (or the instance's) outputs into its series as the Recording asks. The
-/// default recording (every series, every step, float64) takes a direct path (DirectSink): one
-/// store per series and step, as a loop writing the arrays itself would.
+/// default recording (every series but the extremes, every step, float64) takes a direct path
+/// (DirectSink): one store per series and step, as a loop writing the arrays itself would.
+/// Extremes per interval are kept only for the columns that record them.
 template <int NMean, int NEnd, bool Latency>
 class Recorder {
 public:
     using Step = StepValues<NMean, NEnd>;
     using Sink = DirectSink<NMean, NEnd, Latency>;
     static constexpr int n_fields = NMean + (Latency ? 1 : 0) + NEnd + 1;
+    /// The floating-point values of a step: the rates, the latency (if any), the levels.
+    static constexpr int n_values = n_fields - 1;
 
     /// `cols` are the floating-point series in the order mean..., latency (if any), end...;
-    /// `bound` the codes. A column or bound that is empty is not recorded.
-    Recorder(std::array<Column*, n_fields - 1> cols, Series<std::uint8_t>* bound, std::int64_t every, Dtype dtype)
-        : every_(every), f32_(dtype == Dtype::f32) {
+    /// `bound` the codes. `extremes` are, in the same order, the series of each value's extreme
+    /// per interval: the maximum of a rate and of the latency (over the steps with I/O), and of
+    /// level e the minimum where level_min[e] (a balance), else the maximum (a backlog). A
+    /// column or bound that is null or empty is not recorded.
+    Recorder(std::array<Column*, n_values> cols, Series<std::uint8_t>* bound, std::int64_t every, Dtype dtype,
+             std::array<Column*, n_values> extremes = {}, std::array<bool, NEnd> level_min = {})
+        : every_(every), f32_(dtype == Dtype::f32), level_min_(level_min) {
         bool all = true;
-        for (int i = 0; i < n_fields - 1; ++i) {
+        for (int i = 0; i < n_values; ++i) {
             Column* c = cols[static_cast<std::size_t>(i)];
             void* p = c != nullptr && !c->empty() ? c->data() : nullptr;
             p_[static_cast<std::size_t>(i)] = p;
@@ -234,9 +275,17 @@ public:
         }
         bound_ = bound != nullptr && !bound->empty() ? bound->data() : nullptr;
         all &= bound_ != nullptr;
-        direct_ = all && every == 1 && !f32_;
+        for (int i = 0; i < n_values; ++i) {
+            Column* c = extremes[static_cast<std::size_t>(i)];
+            void* p = c != nullptr && !c->empty() ? c->data() : nullptr;
+            x_[static_cast<std::size_t>(i)] = p;
+            extremes_ |= p != nullptr;
+        }
+        reset_extremes();
+        // Extremes take the general path, so that the direct one stays the plain stores it was.
+        direct_ = all && every == 1 && !f32_ && !extremes_;
         if (direct_) {
-            for (int i = 0; i < n_fields - 1; ++i) {
+            for (int i = 0; i < n_values; ++i) {
                 sink_.p[static_cast<std::size_t>(i)] = static_cast<double*>(p_[static_cast<std::size_t>(i)]);
             }
             sink_.bound = bound_;
@@ -259,25 +308,16 @@ public:
     /// The outputs of the m steps from k0 (the next to record) when every output is the same in
     /// each, except the levels, which change linearly: level e in step k0 + j is
     /// s.end[e] + j * slope[e], and the latency, s.latency + j * lat_slope (a backlog growing
-    /// or draining at a constant rate). O(m / every) work (O(m) fills at every = 1).
+    /// or draining at a constant rate). O(m / every) work (O(m) fills at every = 1). Linear in
+    /// j, a level or the latency takes its extremes over any run of these steps at the run's
+    /// ends: the extremes per interval come from the first and last step of each chunk.
     void record_constant(std::int64_t k0, std::int64_t m, const Step& s, const std::array<double, NEnd>& slope,
                          double lat_slope = 0) noexcept {
         if (m <= 0) return;
         if (every_ == 1) {
-            for (int i = 0; i < n_fields - 1; ++i) {
-                void* p = p_[static_cast<std::size_t>(i)];
-                if (p == nullptr) continue;
-                const int e = i - NMean - (Latency ? 1 : 0);
-                if (Latency && i == NMean && lat_slope != 0) {
-                    for (std::int64_t j = 0; j < m; ++j) put(p, k0 + j, s.latency + static_cast<double>(j) * lat_slope);
-                    continue;
-                }
-                for (std::int64_t j = 0; j < m; ++j) {
-                    const double v = e >= 0 ? s.end[static_cast<std::size_t>(e)] +
-                                                  static_cast<double>(j) * slope[static_cast<std::size_t>(e)]
-                                            : value(s, i);
-                    put(p, k0 + j, v);
-                }
+            for (int i = 0; i < n_values; ++i) {
+                fill(p_[static_cast<std::size_t>(i)], i, k0, m, s, slope, lat_slope);
+                fill(x_[static_cast<std::size_t>(i)], i, k0, m, s, slope, lat_slope);  // a step is its own extreme
             }
             if (bound_ != nullptr) {
                 for (std::int64_t j = 0; j < m; ++j) bound_[k0 + j] = s.bound;
@@ -288,9 +328,15 @@ public:
         std::int64_t j = 0;
         while (j < m) {
             const std::int64_t c = std::min(m - j, every_ - in_);
-            std::array<double, NEnd> last{};
+            std::array<double, NEnd> first{}, last{};
             for (std::size_t e = 0; e < static_cast<std::size_t>(NEnd); ++e) {
+                first[e] = s.end[e] + static_cast<double>(j) * slope[e];
                 last[e] = s.end[e] + static_cast<double>(j + c - 1) * slope[e];
+            }
+            // Before add(), which writes the interval when this chunk completes it.
+            if (extremes_) {
+                extend(s, s.latency + static_cast<double>(j) * lat_slope,
+                       s.latency + static_cast<double>(j + c - 1) * lat_slope, first, last);
             }
             if (lat_slope != 0) {
                 // The interval's latency is weighted by the (constant) rate: the chunk's mean.
@@ -312,7 +358,10 @@ public:
 private:
     // Out of line, so that the step loops around record() stay as compact as with the direct
     // path alone (inlined, it cost the coupled loop 20 % even when not taken).
-    [[gnu::noinline]] void record_general(const Step& s) noexcept { add(s, 1, s.end); }
+    [[gnu::noinline]] void record_general(const Step& s) noexcept {
+        if (extremes_ && every_ > 1) extend(s, s.latency, s.latency, s.end, s.end);
+        add(s, 1, s.end);
+    }
 
     static double value(const Step& s, int i) noexcept { return Sink::value(s, i); }
     void put(void* p, std::int64_t k, double v) const noexcept {
@@ -322,13 +371,57 @@ private:
             static_cast<double*>(p)[k] = v;
         }
     }
+    // Writes value i of the m steps from k0 of record_constant into p (if recorded), every = 1.
+    void fill(void* p, int i, std::int64_t k0, std::int64_t m, const Step& s, const std::array<double, NEnd>& slope,
+              double lat_slope) const noexcept {
+        if (p == nullptr) return;
+        const int e = i - NMean - (Latency ? 1 : 0);
+        if (Latency && i == NMean && lat_slope != 0) {
+            for (std::int64_t j = 0; j < m; ++j) put(p, k0 + j, s.latency + static_cast<double>(j) * lat_slope);
+            return;
+        }
+        for (std::int64_t j = 0; j < m; ++j) {
+            const double v = e >= 0 ? s.end[static_cast<std::size_t>(e)] +
+                                          static_cast<double>(j) * slope[static_cast<std::size_t>(e)]
+                                    : value(s, i);
+            put(p, k0 + j, v);
+        }
+    }
+
+    // Value i's extreme is a minimum (a level that level_min_ marks), else a maximum.
+    [[nodiscard]] bool is_min(int i) const noexcept {
+        const int e = i - NMean - (Latency ? 1 : 0);
+        return e >= 0 && level_min_[static_cast<std::size_t>(e)];
+    }
+    void reset_extremes() noexcept {
+        constexpr double inf = std::numeric_limits<double>::infinity();
+        for (int i = 0; i < n_values; ++i) ext_[static_cast<std::size_t>(i)] = is_min(i) ? inf : -inf;
+    }
+    // Folds steps of rates s.mean, latency from lat0 to lat1 and levels from first to last
+    // (linear in between: one step, or a jumped chunk) into the open interval's extremes.
+    void extend(const Step& s, double lat0, double lat1, const std::array<double, NEnd>& first,
+                const std::array<double, NEnd>& last) noexcept {
+        for (std::size_t i = 0; i < static_cast<std::size_t>(NMean); ++i) ext_[i] = std::max(ext_[i], s.mean[i]);
+        constexpr std::size_t lev = NMean + (Latency ? 1 : 0);
+        if constexpr (Latency) {
+            // Only steps that completed I/O have a latency (the others' is NaN), as for the mean.
+            if (s.mean[0] > 0) ext_[NMean] = std::max({ext_[NMean], lat0, lat1});
+        }
+        for (std::size_t e = 0; e < static_cast<std::size_t>(NEnd); ++e) {
+            double& x = ext_[lev + e];
+            x = level_min_[e] ? std::min({x, first[e], last[e]}) : std::max({x, first[e], last[e]});
+        }
+    }
 
     // Adds c steps of s (levels at the end: `last`) to the open interval; writes it when full.
+    // The extremes of these steps are extend()'s, before.
     [[gnu::always_inline]] void add(const Step& s, std::int64_t c, const std::array<double, NEnd>& last) noexcept {
-        if (every_ == 1) {  // a subset, or float32: the step's own values
-            for (int i = 0; i < n_fields - 1; ++i) {
+        if (every_ == 1) {  // a subset, float32 or extremes: the step's own values
+            for (int i = 0; i < n_values; ++i) {
                 void* p = p_[static_cast<std::size_t>(i)];
                 if (p != nullptr) put(p, j_, value(s, i));
+                void* x = x_[static_cast<std::size_t>(i)];
+                if (x != nullptr) put(x, j_, value(s, i));
             }
             if (bound_ != nullptr) bound_[j_] = s.bound;
             ++j_;
@@ -350,7 +443,7 @@ private:
 
     void emit() noexcept {
         const double n = static_cast<double>(in_);
-        for (int i = 0; i < n_fields - 1; ++i) {
+        for (int i = 0; i < n_values; ++i) {
             void* p = p_[static_cast<std::size_t>(i)];
             if (p == nullptr) continue;
             double v;
@@ -362,6 +455,17 @@ private:
                 v = end_[static_cast<std::size_t>(i - NMean - (Latency ? 1 : 0))];
             }
             put(p, j_, v);
+        }
+        if (extremes_) {
+            for (int i = 0; i < n_values; ++i) {
+                void* p = x_[static_cast<std::size_t>(i)];
+                if (p == nullptr) continue;
+                double v = ext_[static_cast<std::size_t>(i)];
+                // No step of the interval completed I/O: no latency, as latency_s.
+                if (Latency && i == NMean && std::isinf(v)) v = std::numeric_limits<double>::quiet_NaN();
+                put(p, j_, v);
+            }
+            reset_extremes();
         }
         if (bound_ != nullptr) {
             std::size_t best = 0;
@@ -390,12 +494,20 @@ private:
     double lat_w_ = 0, rate_w_ = 0;
     std::array<double, NEnd> end_{};
     std::array<std::int64_t, n_bounds> counts_{};
+    // Extremes (after the members above, which the step loops use, so that their layout stays):
+    // the series (null: not recorded), which levels take their minimum, whether any is recorded,
+    // and the open interval's extremes so far (+-inf before its first step).
+    std::array<void*, n_values> x_{};
+    std::array<bool, NEnd> level_min_{};
+    bool extremes_ = false;
+    std::array<double, n_values> ext_{};
 };
 
 /// A volume's recorder: rates iops, ebs_iops, throughput_mib_s; latency_s; levels credits,
-/// backlog_ops (VolumeField order).
+/// backlog_ops (VolumeField order); extremes iops_max, latency_max_s, credits_min, backlog_max.
 using VolumeRecorder = Recorder<3, 2, true>;
-/// The instance's recorder: rates iops, throughput_mb_s; levels io_balance_pct, byte_balance_pct.
+/// The instance's recorder: rates iops, throughput_mb_s; levels io_balance_pct, byte_balance_pct;
+/// extremes iops_max, io_balance_min_pct, byte_balance_min_pct.
 using InstanceRecorder = Recorder<2, 2, false>;
 
 /// Size (or borrow) the chosen series of one volume for a run of n_steps; `out` are the caller's
