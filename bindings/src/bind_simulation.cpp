@@ -111,10 +111,14 @@ struct PyRunResult {
           totals(r.totals.size()),
           instance_series(py::none()),
           instance_totals(py::none()) {
+        // r.series is empty when the run was not recorded: every volume gets the same empty
+        // series (one object: a fleet's totals-only run would spend microseconds a volume on it).
+        py::object empty;
+        if (r.series.empty()) empty = py::cast(PyVolumeSeries(StepSeries{}, Given{}));
         for (std::size_t i = 0; i < r.totals.size(); ++i) {
-            // r.series is empty when the run was not recorded: each volume gets empty arrays.
-            series[i] = py::cast(PyVolumeSeries(i < r.series.size() ? std::move(r.series[i]) : StepSeries{},
-                                                i < given.size() ? given[i] : Given{}));
+            series[i] = r.series.empty()
+                            ? empty
+                            : py::cast(PyVolumeSeries(std::move(r.series[i]), i < given.size() ? given[i] : Given{}));
             totals[i] = py::cast(r.totals[i]);
         }
         if (r.has_instance) {

@@ -927,7 +927,7 @@ class Simulation:
             raise _limits.LimitError(
                 f"{what}: {err} (keywords max_volume_steps= and max_memory_bytes=, or ebssim.limits)"
             ) from None
-        return self._result(ws, raw)
+        return self._result(ws, raw, recorded=rec is not None)
 
     def _natives(self, ws: List[Workload], n: int) -> List[Any]:
         """The core's workloads for a run of ``n`` steps (a piecewise loop's change steps depend
@@ -952,9 +952,10 @@ class Simulation:
                 raise ValueError(_dt_mismatch(f"workloads[{i}]", w.dt, self.dt, "Simulation(..., dt=)"))
         return ws, self._n_steps(ws, duration_s)
 
-    def _result(self, ws: List[Workload], raw: _core.RunResult) -> RunResult:
-        """The public results of a compiled run of ``ws`` on this simulation."""
-        n_values = -(-raw.n_steps // raw.record_every)  # values per recorded series
+    def _result(self, ws: List[Workload], raw: _core.RunResult, recorded: bool = True) -> RunResult:
+        """The public results of a compiled run of ``ws`` on this simulation (``recorded``: with
+        series; a totals-only run has none, which spares a fleet a look at each volume's)."""
+        n_values = -(-raw.n_steps // raw.record_every) if recorded else 0  # values per recorded series
         inst = None
         if self.instance is not None:
             assert raw.instance_series is not None and raw.instance_totals is not None  # the core ran it attached
@@ -966,7 +967,9 @@ class Simulation:
                 series=raw.instance_series,
                 totals=raw.instance_totals,
                 record_every=raw.record_every,
-                recorded=_recorded(raw.instance_series, INSTANCE_SERIES, DEFAULT_INSTANCE_SERIES, n_values),
+                recorded=_recorded(raw.instance_series, INSTANCE_SERIES, DEFAULT_INSTANCE_SERIES, n_values)
+                if recorded
+                else (),
             )
         out = [
             VolumeResult(
@@ -979,7 +982,7 @@ class Simulation:
                 totals=totals,
                 instance=inst,
                 record_every=raw.record_every,
-                recorded=_recorded(series, VOLUME_SERIES, DEFAULT_VOLUME_SERIES, n_values),
+                recorded=_recorded(series, VOLUME_SERIES, DEFAULT_VOLUME_SERIES, n_values) if recorded else (),
             )
             for v, w, series, totals in zip(self.volumes, ws, raw.series, raw.totals)
         ]
