@@ -875,29 +875,36 @@ void step_range_jumping(Stepper<Source>& st, std::int64_t k0, std::int64_t k1) {
     } else {
         // The steps between runs go through a local copy of the stepper, as in step_all (its
         // address does not escape, so its fields stay in registers); the copy is handed back
-        // for a run, which run_constant advances in place.
-        Stepper<Source> local = st;
+        // (copy-constructed in place: references as members) for a run, which run_constant
+        // advances in place, and a new copy steps on after it.
         for (std::int64_t k = k0; k < k1;) {
-            const std::int64_t stop = std::min(k1, k + scan_every);
-            for (; k < stop; ++k) {
-                local.offer(k);
-                local.commit(k, 1.0, Bound::demand);
-            }
-            if (k + min_run <= k1 && local.same_next(k)) {
-                const std::int64_t e = local.run_end(k, k1);
-                if (e - k >= min_run) {
-                    // (References as members: copy-constructed in place, not assigned.)
-                    std::destroy_at(&st);
-                    std::construct_at(&st, local);
-                    st.run_constant(k, e);
-                    std::destroy_at(&local);
-                    std::construct_at(&local, st);
-                    k = e;
+            std::int64_t run_end = -1;
+            {
+                Stepper<Source> local = st;
+                while (k < k1) {
+                    const std::int64_t stop = std::min(k1, k + scan_every);
+                    for (; k < stop; ++k) {
+                        local.offer(k);
+                        local.commit(k, 1.0, Bound::demand);
+                    }
+                    // (Asked of st, whose source is the same: no call on the local copy that
+                    // might not be inlined and so take its address.)
+                    if (k + min_run <= k1 && st.same_next(k)) {
+                        const std::int64_t e = st.run_end(k, k1);
+                        if (e - k >= min_run) {
+                            run_end = e;
+                            break;
+                        }
+                    }
                 }
+                std::destroy_at(&st);
+                std::construct_at(&st, local);
+            }
+            if (run_end >= 0) {
+                st.run_constant(k, run_end);
+                k = run_end;
             }
         }
-        std::destroy_at(&st);
-        std::construct_at(&st, local);
     }
 }
 
@@ -1146,17 +1153,12 @@ void parallel_items(std::size_t n_items, int threads, const InterruptCheck& inte
 
 }  // namespace
 
-// Whether a totals-only trace has runs of equal values long enough that the scalar loop, which
-// jumps over them, beats the lockstep kernel, which steps every value. Measured (64 gp2/gp3
-// volumes, a day at 1 s, one core, runs of L equal values): lockstep 3.1-3.4 ns a volume-step
-// whatever L; the scalar loop with jumps 6.1 (L = 1), 3.7 (16), 2.2 (64), 1.4 (256), 0.9 (4,096).
-// The break-even is about L = 20, where about 95 % of the steps equal the next one; the share is
-// estimated from at most 1,024 evenly spaced steps, so the choice costs nothing against the run
-// and depends on the trace alone (a volume's results do not depend on the other volumes).
-bool long_runs(const OpenLoop& o, std::int64_t n) {
+// The share of a trace's steps that equal the next one, estimated from at most 1,024 evenly
+// spaced steps (so it costs nothing against the run, and depends on the trace alone: a volume's
+// results do not depend on the other volumes); -1 for a run too short to bother.
+double equal_share(const OpenLoop& o, std::int64_t n) {
     constexpr std::int64_t samples = 1024;
-    constexpr double min_same = 0.95;
-    if (n < 2 * samples) return false;  // a short run: either is quick
+    if (n < 2 * samples) return -1;
     const std::int64_t stride = (n - 1) / samples;
     std::int64_t seen = 0, same = 0;
     for (std::int64_t k = 0; k + 1 < n; k += stride) {
@@ -1164,7 +1166,22 @@ bool long_runs(const OpenLoop& o, std::int64_t n) {
         ++seen;
         same += (o.ops[i + 1] == o.ops[i] && o.bytes[i + 1] == o.bytes[i]) ? 1 : 0;
     }
-    return static_cast<double>(same) >= min_same * static_cast<double>(seen);
+    return static_cast<double>(same) / static_cast<double>(seen);
+}
+
+// Whether a totals-only trace has runs of equal values long enough that the scalar loop, which
+// jumps over them, beats the lockstep kernel, which steps every value. Measured (64 gp2/gp3
+// volumes, a day at 1 s, one core, runs of L equal values): lockstep 3.1-3.4 ns a volume-step
+// whatever L; the scalar loop with jumps 6.1 (L = 1), 3.7 (16), 2.2 (64), 1.4 (256), 0.9 (4,096).
+// The break-even is about L = 20, where about 95 % of the steps equal the next one.
+bool long_runs(const OpenLoop& o, std::int64_t n) { return equal_share(o, n) >= 0.95; }
+
+// Whether a trace stepped alone is worth looking at for runs to jump (a look every scan_every
+// steps costs a noisy gp3 trace about 20 %: BM_Jump_scan 9.5 against 11.5 ms): not when fewer
+// than one step in scan_every equals the next.
+bool has_runs(const OpenLoop& o, std::int64_t n) {
+    const double share = equal_share(o, n);
+    return share < 0 || share * static_cast<double>(scan_every) >= 1.0;
 }
 
 // How hard a trace presses on its volume: the mean I/Os a step of at most 1,024 evenly spaced
@@ -1255,8 +1272,10 @@ bool Simulation::run_independent(const std::vector<Workload>& ws, std::int64_t n
         std::optional<VolumeRecorder> recorder;
         if (rec != nullptr) recorder.emplace(rec[i]);
         AnyStepper any = make_stepper(params_[i], state, ws[i], dt_s_, r.t0_s, recorder ? &*recorder : nullptr, totals);
+        const auto* trace = std::get_if<OpenLoop>(&ws[i]);
+        const bool jump = options.jump && (trace == nullptr || has_runs(*trace, n));
         ok[item] = std::visit(
-            [n, &check, jump = options.jump](auto& st) {
+            [n, &check, jump](auto& st) {
                 if (!jump) return step_all(st, n, check);  // on a copy of st: see step_all
                 in_chunks(n, 1, check, [&st](std::int64_t k0, std::int64_t k1) { step_range_jumping(st, k0, k1); });
                 st.flush();
