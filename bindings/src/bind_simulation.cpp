@@ -417,12 +417,13 @@ py::list run_many_py(const py::list& items, std::int64_t max_volume_steps, std::
     std::size_t k = 0;
     for (const auto& h : items) {
         const auto t = h.cast<py::tuple>();
-        if (t.size() != 4) {
-            throw ConfigError(
-                fmt::format("items[{}] must be (simulation, workloads, n_steps, record), got {} values", k, t.size()));
+        if (t.size() != 4 && t.size() != 5) {
+            throw ConfigError(fmt::format(
+                "items[{}] must be (simulation, workloads, n_steps, record[, every]), got {} values", k, t.size()));
         }
         for (const auto& w : t[1].cast<py::list>()) workloads[k].push_back(to_workload(w));
-        fleet[k] = FleetItem{&t[0].cast<Simulation&>(), &workloads[k], t[2].cast<std::int64_t>(), t[3].cast<bool>()};
+        fleet[k] = FleetItem{&t[0].cast<Simulation&>(), &workloads[k], t[2].cast<std::int64_t>(), t[3].cast<bool>(),
+                             t.size() == 5 ? t[4].cast<std::int64_t>() : 1};
         ++k;
     }
     std::vector<FleetOutcome> outcomes;
@@ -447,7 +448,8 @@ void bind_run_many(py::module_& m) {
           py::arg("max_memory_bytes") = RunLimits{}.max_memory_bytes, py::arg("threads") = RunOptions{}.threads,
           py::arg("jump") = RunOptions{}.jump,
           "Run independent Simulations over `threads` threads (0: every core). items: (simulation, workloads, "
-          "n_steps, record) tuples. Returns, per item in order, its RunResult or the message of the error that "
+          "n_steps, record[, every]) tuples (every: steps per recorded value, default 1). Returns, per item in order, "
+          "its RunResult or the message of the error that "
           "refused it (that Simulation unchanged). Ctrl-C or another error undoes every item.");
     m.attr("hardware_threads") = std::max(1U, std::thread::hardware_concurrency());
 }

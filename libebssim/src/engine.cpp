@@ -1843,7 +1843,9 @@ std::vector<FleetOutcome> run_many(std::span<const FleetItem> items, const RunLi
                        [&](std::size_t k, const InterruptCheck& check) {
                            const FleetItem& it = items[k];
                            try {
-                               out[k].result = it.sim->run(*it.workloads, it.n_steps, it.record, limits, check, one);
+                               RunOptions o = one;
+                               o.recording.every = it.every;
+                               out[k].result = it.sim->run(*it.workloads, it.n_steps, it.record, limits, check, o);
                            } catch (const ConfigError& e) {
                                out[k].error = e.what();
                            }

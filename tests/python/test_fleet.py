@@ -193,6 +193,20 @@ def test_timelines_only_for_the_volumes_asked_and_coarser_on_request() -> None:
         simulate_fleet(vols, loads, timelines=True, timeline_step=90.5)
 
 
+def test_coarser_timelines_are_the_engines_interval_recording() -> None:
+    # gp2 100 GiB under 3,000 IOPS of 4 KiB: 2,700 credits a second fewer, so after step k the
+    # bucket holds 5.4e6 - 2,700 (k + 1). A 60 s row keeps the credits at its end (5,238,000 and
+    # 5,076,000), not their mean, as Recording(every_s=60) does: the rule lives in the engine.
+    ops = np.full(120, 3000.0)
+    vols = {"g": ebssim.gp2(100)}
+    loads = {"g": ebssim.OpenLoop(ops, ops * 4096)}
+    line = simulate_fleet(vols, loads, timelines=True, timeline_step=60).timelines["g"]
+    assert line["credits"].tolist() == [5_238_000.0, 5_076_000.0]
+    assert line["iops"].tolist() == [3000.0, 3000.0]
+    engine = ebssim.simulate(vols["g"], loads["g"], record=ebssim.Recording(every_s=60)).to_pandas()
+    pd.testing.assert_frame_equal(line, engine.drop(columns=["bound"]))
+
+
 def test_bad_arguments_name_the_field() -> None:
     vols = {"a": ebssim.gp3(100)}
     loads = {"a": ebssim.Idle()}

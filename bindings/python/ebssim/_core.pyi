@@ -421,6 +421,7 @@ hardware_threads: Final[int]
 def run_many(
     items: list[
         tuple[Simulation, list[Idle | ClosedLoop | OpenLoop | PhasedClosedLoop | PiecewiseOpenLoop], int, bool]
+        | tuple[Simulation, list[Idle | ClosedLoop | OpenLoop | PhasedClosedLoop | PiecewiseOpenLoop], int, bool, int]
     ],
     max_volume_steps: int = ...,
     max_memory_bytes: int = ...,

@@ -171,8 +171,10 @@ def simulate_fleet(
         Also keep the per-step results (``VolumeResult.to_pandas()``) of every volume (True) or of
         the volumes listed, in :attr:`FleetResult.timelines`. Only those volumes are recorded.
     timeline_step : float, optional
-        Seconds per timeline row: a multiple of the step; each row the mean of its steps (the
-        ``bound`` column is left out: the summary has the seconds in each bound).
+        Seconds per timeline row: a multiple of the step; the engine records each row as
+        ``Recording(every_s=timeline_step)`` does (rates the mean of the row's steps, latency their
+        I/O-weighted mean, credits and backlog at the row's end; the ``bound`` column is left out:
+        the summary has the seconds in each bound).
     errors : {"warn", "ignore", "raise"}
         A volume whose run is refused (a bad trace, a configuration AWS refuses, a workload of
         the wrong length, ...) gets a row with only its configuration and ``error``, and the
@@ -452,10 +454,15 @@ def _run_batch(
             refuse(g, str(e))
             continue
         record = wanted is not None and any(v in wanted for v in g.vids)
+        if record and step is not None:
+            _every(step, sim.dt)  # a step that is not a whole number of steps is the caller's error
         runs.append((g, sim, checked, n, record))
     runs = _pooled(runs, vols, out, options)
     raws = _core.run_many(
-        [(sim._sim, sim._natives(ws, n), n, record) for _, sim, ws, n, record in runs],
+        [
+            (sim._sim, sim._natives(ws, n), n, record, 1 if step is None or not record else _every(step, sim.dt))
+            for _, sim, ws, n, record in runs
+        ],
         max_volume_steps=options.max_volume_steps,
         max_memory_bytes=options.max_memory_bytes,
         threads=options.threads,
@@ -468,7 +475,7 @@ def _run_batch(
         for vid, r in zip(g.vids, sim._result(ws, raw)):
             line = r.to_pandas() if wanted is not None and vid in wanted else None
             if line is not None and step is not None:
-                line = _coarser(line, r, step)
+                line = line.drop(columns=["bound"])
             out[vid] = (_row(r, g), line)
     return out
 
@@ -597,19 +604,13 @@ def _frame(rows: List[Dict[str, Any]], ids: List[Hashable]) -> "pd.DataFrame":
     return df
 
 
-def _coarser(df: "pd.DataFrame", r: VolumeResult, step: float) -> "pd.DataFrame":
-    """Means of the numeric columns over blocks of ``step`` seconds (a whole number of steps)."""
-    import numpy as np
-
-    k = step / r.dt_s
+def _every(step: float, dt: float) -> int:
+    """Steps per timeline row: ``step`` seconds, a whole number of steps of ``dt``."""
+    k = step / dt
     m = int(round(k))
     if m < 1 or abs(k - m) > 1e-9 * k:
-        raise ValueError(f"timeline_step={step:g} must be a whole multiple of the step dt={r.dt_s:g}")
-    numeric = df.drop(columns=["bound"])
-    blocks = np.arange(len(numeric)) // m
-    out = numeric.groupby(blocks).mean()
-    out.index = df.index[::m]
-    return out
+        raise ValueError(f"timeline_step={step:g} must be a whole multiple of the step dt={dt:g}")
+    return m
 
 
 # ---------------------------------------------------------------------------------------------

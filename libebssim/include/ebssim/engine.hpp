@@ -233,6 +233,7 @@ struct FleetItem {
     const std::vector<Workload>* workloads = nullptr;  ///< one per volume of sim
     std::int64_t n_steps = 0;
     bool record = false;
+    std::int64_t every = 1;  ///< with record: steps per recorded value (Recording::every)
 };
 
 /// What one item of run_many gave: its RunResult, or the message of the ConfigError that
