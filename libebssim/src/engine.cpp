@@ -62,6 +62,20 @@ struct ClosedSource {
     [[nodiscard]] std::int64_t run_end(std::int64_t, std::int64_t k_max) const noexcept { return k_max; }
 };
 
+// Runs of equal values in a pair of per-step arrays (a trace's ops and bytes, a phased loop's
+// users and think time): whether step k + 1 equals step k in both (NaN never equals itself, so
+// an invalid NaN step is never part of a run), and the end of the run that holds step k, at
+// most k_max (equality is transitive: each step of the run equals step k).
+[[nodiscard]] inline bool pair_same_next(const double* a, const double* b, std::int64_t k) noexcept {
+    return a[k + 1] == a[k] && b[k + 1] == b[k];
+}
+[[nodiscard]] inline std::int64_t pair_run_end(const double* a, const double* b, std::int64_t k,
+                                               std::int64_t k_max) noexcept {
+    std::int64_t e = k + 1;
+    while (e < k_max && pair_same_next(a, b, e - 1)) ++e;
+    return e;
+}
+
 // A closed loop whose users and think time change per step (PhasedClosedLoop): the same
 // offer as ClosedSource, with the step's values (offered_iops's rule, workload.hpp).
 struct PhasedSource {
@@ -80,13 +94,9 @@ struct PhasedSource {
     void prefetch(std::int64_t) const noexcept {}
     [[nodiscard]] double in_flight(std::int64_t k) const noexcept { return users[k]; }
     [[nodiscard]] double think_time_s(std::int64_t k) const noexcept { return think[k]; }
-    [[nodiscard]] bool same_next(std::int64_t k) const noexcept {
-        return users[k + 1] == users[k] && think[k + 1] == think[k];
-    }
+    [[nodiscard]] bool same_next(std::int64_t k) const noexcept { return pair_same_next(users, think, k); }
     [[nodiscard]] std::int64_t run_end(std::int64_t k, std::int64_t k_max) const noexcept {
-        std::int64_t e = k + 1;
-        while (e < k_max && same_next(e - 1)) ++e;  // equality is transitive: each equals step k
-        return e;
+        return pair_run_end(users, think, k, k_max);
     }
 };
 
@@ -109,14 +119,9 @@ struct OpenSource {
         const double b = bytes[k];
         return {o, b, count(o, b), trace_step_ok(o, b)};
     }
-    // NaN never equals itself, so an invalid NaN step is never part of a run (it is stepped).
-    [[nodiscard]] bool same_next(std::int64_t k) const noexcept {
-        return ops[k + 1] == ops[k] && bytes[k + 1] == bytes[k];
-    }
+    [[nodiscard]] bool same_next(std::int64_t k) const noexcept { return pair_same_next(ops, bytes, k); }
     [[nodiscard]] std::int64_t run_end(std::int64_t k, std::int64_t k_max) const noexcept {
-        std::int64_t e = k + 1;
-        while (e < k_max && same_next(e - 1)) ++e;  // equality is transitive: each equals step k
-        return e;
+        return pair_run_end(ops, bytes, k, k_max);
     }
 };
 
@@ -1162,9 +1167,8 @@ double equal_share(const OpenLoop& o, std::int64_t n) {
     const std::int64_t stride = (n - 1) / samples;
     std::int64_t seen = 0, same = 0;
     for (std::int64_t k = 0; k + 1 < n; k += stride) {
-        const auto i = static_cast<std::size_t>(k);
         ++seen;
-        same += (o.ops[i + 1] == o.ops[i] && o.bytes[i + 1] == o.bytes[i]) ? 1 : 0;
+        same += pair_same_next(o.ops.data(), o.bytes.data(), k) ? 1 : 0;
     }
     return static_cast<double>(same) / static_cast<double>(seen);
 }
