@@ -199,8 +199,35 @@ class VolumeSummary(_Record[object]):
         return "\n".join(lines)
 
 
+class _RecordedAxis:
+    """The time axis of a result's recorded series, for VolumeResult and InstanceResult (the
+    dataclasses that set these attributes)."""
+
+    t0_s: float
+    dt_s: float
+    n_steps: int
+    record_every: int
+    recorded: Tuple[str, ...]
+
+    @property
+    def record_every_s(self) -> float:
+        """Seconds per recorded value (``dt_s`` unless recorded with ``Recording(every_s=...)``)."""
+        return self.record_every * self.dt_s
+
+    @property
+    def n_values(self) -> int:
+        """Values per recorded series: ``ceil(n_steps / record_every)`` (0 with ``record=False``)."""
+        return -(-self.n_steps // self.record_every) if self.recorded else 0
+
+    @property
+    def time_s(self) -> FloatArray:
+        """Start of each recorded step (interval, with ``Recording(every_s=...)``), simulated
+        seconds since the Simulation started."""
+        return _time_axis(self.t0_s, self.record_every_s, self.n_values)
+
+
 @dataclass(frozen=True)
-class VolumeResult:
+class VolumeResult(_RecordedAxis):
     """The outputs of one volume over one run: per-step numpy arrays (one entry per step, read
     from :attr:`series` without a copy) and the run's :attr:`totals`.
 
@@ -280,22 +307,6 @@ class VolumeResult:
         """Largest :attr:`backlog_ops` at the end of a step of each interval (only when named in
         ``Recording(series=...)``)."""
         return _series(self, "backlog_max")  # type: ignore[no-any-return]
-
-    @property
-    def record_every_s(self) -> float:
-        """Seconds per recorded value (``dt_s`` unless recorded with ``Recording(every_s=...)``)."""
-        return self.record_every * self.dt_s
-
-    @property
-    def n_values(self) -> int:
-        """Values per recorded series: ``ceil(n_steps / record_every)`` (0 with ``record=False``)."""
-        return -(-self.n_steps // self.record_every) if self.recorded else 0
-
-    @property
-    def time_s(self) -> FloatArray:
-        """Start of each recorded step (interval, with ``Recording(every_s=...)``), simulated
-        seconds since the Simulation started."""
-        return _time_axis(self.t0_s, self.record_every_s, self.n_values)
 
     @property
     def queue_length(self) -> SeriesArray:
@@ -622,7 +633,7 @@ class VolumeResult:
 
 
 @dataclass(frozen=True)
-class InstanceResult:
+class InstanceResult(_RecordedAxis):
     """The outputs of the instance the volumes share over one run: per-step numpy arrays (one
     entry per step, read from :attr:`series` without a copy) and the run's :attr:`totals`."""
 
@@ -680,21 +691,6 @@ class InstanceResult:
         """Lowest EBSByteBalance% at the end of a step of each interval (only when named in
         ``Recording(instance_series=...)``)."""
         return _series(self, "byte_balance_min_pct")  # type: ignore[no-any-return]
-
-    @property
-    def record_every_s(self) -> float:
-        """Seconds per recorded value."""
-        return self.record_every * self.dt_s
-
-    @property
-    def n_values(self) -> int:
-        """Values per recorded series: ``ceil(n_steps / record_every)`` (0 with ``record=False``)."""
-        return -(-self.n_steps // self.record_every) if self.recorded else 0
-
-    @property
-    def time_s(self) -> FloatArray:
-        """Start of each recorded step (or interval), simulated seconds since the Simulation started."""
-        return _time_axis(self.t0_s, self.record_every_s, self.n_values)
 
     @property
     def cliff_time_s(self) -> Optional[float]:
