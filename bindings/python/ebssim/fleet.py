@@ -266,13 +266,7 @@ def simulate_fleet(
                     lines[vid] = result
             bar.update(sum(len(g.vids) for g in chunk))
     if errs and errors == "warn":
-        first = next(iter(errs))
-        warnings.warn(
-            f"{len(errs)} of {len(rows)} volumes were not simulated (their row has the error), e.g. "
-            f"{first!r}: {errs[first]}",
-            UserWarning,
-            stacklevel=2,
-        )
+        _warn_refused(errs, len(rows), stacklevel=2)
     order = list(vols) + extra
     return FleetResult(_frame([rows[v] for v in order], order), errs, lines)
 
@@ -604,6 +598,17 @@ def _frame(rows: List[Dict[str, Any]], ids: List[Hashable]) -> "pd.DataFrame":
     return df
 
 
+def _warn_refused(errs: Mapping[Hashable, str], total: int, stacklevel: int) -> None:
+    """The one UserWarning of ``errors="warn"``: how many volumes were refused, and the first
+    (``stacklevel`` as the caller's own ``warnings.warn`` would take it)."""
+    first = next(iter(errs))
+    warnings.warn(
+        f"{len(errs)} of {total} volumes were not simulated (their row has the error), e.g. {first!r}: {errs[first]}",
+        UserWarning,
+        stacklevel=stacklevel + 1,
+    )
+
+
 def _every(step: float, dt: float) -> int:
     """Steps per timeline row: ``step`` seconds, a whole number of steps of ``dt``."""
     k = step / dt
@@ -757,11 +762,5 @@ def _gather(
         first = next(iter(errs))
         raise ValueError(f"volume {first!r}: {errs[first]}")
     if errs and errors == "warn":
-        first = next(iter(errs))
-        warnings.warn(
-            f"{len(errs)} of {len(frame)} volumes were not simulated (their row has the error), e.g. "
-            f"{first!r}: {errs[first]}",
-            UserWarning,
-            stacklevel=3,
-        )
+        _warn_refused(errs, len(frame), stacklevel=3)
     return FleetResult(frame, errs)
