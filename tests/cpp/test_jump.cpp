@@ -70,6 +70,25 @@ bool close(double a, double b, double rel, double abs_tol) {
     return std::abs(a - b) <= rel * std::max(std::abs(a), std::abs(b)) + abs_tol;
 }
 
+// A volume of `type` of a random size (and io1 IOPS) across its range; `uni(lo, hi)` draws
+// uniformly.
+template <class Uni>
+VolumeSpec random_spec(VolumeType type, Uni& uni) {
+    VolumeSpec spec;
+    spec.type = type;
+    switch (type) {
+        case VolumeType::gp2: spec.size_gib = std::round(std::exp(uni(0, std::log(3000.0)))); break;
+        case VolumeType::gp3: spec.size_gib = std::round(uni(1, 2000)); break;
+        case VolumeType::io1:
+            spec.size_gib = std::round(uni(10, 2000));
+            spec.iops = std::round(uni(100, std::min(50 * spec.size_gib, 64000.0)));
+            break;
+        case VolumeType::standard: spec.size_gib = std::round(uni(1, 1024)); break;
+        default: spec.size_gib = std::round(uni(125, 16384)); break;
+    }
+    return spec;
+}
+
 // Tolerances of a jumped run against the stepped one (docs/model.md, "Jumps"): relative 1e-9 on
 // totals and series (the runs here are at most 2e4 steps; rounding is about n x 2^-53); credits
 // also absolutely to 1e-9 of the bucket; cliff times to 1e-6 of a step.
@@ -328,17 +347,7 @@ void throttled_configurations(std::uint64_t seed, int iters, bool mixed) {
     for (int iter = 0; iter < iters; ++iter) {
         CAPTURE(iter);
         const VolumeType type = types[pick(5)];
-        VolumeSpec spec;
-        spec.type = type;
-        switch (type) {
-            case VolumeType::gp2: spec.size_gib = std::round(std::exp(uni(0, std::log(3000.0)))); break;
-            case VolumeType::gp3: spec.size_gib = std::round(uni(1, 2000)); break;
-            case VolumeType::io1:
-                spec.size_gib = std::round(uni(10, 2000));
-                spec.iops = std::round(uni(100, std::min(50 * spec.size_gib, 64000.0)));
-                break;
-            default: spec.size_gib = std::round(uni(125, 16384)); break;
-        }
+        VolumeSpec spec = random_spec(type, uni);
         if ((type == VolumeType::gp2 || type == VolumeType::st1 || type == VolumeType::sc1) && pick(2) == 0)
             spec.burst_balance_pct = pick(3) == 0 ? 0.0 : uni(0, 100);
         const double dt = dts[pick(4)];
@@ -458,18 +467,7 @@ TEST_CASE("jump: equal to stepping over random configurations") {
     for (int iter = 0; iter < 400; ++iter) {
         CAPTURE(iter);
         const VolumeType type = types[pick(6)];
-        VolumeSpec spec;
-        spec.type = type;
-        switch (type) {
-            case VolumeType::gp2: spec.size_gib = std::round(std::exp(uni(0, std::log(3000.0)))); break;
-            case VolumeType::gp3: spec.size_gib = std::round(uni(1, 2000)); break;
-            case VolumeType::io1:
-                spec.size_gib = std::round(uni(10, 2000));
-                spec.iops = std::round(uni(100, std::min(50 * spec.size_gib, 64000.0)));
-                break;
-            case VolumeType::standard: spec.size_gib = std::round(uni(1, 1024)); break;
-            default: spec.size_gib = std::round(uni(125, 16384)); break;
-        }
+        VolumeSpec spec = random_spec(type, uni);
         const bool bucket = type == VolumeType::gp2 || type == VolumeType::st1 || type == VolumeType::sc1 ||
                             type == VolumeType::standard;
         if (bucket && pick(2) == 0) spec.burst_balance_pct = pick(3) == 0 ? 0.0 : uni(0, 100);
