@@ -58,11 +58,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
-import ebssim
-import numba
-import numba_port as port  # bench/numba_port.py, beside this script
-import numpy as np
-from bench_replay import make_trace  # the noisy 1-second trace of the replay benchmark
+# OpenBLAS's worker threads spin for a while after any BLAS call in this process and take the
+# second core from the thread that ebssim's recorded run writes its series with (case c: 14 ms
+# with them spinning, 9 ms without). Neither side of any case uses BLAS; a caller's setting is
+# kept. Set before numpy is imported (by ebssim, numba and the port).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import ebssim  # noqa: E402
+import numba  # noqa: E402
+import numba_port as port  # noqa: E402  # bench/numba_port.py, beside this script
+import numpy as np  # noqa: E402
+from bench_replay import make_trace  # noqa: E402  # the noisy 1-second trace of the replay benchmark
 
 HOUR = 3600
 DAY = 86400

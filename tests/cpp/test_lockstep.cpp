@@ -22,6 +22,7 @@
 #include "helpers.hpp"
 // The kernel's lane count and instruction-set switch (private to the library).
 #include "../../libebssim/src/lockstep.hpp"
+#include "../../libebssim/src/served.hpp"
 
 using namespace ebssim;
 using namespace ebssim_test;
@@ -421,5 +422,142 @@ TEST_CASE("lockstep: groups on two threads give the results of one thread and of
         check_same(r1.totals[i], ra.totals[0]);
         check_same(r2.totals[i], ra.totals[0]);
         CHECK_SAME(two.credits(i), alone.credits(0));
+    }
+}
+
+// --- The served steps' kernel (libebssim/src/served.hpp) ----------------------------------------
+// A volume alone replaying an open-loop trace hands the steps it serves in full from an empty
+// backlog to the served steps' kernel, and with a core to spare a recorded run has a helper
+// thread write their values. Neither may change a bit of any result: each random case runs with
+// the kernel off (every step through offer() and commit()), on, and on with two threads (the
+// helper), on every instruction set the CPU has.
+
+namespace {
+
+bool same_column(const Column& a, const Column& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (!same(a[i], b[i])) return false;
+    }
+    return true;
+}
+
+RunResult run_served(const VolumeSpec& spec, const OpenLoop& o, std::int64_t n, double dt, bool kernel, int threads,
+                     bool record) {
+    detail::set_served_kernel(kernel);
+    Simulation sim = single(spec, dt);
+    RunResult r;
+    try {
+        r = sim.run({o}, n, record, {}, {}, RunOptions{.threads = threads, .jump = false});
+    } catch (...) {
+        detail::set_served_kernel(true);
+        throw;
+    }
+    detail::set_served_kernel(true);
+    return r;
+}
+
+void check_same_run(const RunResult& a, const RunResult& b) {
+    check_same(a.totals[0], b.totals[0]);
+    REQUIRE(a.series.size() == b.series.size());
+    if (a.series.empty()) return;
+    const StepSeries& x = a.series[0];
+    const StepSeries& y = b.series[0];
+    CHECK(same_column(x.iops, y.iops));
+    CHECK(same_column(x.ebs_iops, y.ebs_iops));
+    CHECK(same_column(x.throughput_mib_s, y.throughput_mib_s));
+    CHECK(same_column(x.credits, y.credits));
+    CHECK(same_column(x.latency_s, y.latency_s));
+    CHECK(same_column(x.backlog_ops, y.backlog_ops));
+    REQUIRE(x.bound.size() == y.bound.size());
+    bool bounds = true;
+    for (std::size_t i = 0; i < x.bound.size(); ++i) bounds &= x.bound[i] == y.bound[i];
+    CHECK(bounds);
+}
+
+}  // namespace
+
+TEST_CASE("served steps: the kernel and its helper thread give offer() and commit()'s results to the last bit") {
+    Rng rng(2026);
+    Coverage cov;
+    std::int64_t steps = 0, served = 0;
+    for (int c = 0; c < 120; ++c) {
+        CAPTURE(c);
+        const double dts[] = {1.0, 0.25, 60.0, 0.001};
+        const double dt = pick(rng, dts);
+        // Long enough for the helper thread (served_filler_min_steps) in one case in six.
+        const std::int64_t n = c % 6 == 0 ? detail::served_filler_min_steps + static_cast<std::int64_t>(pick(rng, 5000))
+                                          : 1 + static_cast<std::int64_t>(pick(rng, 6000));
+        const VolumeSpec spec = random_spec(rng);
+        Trace t = random_trace(rng, n, dt);
+        // Most cases lighter (most steps served in full, as in a real trace), some as generated
+        // (heavy: the kernel must hand back at once).
+        const double scales[] = {1.0, 0.1, 0.02, 0.005};
+        const double scale = pick(rng, scales);
+        for (std::size_t k = 0; k < t.ops.size(); ++k) {
+            t.ops[k] *= scale;
+            t.bytes[k] *= scale;
+        }
+        // Arrivals of -0 (trace_step_ok takes them; +0 + -0 is +0, which the kernel must keep).
+        for (std::int64_t k = 0; k < n; k += 997) {
+            t.ops[static_cast<std::size_t>(k)] = -0.0;
+            t.bytes[static_cast<std::size_t>(k)] = -0.0;
+        }
+        OpenLoop o = open_loop(t.ops, t.bytes, pick(rng, 2) == 0 ? Pattern::random : Pattern::sequential);
+        if (pick(rng, 3) == 0) o.service_time_s = uniform(rng, 1e-4, 2e-2);
+        CAPTURE(static_cast<int>(spec.type));
+        CAPTURE(spec.size_gib);
+        CAPTURE(dt);
+        CAPTURE(n);
+        const bool record = pick(rng, 4) != 0;
+        const RunResult off = run_served(spec, o, n, dt, false, 1, record);
+        cov.add(off.totals[0]);
+        steps += n;
+        served += off.totals[0].steps_bound[static_cast<int>(Bound::demand)];
+        for_each_isa([&] {
+            check_same_run(run_served(spec, o, n, dt, true, 1, record), off);
+            check_same_run(run_served(spec, o, n, dt, true, 2, record), off);
+        });
+    }
+    // The cases reach what the kernel must hand back: throttled steps, cliffs that start and end.
+    CHECK(cov.steps_bound[static_cast<int>(Bound::volume_iops)] > 1000);
+    CHECK(cov.steps_bound[static_cast<int>(Bound::volume_throughput)] > 1000);
+    CHECK(cov.cliffs_ended > 10);
+    CHECK(served > steps / 4);
+}
+
+TEST_CASE("served steps: a gp2 volume's full bucket, then a steady drain, worked by hand") {
+    // gp2 100 GiB: baseline 300 IOPS, burst 3,000, bucket 5.4 M credits (full). 100 s of 200
+    // IOPS of 16 KiB (within the baseline: the bucket stays full), then 100 s of 1,000 IOPS (it
+    // drains by 700 a second), then 100 s of 5,000 IOPS (above the burst: throttled to 3,000).
+    std::vector<double> ops, bytes;
+    for (int k = 0; k < 300; ++k) {
+        const double x = k < 100 ? 200 : k < 200 ? 1000 : 5000;
+        ops.push_back(x);
+        bytes.push_back(x * 16 * KiB);
+    }
+    const VolumeSpec spec = gp2_spec(100);
+    const double st_16k = 0.0005 + 16 * KiB / (1024.0 * MiB);  // the volume's model (helpers: st_4k)
+    for (const int threads : {1, 2}) {
+        CAPTURE(threads);
+        const RunResult r = run_served(spec, open_loop(ops, bytes), 300, 1.0, true, threads, true);
+        const StepSeries& s = r.series[0];
+        for (std::size_t k = 0; k < 100; ++k) {
+            CHECK(s.credits[k] == 5.4e6);
+            CHECK(s.iops[k] == 200);
+            CHECK(s.latency_s[k] == st_16k);
+            CHECK(s.bound[k] == code(Bound::demand));
+        }
+        for (std::size_t k = 100; k < 200; ++k) {
+            CHECK(s.credits[k] == 5.4e6 - 700.0 * static_cast<double>(k - 99));
+            CHECK(s.iops[k] == 1000);
+            CHECK(s.throughput_mib_s[k] == 1000 * 16 * KiB / MiB);
+            CHECK(s.backlog_ops[k] == 0);
+        }
+        CHECK(s.iops[200] == 3000);
+        CHECK(s.bound[200] == code(Bound::volume_iops));
+        CHECK(s.backlog_ops[200] == 2000);
+        CHECK(r.totals[0].steps_bound[static_cast<int>(Bound::demand)] == 200);
+        CHECK(r.totals[0].served_ops == near(100 * 200 + 100 * 1000 + 100 * 3000));
     }
 }

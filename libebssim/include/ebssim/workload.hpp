@@ -57,6 +57,15 @@ struct IoCounting {
         // Split. A tiny tolerance so that a mean of exactly the unit counts 1, not 2, after division.
         return ops * std::ceil(bytes / ops * inv_unit - 1e-9);
     }
+    /// operator() of a random pattern (not sequential, whose form has no branch already), written
+    /// without branches for loops that the compiler vectorises: the same operations, so the same
+    /// value to the last bit. `quotient` is bytes / ops, computed by the caller (used only where
+    /// operator() divides, so any value will do for 0 ops).
+    [[nodiscard, gnu::always_inline]] double random_branch_free(double ops, double bytes,
+                                                                double quotient) const noexcept {
+        const double split = ops * std::ceil(quotient * inv_unit - 1e-9);
+        return bytes <= ops * unit_bytes ? ops : split;
+    }
 };
 
 /// The volume rests: no new I/O (a backlog left by an earlier trace still drains).

@@ -1,0 +1,318 @@
+#include "served.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "ebssim/bound.hpp"
+#include "ebssim/units.hpp"
+#include "lockstep.hpp"
+
+namespace ebssim::detail {
+namespace {
+
+constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+
+// Blocks of steps, growing from block_min (a stretch that ends at once wastes little of the look
+// ahead) to block_max, each in three passes: A, what each step's input decides (the counted
+// I/Os, NaN for an input the kernel does not take, and the service time); B, in step order, the
+// credits, whether the step is served in full, and the totals' sums; C, the recorded values of
+// the steps B took.
+constexpr int block_min = 16;
+constexpr int block_max = 256;
+
+// A. Each step on its own: offer()'s counting and validity (cnt: 0 + counted, the I/Os
+// available; NaN for an input the kernel does not take) and commit()'s service time at the I/Os
+// available (0 + arrivals: +0 for an arrival of -0), for the m steps at o and b.
+[[gnu::always_inline]] inline void each_step(const ServedInput& in, const double* o, const double* b, int m,
+                                             double* cnt, double* st) noexcept {
+    const IoCounting count = in.count;
+    if (count.sequential) {
+        for (int j = 0; j < m; ++j) st[j] = (0.0 + b[j]) / (0.0 + o[j]);
+        for (int j = 0; j < m; ++j) cnt[j] = trace_step_ok(o[j], b[j]) ? 0.0 + count(o[j], b[j]) : nan;
+    } else {
+        for (int j = 0; j < m; ++j) {
+            const double x = o[j], y = b[j];
+            const double q = (0.0 + y) / (0.0 + x);  // = y / x wherever the counting divides (x, y > 0)
+            st[j] = q;
+            cnt[j] = trace_step_ok(x, y) ? 0.0 + count.random_branch_free(x, y, q) : nan;
+        }
+    }
+    if (!std::isnan(in.own_service_time_s)) {
+        std::fill_n(st, m, in.own_service_time_s);
+    } else {
+        const double lat0 = in.latency_s, inv_transfer = in.inv_transfer;
+        for (int j = 0; j < m; ++j) st[j] = 0.0 + o[j] > 0 ? lat0 + st[j] * inv_transfer : lat0;
+    }
+}
+
+// C. The recorded values but the credits (commit()'s Step) of the m served steps from k into a
+// direct sink, one loop per series.
+[[gnu::always_inline]] inline void write_values(const ServedInput& in, const VolumeRecorder::Sink& sink, std::int64_t k,
+                                                int m, const double* cnt, const double* st) noexcept {
+    // The sink's series in DirectSink::value's order: the rates, the latency, the levels.
+    static_assert(VolumeRecorder::Sink::n_fields == 7);
+    const double* const o = in.ops + k;
+    const double* const b = in.bytes + k;
+    const double inv_dt = in.inv_dt;
+    double* const iops = sink.p[0] + k;
+    double* const ebs = sink.p[1] + k;
+    double* const mib = sink.p[2] + k;
+    double* const lat = sink.p[3] + k;
+    double* const backlog = sink.p[5] + k;
+    for (int i = 0; i < m; ++i) iops[i] = (0.0 + o[i]) * inv_dt;
+    for (int i = 0; i < m; ++i) ebs[i] = cnt[i] * inv_dt;
+    for (int i = 0; i < m; ++i) mib[i] = (0.0 + b[i]) * inv_dt * (1.0 / units::MiB);
+    for (int i = 0; i < m; ++i) lat[i] = (0.0 + o[i]) * inv_dt > 0 ? st[i] : nan;
+    std::fill_n(backlog, m, 0.0);
+    std::fill_n(sink.bound + k, m, static_cast<std::uint8_t>(Bound::demand));
+}
+
+// The filler's work: the values of steps [k0, k1) but the credits, block by block.
+[[gnu::always_inline]] inline void fill_impl(const ServedInput& in, const VolumeRecorder::Sink& sink, std::int64_t k0,
+                                             std::int64_t k1) noexcept {
+    alignas(64) double cnt[block_max];
+    alignas(64) double st[block_max];
+    for (std::int64_t k = k0; k < k1; k += block_max) {
+        const int m = static_cast<int>(std::min<std::int64_t>(block_max, k1 - k));
+        each_step(in, in.ops + k, in.bytes + k, m, cnt, st);
+        write_values(in, sink, k, m, cnt, st);
+    }
+}
+
+[[gnu::always_inline]] inline std::int64_t serve_impl(ServedRun& r, std::int64_t k, std::int64_t k1) noexcept {
+    const ServedInput& in = r.in;
+    const double* const ops = in.ops;
+    const double* const bytes = in.bytes;
+    const double inv_dt = in.inv_dt;
+    const double cap = r.credit_capacity, earned = r.earned, burst_cap = r.burst_cap;
+    const double tput_hi = r.tput_hi, tput_lo = r.tput_lo;
+    const bool bucket = r.bucket, dry = r.dry;
+    alignas(64) double cnt[block_max];  // available counted I/Os, 0 + counted (NaN: not taken)
+    alignas(64) double st[block_max];   // service time
+    alignas(64) double cred[block_max];
+    alignas(64) double lw[block_max];           // latency x served I/Os
+    alignas(64) unsigned char flag[block_max];  // 1: a step not taken at constant credits
+    double c = r.credits;
+    double dem_ops = r.demanded_ops, dem_bytes = r.demanded_bytes, srv_ops = r.served_ops, srv_bytes = r.served_bytes,
+           srv_cnt = r.served_counted, lat_ops = r.latency_ops_s;
+    std::int64_t taken = 0;
+    double last_cnt = r.last_counted;
+    int block = block_min;
+    bool stop = false;
+    while (k < k1 && !stop) {
+        const int m = static_cast<int>(std::min<std::int64_t>(block, k1 - k));
+        const double* const o = ops + k;
+        const double* const b = bytes + k;
+        __builtin_prefetch(o + m + 64);
+        __builtin_prefetch(b + m + 64);
+        each_step(in, o, b, m, cnt, st);
+        // latency x served I/Os where any completed (adding +0 changes no sum, none being -0)
+        for (int j = 0; j < m; ++j) {
+            const double xs = 0.0 + o[j];
+            lw[j] = xs * inv_dt > 0 ? st[j] * xs : 0.0;
+        }
+        // B. In step order. A step is taken when throttle() leaves f = 1 at the step's credits c.
+        auto sums = [&](int j0, int j1) {
+            for (int i = j0; i < j1; ++i) {
+                dem_ops += o[i];
+                dem_bytes += b[i];
+                lat_ops += lw[i];
+                srv_ops += 0.0 + o[i];
+                srv_bytes += 0.0 + b[i];
+                srv_cnt += cnt[i];
+            }
+        };
+        // At credits c that stay as they are (no bucket, or a full one that stays full while
+        // (cap + earned) - counted >= cap, which each step checks on its own): the first step
+        // from j0 that is not taken at c (throttled, an input not taken, or, full, one that
+        // drains the bucket), found over the block in a vectorised loop; m if none.
+        auto first_not_kept = [&](int j0, bool full) {
+            const double pool = c + earned;
+            const double cap_cnt = std::min(burst_cap, pool);
+            const double cap_bytes = c > 0 ? tput_hi : tput_lo;
+            for (int i = j0; i < m; ++i) {
+                const bool kept = (cnt[i] <= cap_cnt) & !(0.0 + b[i] > cap_bytes) & (!full | (pool - cnt[i] >= cap));
+                flag[i] = kept ? 0 : 1;
+            }
+            const void* f = std::memchr(flag + j0, 1, static_cast<std::size_t>(m - j0));
+            return f == nullptr ? m : static_cast<int>(static_cast<const unsigned char*>(f) - flag);
+        };
+        int j = 0;
+        if (!bucket) {
+            j = first_not_kept(0, false);
+            sums(0, j);
+            stop = j < m;
+        } else {
+            while (j < m && !stop) {
+                if (c == cap && cap > 0 && !dry) {
+                    const int e = first_not_kept(j, true);
+                    std::fill(cred + j, cred + e, c);
+                    sums(j, e);
+                    j = e;
+                    if (j == m) break;
+                    // Step j is throttled or not taken (the chain's step below stops), or it drains.
+                }
+                for (; j < m; ++j) {
+                    const double pool = c + earned;
+                    const double cap_cnt = std::min(burst_cap, pool);
+                    const double cap_bytes = c > 0 ? tput_hi : tput_lo;
+                    if (!(cnt[j] <= cap_cnt) || 0.0 + b[j] > cap_bytes) {
+                        stop = true;
+                        break;
+                    }
+                    double nc = pool - cnt[j];
+                    nc = nc < 0 ? 0 : (nc > cap ? cap : nc);
+                    if ((nc <= 0) != dry) {  // CliffTracker::changes: commit() notes a cliff
+                        stop = true;
+                        break;
+                    }
+                    c = nc;
+                    cred[j] = c;
+                    sums(j, j + 1);
+                    if (c == cap) {
+                        ++j;
+                        break;
+                    }
+                }
+            }
+        }
+        // C. The recorded values of the steps taken: the credits here, the rest by the filler
+        // if there is one and it takes them.
+        if (r.out != nullptr && j > 0) {
+            if (r.direct) {
+                double* const credits = r.sink.p[4] + k;
+                if (bucket) {
+                    std::copy_n(cred, j, credits);
+                } else {
+                    std::fill_n(credits, j, c);
+                }
+                if (r.filler == nullptr || !r.filler->push(k, k + j)) write_values(in, r.sink, k, j, cnt, st);
+            } else {
+                for (int i = 0; i < j; ++i) {
+                    const double rate = (0.0 + o[i]) * inv_dt;
+                    r.out->record(k + i, {{rate, cnt[i] * inv_dt, (0.0 + b[i]) * inv_dt * (1.0 / units::MiB)},
+                                          rate > 0 ? st[i] : nan,
+                                          {bucket ? cred[i] : c, 0.0},
+                                          static_cast<std::uint8_t>(Bound::demand)});
+                }
+            }
+        }
+        if (j > 0) last_cnt = cnt[j - 1];
+        taken += j;
+        k += j;
+        block = std::min(2 * block, block_max);
+    }
+    r.credits = c;
+    r.demanded_ops = dem_ops;
+    r.demanded_bytes = dem_bytes;
+    r.served_ops = srv_ops;
+    r.served_bytes = srv_bytes;
+    r.served_counted = srv_cnt;
+    r.latency_ops_s = lat_ops;
+    r.taken = taken;
+    r.last_counted = last_cnt;
+    return k;
+}
+
+// One compiled kernel per instruction set (as the lockstep kernel's), everything inlined into
+// it. Neither contracts to FMA (-ffp-contract=off): both round every operation as the step does.
+[[gnu::flatten, gnu::target("avx2")]] std::int64_t serve_avx2(ServedRun& r, std::int64_t k, std::int64_t k1) noexcept {
+    return serve_impl(r, k, k1);
+}
+[[gnu::flatten]] std::int64_t serve_base(ServedRun& r, std::int64_t k, std::int64_t k1) noexcept {
+    return serve_impl(r, k, k1);
+}
+[[gnu::flatten, gnu::target("avx2")]] void fill_avx2(const ServedInput& in, const VolumeRecorder::Sink& sink,
+                                                     std::int64_t k0, std::int64_t k1) noexcept {
+    fill_impl(in, sink, k0, k1);
+}
+[[gnu::flatten]] void fill_base(const ServedInput& in, const VolumeRecorder::Sink& sink, std::int64_t k0,
+                                std::int64_t k1) noexcept {
+    fill_impl(in, sink, k0, k1);
+}
+
+// The instruction set that tests and benchmarks choose for the lockstep kernel (set_lockstep_isa).
+bool use_avx2() noexcept {
+    const LockstepIsa isa = lockstep_isa();
+    return isa == LockstepIsa::avx2 || isa == LockstepIsa::avx512;
+}
+
+}  // namespace
+
+namespace {
+std::atomic<bool> served_on{true};
+}  // namespace
+
+void set_served_kernel(bool on) noexcept { served_on.store(on, std::memory_order_relaxed); }
+bool served_kernel() noexcept { return served_on.load(std::memory_order_relaxed); }
+
+std::int64_t serve(ServedRun& r, std::int64_t k, std::int64_t k1) noexcept {
+    return use_avx2() ? serve_avx2(r, k, k1) : serve_base(r, k, k1);
+}
+
+ServedFiller::ServedFiller(const ServedInput& in, const VolumeRecorder::Sink& sink)
+    : in_(in),
+      sink_(sink),
+      queue_(std::make_unique<std::array<std::pair<std::int64_t, std::int64_t>, capacity>>()),
+      thread_([this] { work(); }) {}
+
+ServedFiller::~ServedFiller() {
+    if (thread_.joinable()) {
+        state_.store(2, std::memory_order_release);
+        thread_.join();
+    }
+}
+
+bool ServedFiller::push(std::int64_t k0, std::int64_t k1) noexcept {
+    const std::size_t h = head_.load(std::memory_order_relaxed);
+    if (h - tail_.load(std::memory_order_acquire) >= capacity) return false;
+    (*queue_)[h % capacity] = {k0, k1};
+    head_.store(h + 1, std::memory_order_release);
+    return true;
+}
+
+void ServedFiller::finish() noexcept {
+    if (thread_.joinable()) {
+        state_.store(1, std::memory_order_release);
+        thread_.join();
+    }
+}
+
+void ServedFiller::work() noexcept {
+    const bool avx2 = use_avx2();
+    std::size_t t = 0;
+    int idle = 0;
+    for (;;) {
+        const int s = state_.load(std::memory_order_acquire);
+        if (s == 2) return;
+        if (t < head_.load(std::memory_order_acquire)) {
+            const auto [k0, k1] = (*queue_)[t % capacity];
+            if (avx2) {
+                fill_avx2(in_, sink_, k0, k1);
+            } else {
+                fill_base(in_, sink_, k0, k1);
+            }
+            tail_.store(++t, std::memory_order_release);
+            idle = 0;
+            continue;
+        }
+        // Everything handed over before finish() is in the queue once state 1 is seen.
+        if (s == 1 && t == head_.load(std::memory_order_acquire)) return;
+        // Nothing to do: spin a little (the kernel hands over a stretch every few microseconds
+        // while it serves), then give the core away while the step loop throttles.
+        if (++idle < 2048) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+        } else if (idle < 4096) {
+            std::this_thread::yield();
+        } else {
+            std::this_thread::sleep_for(std::chrono::microseconds(20));
+        }
+    }
+}
+
+}  // namespace ebssim::detail
