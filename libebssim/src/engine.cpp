@@ -480,12 +480,7 @@ public:
         r.direct = direct_;
         r.sink = sink_;
         r.credits = s_.credits;
-        r.demanded_ops = acc_.demanded_ops;
-        r.demanded_bytes = acc_.demanded_bytes;
-        r.served_ops = acc_.served_ops;
-        r.served_bytes = acc_.served_bytes;
-        r.served_counted = acc_.served_counted;
-        r.latency_ops_s = acc_.latency_ops_s;
+        r.sums = acc_;  // (the sums of acc_)
         r.last_counted = prev_served_cnt_;
         return r;
     }
@@ -497,12 +492,7 @@ public:
     /// Takes back the state and sums of a served() run that the kernel advanced.
     void served_done(const detail::ServedRun& r) noexcept {
         s_.credits = r.credits;
-        acc_.demanded_ops = r.demanded_ops;
-        acc_.demanded_bytes = r.demanded_bytes;
-        acc_.served_ops = r.served_ops;
-        acc_.served_bytes = r.served_bytes;
-        acc_.served_counted = r.served_counted;
-        acc_.latency_ops_s = r.latency_ops_s;
+        static_cast<detail::RunningSums&>(acc_) = r.sums;
         acc_.steps_bound[static_cast<int>(Bound::demand)] += r.taken;
         if (r.taken > 0) {
             prev_instance_bound_ = false;
@@ -878,9 +868,7 @@ private:
     // step loop then keeps them in registers instead of a store and a load per field and step.
     Simulation::State& home_;
     Simulation::State s_;
-    struct Totals {
-        double demanded_ops = 0, demanded_bytes = 0, served_ops = 0, served_bytes = 0, served_counted = 0,
-               latency_ops_s = 0;
+    struct Totals : detail::RunningSums {
         std::int64_t steps_bound[n_bounds] = {};
     };
     Totals acc_;

@@ -96,8 +96,9 @@ constexpr int block_max = 256;
     alignas(64) double lw[block_max];           // latency x served I/Os
     alignas(64) unsigned char flag[block_max];  // 1: a step not taken at constant credits
     double c = r.credits;
-    double dem_ops = r.demanded_ops, dem_bytes = r.demanded_bytes, srv_ops = r.served_ops, srv_bytes = r.served_bytes,
-           srv_cnt = r.served_counted, lat_ops = r.latency_ops_s;
+    // The sums in locals (registers): the kernel's stores through double* may alias r.
+    double dem_ops = r.sums.demanded_ops, dem_bytes = r.sums.demanded_bytes, srv_ops = r.sums.served_ops,
+           srv_bytes = r.sums.served_bytes, srv_cnt = r.sums.served_counted, lat_ops = r.sums.latency_ops_s;
     std::int64_t taken = 0;
     double last_cnt = r.last_counted;
     int block = block_min;
@@ -206,12 +207,7 @@ constexpr int block_max = 256;
         block = std::min(2 * block, block_max);
     }
     r.credits = c;
-    r.demanded_ops = dem_ops;
-    r.demanded_bytes = dem_bytes;
-    r.served_ops = srv_ops;
-    r.served_bytes = srv_bytes;
-    r.served_counted = srv_cnt;
-    r.latency_ops_s = lat_ops;
+    r.sums = {dem_ops, dem_bytes, srv_ops, srv_bytes, srv_cnt, lat_ops};
     r.taken = taken;
     r.last_counted = last_cnt;
     return k;

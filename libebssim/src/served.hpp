@@ -37,6 +37,13 @@ struct ServedInput {
 
 class ServedFiller;
 
+/// A volume's running sums over its steps (the VolumeTotals that are sums), kept by the stepper
+/// and carried into and out of the kernel.
+struct RunningSums {
+    double demanded_ops = 0, demanded_bytes = 0, served_ops = 0, served_bytes = 0, served_counted = 0,
+           latency_ops_s = 0;
+};
+
 struct ServedRun {
     ServedInput in;
     // The volume's limits per step (those of Stepper).
@@ -51,8 +58,7 @@ struct ServedRun {
     ServedFiller* filler = nullptr;
     // In and out: the credits and the totals' sums.
     double credits = 0;
-    double demanded_ops = 0, demanded_bytes = 0, served_ops = 0, served_bytes = 0, served_counted = 0,
-           latency_ops_s = 0;
+    RunningSums sums;
     // Out: the steps taken and the counted I/Os served in the last of them.
     std::int64_t taken = 0;
     double last_counted = 0;
