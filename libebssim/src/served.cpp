@@ -92,7 +92,7 @@ constexpr int block_max = 256;
     const bool bucket = r.bucket, dry = r.dry;
     alignas(64) double cnt[block_max];  // available counted I/Os, 0 + counted (NaN: not taken)
     alignas(64) double st[block_max];   // service time
-    alignas(64) double cred[block_max];
+    alignas(64) double cred_block[block_max];
     alignas(64) double lw[block_max];           // latency x served I/Os
     alignas(64) unsigned char flag[block_max];  // 1: a step not taken at constant credits
     double c = r.credits;
@@ -107,6 +107,10 @@ constexpr int block_max = 256;
         const int m = static_cast<int>(std::min<std::int64_t>(block, k1 - k));
         const double* const o = ops + k;
         const double* const b = bytes + k;
+        // The credits of the steps B takes, written straight into a direct sink (the values of
+        // the steps not taken are written later) or kept for out->record.
+        double* const cred = r.out != nullptr && r.direct ? r.sink.p[4] + k : cred_block;
+        const bool keep_cred = r.out != nullptr;
         __builtin_prefetch(o + m + 64);
         __builtin_prefetch(b + m + 64);
         each_step(in, o, b, m, cnt, st);
@@ -150,7 +154,7 @@ constexpr int block_max = 256;
             while (j < m && !stop) {
                 if (c == cap && cap > 0 && !dry) {
                     const int e = first_not_kept(j, true);
-                    std::fill(cred + j, cred + e, c);
+                    if (keep_cred) std::fill(cred + j, cred + e, c);
                     sums(j, e);
                     j = e;
                     if (j == m) break;
@@ -171,7 +175,7 @@ constexpr int block_max = 256;
                         break;
                     }
                     c = nc;
-                    cred[j] = c;
+                    if (keep_cred) cred[j] = c;
                     sums(j, j + 1);
                     if (c == cap) {
                         ++j;
@@ -184,12 +188,7 @@ constexpr int block_max = 256;
         // if there is one and it takes them.
         if (r.out != nullptr && j > 0) {
             if (r.direct) {
-                double* const credits = r.sink.p[4] + k;
-                if (bucket) {
-                    std::copy_n(cred, j, credits);
-                } else {
-                    std::fill_n(credits, j, c);
-                }
+                if (!bucket) std::fill_n(cred, j, c);  // (a bucket's: by B)
                 if (r.filler == nullptr || !r.filler->push(k, k + j)) write_values(in, r.sink, k, j, cnt, st);
             } else {
                 for (int i = 0; i < j; ++i) {
