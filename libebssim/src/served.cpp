@@ -48,25 +48,30 @@ constexpr int block_max = 256;
     }
 }
 
-// C. The recorded values but the credits (commit()'s Step) of the m served steps from k into a
-// direct sink, one loop per series.
-[[gnu::always_inline]] inline void write_values(const ServedInput& in, const VolumeRecorder::Sink& sink, std::int64_t k,
-                                                int m, const double* cnt, const double* st) noexcept {
-    // The sink's series in DirectSink::value's order: the rates, the latency, the levels.
-    static_assert(VolumeRecorder::Sink::n_fields == 7);
+// C. The rates and the latency (commit()'s Step) of the m served steps from k, one loop per
+// series, into out[0..3] (iops, ebs_iops, throughput_mib_s, latency_s).
+[[gnu::always_inline]] inline void rates(const ServedInput& in, std::int64_t k, int m, const double* cnt,
+                                         const double* st, const std::array<double*, 4>& out) noexcept {
     const double* const o = in.ops + k;
     const double* const b = in.bytes + k;
     const double inv_dt = in.inv_dt;
-    double* const iops = sink.p[0] + k;
-    double* const ebs = sink.p[1] + k;
-    double* const mib = sink.p[2] + k;
-    double* const lat = sink.p[3] + k;
-    double* const backlog = sink.p[5] + k;
+    double* const iops = out[0];
+    double* const ebs = out[1];
+    double* const mib = out[2];
+    double* const lat = out[3];
     for (int i = 0; i < m; ++i) iops[i] = (0.0 + o[i]) * inv_dt;
     for (int i = 0; i < m; ++i) ebs[i] = cnt[i] * inv_dt;
     for (int i = 0; i < m; ++i) mib[i] = (0.0 + b[i]) * inv_dt * (1.0 / units::MiB);
     for (int i = 0; i < m; ++i) lat[i] = (0.0 + o[i]) * inv_dt > 0 ? st[i] : nan;
-    std::fill_n(backlog, m, 0.0);
+}
+
+// C. The recorded values but the credits of the m served steps from k into a direct sink.
+[[gnu::always_inline]] inline void write_values(const ServedInput& in, const VolumeRecorder::Sink& sink, std::int64_t k,
+                                                int m, const double* cnt, const double* st) noexcept {
+    // The sink's series in DirectSink::value's order: the rates, the latency, the levels.
+    static_assert(VolumeRecorder::Sink::n_fields == 7);
+    rates(in, k, m, cnt, st, {sink.p[0] + k, sink.p[1] + k, sink.p[2] + k, sink.p[3] + k});
+    std::fill_n(sink.p[5] + k, m, 0.0);  // backlog
     std::fill_n(sink.bound + k, m, static_cast<std::uint8_t>(Bound::demand));
 }
 
@@ -191,13 +196,14 @@ constexpr int block_max = 256;
                 if (!bucket) std::fill_n(cred, j, c);  // (a bucket's: by B)
                 if (r.filler == nullptr || !r.filler->push(k, k + j)) write_values(in, r.sink, k, j, cnt, st);
             } else {
-                for (int i = 0; i < j; ++i) {
-                    const double rate = (0.0 + o[i]) * inv_dt;
-                    r.out->record(k + i, {{rate, cnt[i] * inv_dt, (0.0 + b[i]) * inv_dt * (1.0 / units::MiB)},
-                                          rate > 0 ? st[i] : nan,
-                                          {bucket ? cred[i] : c, 0.0},
-                                          static_cast<std::uint8_t>(Bound::demand)});
-                }
+                // The values the direct sink gets, in arrays for record_steps (a recording of
+                // some series, one value per interval, float32 or extremes).
+                alignas(64) double rate[block_max], ebs[block_max], mib[block_max], lat[block_max];
+                rates(in, k, j, cnt, st, {rate, ebs, mib, lat});
+                if (!bucket) std::fill_n(cred, j, c);
+                static constexpr std::array<double, block_max> no_backlog{};
+                r.out->record_steps(k, j, {rate, ebs, mib}, lat, {cred, no_backlog.data()},
+                                    static_cast<std::uint8_t>(Bound::demand));
             }
         }
         if (j > 0) last_cnt = cnt[j - 1];

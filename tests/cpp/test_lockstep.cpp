@@ -443,12 +443,12 @@ bool same_column(const Column& a, const Column& b) {
 }
 
 RunResult run_served(const VolumeSpec& spec, const OpenLoop& o, std::int64_t n, double dt, bool kernel, int threads,
-                     bool record) {
+                     bool record, const Recording& recording = {}) {
     detail::set_served_kernel(kernel);
     Simulation sim = single(spec, dt);
     RunResult r;
     try {
-        r = sim.run({o}, n, record, {}, {}, RunOptions{.threads = threads, .jump = false});
+        r = sim.run({o}, n, record, {}, {}, RunOptions{.threads = threads, .jump = false, .recording = recording});
     } catch (...) {
         detail::set_served_kernel(true);
         throw;
@@ -469,6 +469,10 @@ void check_same_run(const RunResult& a, const RunResult& b) {
     CHECK(same_column(x.credits, y.credits));
     CHECK(same_column(x.latency_s, y.latency_s));
     CHECK(same_column(x.backlog_ops, y.backlog_ops));
+    CHECK(same_column(x.iops_max, y.iops_max));
+    CHECK(same_column(x.latency_max_s, y.latency_max_s));
+    CHECK(same_column(x.credits_min, y.credits_min));
+    CHECK(same_column(x.backlog_max, y.backlog_max));
     REQUIRE(x.bound.size() == y.bound.size());
     bool bounds = true;
     for (std::size_t i = 0; i < x.bound.size(); ++i) bounds &= x.bound[i] == y.bound[i];
@@ -510,13 +514,37 @@ TEST_CASE("served steps: the kernel and its helper thread give offer() and commi
         CAPTURE(dt);
         CAPTURE(n);
         const bool record = pick(rng, 4) != 0;
-        const RunResult off = run_served(spec, o, n, dt, false, 1, record);
+        // The default recording (the direct sink), or one of the others (Recorder::record_steps):
+        // one value every 7 or 60 steps with every series and extremes, float32, some series.
+        Recording rc;
+        switch (pick(rng, 5)) {
+            case 0:
+                rc.every = 7;
+                rc.volume_fields = all_volume_fields;
+                break;
+            case 1:
+                rc.every = 60;
+                rc.volume_fields = all_volume_fields;
+                break;
+            case 2:
+                rc.dtype = Dtype::f32;
+                rc.volume_fields = all_volume_fields;
+                break;
+            case 3:
+                rc.every = 4;
+                rc.volume_fields = (1U << static_cast<unsigned>(VolumeField::latency_s)) |
+                                   (1U << static_cast<unsigned>(VolumeField::credits));
+                break;
+            default: break;
+        }
+        CAPTURE(rc.every);
+        const RunResult off = run_served(spec, o, n, dt, false, 1, record, rc);
         cov.add(off.totals[0]);
         steps += n;
         served += off.totals[0].steps_bound[static_cast<int>(Bound::demand)];
         for_each_isa([&] {
-            check_same_run(run_served(spec, o, n, dt, true, 1, record), off);
-            check_same_run(run_served(spec, o, n, dt, true, 2, record), off);
+            check_same_run(run_served(spec, o, n, dt, true, 1, record, rc), off);
+            check_same_run(run_served(spec, o, n, dt, true, 2, record, rc), off);
         });
     }
     // The cases reach what the kernel must hand back: throttled steps, cliffs that start and end.

@@ -26,11 +26,17 @@
 /// each chunk's extreme is at one of its ends: the recorder takes it there, without the steps.
 /// Every recorded value belongs to the interval that starts at step j x every. With every = 1 the
 /// values are the steps' own, bit for bit (an extreme equals its series' value).
+/// An interval's sums (of the rates; of latency x iops and of iops, for the latency) are kept in
+/// four partial sums, step i of the interval going to sum i mod 4 (a jumped chunk as one term, to
+/// the sum of its first step), added as (s0 + s1) + (s2 + s3) when the interval ends: the sums of
+/// four consecutive steps are then one vector addition (record_steps), and the rounding is the
+/// same whichever way the steps come.
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string_view>
 #include <vector>
@@ -257,6 +263,8 @@ public:
     static constexpr int n_fields = NMean + (Latency ? 1 : 0) + NEnd + 1;
     /// The floating-point values of a step: the rates, the latency (if any), the levels.
     static constexpr int n_values = n_fields - 1;
+    /// Partial sums per interval sum (see the file's comment).
+    static constexpr std::size_t lanes = 4;
 
     /// `cols` are the floating-point series in the order mean..., latency (if any), end...;
     /// `bound` the codes. `extremes` are, in the same order, the series of each value's extreme
@@ -303,6 +311,39 @@ public:
             return;
         }
         record_general(s);
+    }
+
+    /// The outputs of the m steps from k0 (the next to record), one array per value: the same as
+    /// record() of each step in turn, to the last bit, in loops that vectorise. Every step's bound
+    /// is `bound`. A rate (mean[0] for the latency's weight) of a step is not NaN.
+    [[gnu::always_inline]] void record_steps(std::int64_t k0, int m, const std::array<const double*, NMean>& mean,
+                                             const double* latency, const std::array<const double*, NEnd>& end,
+                                             std::uint8_t bound) noexcept {
+        if (m <= 0) return;
+        auto value_at = [&](int i, int t) {
+            if (i < NMean) return mean[static_cast<std::size_t>(i)][t];
+            if (Latency && i == NMean) return latency[t];
+            return end[static_cast<std::size_t>(i - NMean - (Latency ? 1 : 0))][t];
+        };
+        if (every_ == 1) {
+            for (int i = 0; i < n_values; ++i) {
+                for (void* p : {p_[static_cast<std::size_t>(i)], x_[static_cast<std::size_t>(i)]}) {
+                    if (p == nullptr) continue;
+                    if (f32_) {
+                        float* q = static_cast<float*>(p) + j_;
+                        for (int t = 0; t < m; ++t) q[t] = static_cast<float>(value_at(i, t));
+                    } else {
+                        double* q = static_cast<double*>(p) + j_;
+                        for (int t = 0; t < m; ++t) q[t] = value_at(i, t);
+                    }
+                }
+            }
+            if (bound_ != nullptr) std::fill_n(bound_ + j_, m, bound);
+            j_ += m;
+            (void)k0;
+            return;
+        }
+        sum_steps(m, mean, latency, end, bound);
     }
 
     /// The outputs of the m steps from k0 (the next to record) when every output is the same in
@@ -428,11 +469,13 @@ private:
             return;
         }
         const auto w = static_cast<double>(c);
-        for (std::size_t i = 0; i < static_cast<std::size_t>(NMean); ++i) sum_[i] += c == 1 ? s.mean[i] : w * s.mean[i];
+        const auto l = static_cast<std::size_t>(in_) % lanes;
+        for (std::size_t i = 0; i < static_cast<std::size_t>(NMean); ++i)
+            sum_[i][l] += c == 1 ? s.mean[i] : w * s.mean[i];
         if constexpr (Latency) {
             if (s.mean[0] > 0) {
-                lat_w_ += w * s.latency * s.mean[0];
-                rate_w_ += w * s.mean[0];
+                lat_w_[l] += w * s.latency * s.mean[0];
+                rate_w_[l] += w * s.mean[0];
             }
         }
         end_ = last;
@@ -441,6 +484,105 @@ private:
         if (in_ == every_) emit();
     }
 
+    // The partial sums in vector registers (GCC's vector extension: lane by lane the scalar
+    // operations, rounded as they are).
+    using v4 = double __attribute__((vector_size(lanes * sizeof(double))));
+    // (Out parameters, not return values: a vector returned by value changes the ABI where the
+    // caller's instruction set differs, which GCC warns of.)
+    static void load4(v4& v, const double* q) noexcept { std::memcpy(&v, q, sizeof v); }
+    static void store4(double* q, const v4& v) noexcept { std::memcpy(q, &v, sizeof v); }
+
+    // record_steps at every > 1: as add() of each step, step i of the interval going to partial
+    // sum i mod 4, four steps at a time where a group of four is in the interval. A step without
+    // I/O adds +0 to the latency's sums (never -0), where add() adds nothing.
+    [[gnu::always_inline]] void sum_steps(int m, const std::array<const double*, NMean>& mean, const double* latency,
+                                          const std::array<const double*, NEnd>& end, std::uint8_t bound) noexcept {
+        const v4 zero{};
+        std::array<v4, NMean> vs;
+        v4 vl, vr;
+        auto load_all = [&] {
+#pragma GCC unroll 4
+            for (std::size_t i = 0; i < static_cast<std::size_t>(NMean); ++i) load4(vs[i], sum_[i].data());
+            load4(vl, lat_w_.data());
+            load4(vr, rate_w_.data());
+        };
+        auto store_all = [&] {
+#pragma GCC unroll 4
+            for (std::size_t i = 0; i < static_cast<std::size_t>(NMean); ++i) store4(sum_[i].data(), vs[i]);
+            store4(lat_w_.data(), vl);
+            store4(rate_w_.data(), vr);
+        };
+        // Steps [u, u + q) into lanes [l, l + q) (the others add +0).
+        auto part = [&](int u, int l, int q) {
+            std::array<v4, NMean> xs{};
+            v4 r = zero, w = zero;
+            for (int a = 0; a < q; ++a) {
+#pragma GCC unroll 4
+                for (std::size_t i = 0; i < static_cast<std::size_t>(NMean); ++i) xs[i][l + a] = mean[i][u + a];
+                if constexpr (Latency) {
+                    r[l + a] = mean[0][u + a];
+                    w[l + a] = latency[u + a];
+                }
+            }
+#pragma GCC unroll 4
+            for (std::size_t i = 0; i < static_cast<std::size_t>(NMean); ++i) vs[i] += xs[i];
+            if constexpr (Latency) {
+                vl += r > zero ? w * r : zero;
+                vr += r > zero ? r : zero;
+            }
+        };
+        load_all();
+        int t = 0;
+        while (t < m) {
+            const int c = static_cast<int>(std::min<std::int64_t>(m - t, every_ - in_));
+            if (extremes_) {
+                for (int u = t; u < t + c; ++u) {
+                    Step s{};
+                    for (std::size_t i = 0; i < static_cast<std::size_t>(NMean); ++i) s.mean[i] = mean[i][u];
+                    s.latency = Latency ? latency[u] : 0.0;
+                    for (std::size_t e = 0; e < static_cast<std::size_t>(NEnd); ++e) s.end[e] = end[e][u];
+                    extend(s, s.latency, s.latency, s.end, s.end);
+                }
+            }
+            const int t1 = t + c;
+            int u = t;
+            const int l0 = static_cast<int>(static_cast<std::size_t>(in_) % lanes);
+            if (l0 != 0) {
+                const int q = std::min(static_cast<int>(lanes) - l0, t1 - u);
+                part(u, l0, q);
+                u += q;
+            }
+            for (; u + static_cast<int>(lanes) <= t1; u += static_cast<int>(lanes)) {
+#pragma GCC unroll 4
+                for (std::size_t i = 0; i < static_cast<std::size_t>(NMean); ++i) {
+                    v4 x;
+                    load4(x, mean[i] + u);
+                    vs[i] += x;
+                }
+                if constexpr (Latency) {
+                    v4 r, w;
+                    load4(r, mean[0] + u);
+                    load4(w, latency + u);
+                    vl += r > zero ? w * r : zero;
+                    vr += r > zero ? r : zero;
+                }
+            }
+            if (u < t1) part(u, 0, t1 - u);
+            for (std::size_t e = 0; e < static_cast<std::size_t>(NEnd); ++e) end_[e] = end[e][t1 - 1];
+            counts_[bound] += c;
+            in_ += c;
+            if (in_ == every_) {
+                store_all();
+                emit();
+                load_all();
+            }
+            t = t1;
+        }
+        store_all();
+    }
+
+    static double total(const std::array<double, lanes>& a) noexcept { return (a[0] + a[1]) + (a[2] + a[3]); }
+
     void emit() noexcept {
         const double n = static_cast<double>(in_);
         for (int i = 0; i < n_values; ++i) {
@@ -448,9 +590,10 @@ private:
             if (p == nullptr) continue;
             double v;
             if (i < NMean) {
-                v = sum_[static_cast<std::size_t>(i)] / n;
+                v = total(sum_[static_cast<std::size_t>(i)]) / n;
             } else if (Latency && i == NMean) {
-                v = rate_w_ > 0 ? lat_w_ / rate_w_ : std::numeric_limits<double>::quiet_NaN();
+                const double rate_w = total(rate_w_);
+                v = rate_w > 0 ? total(lat_w_) / rate_w : std::numeric_limits<double>::quiet_NaN();
             } else {
                 v = end_[static_cast<std::size_t>(i - NMean - (Latency ? 1 : 0))];
             }
@@ -477,7 +620,8 @@ private:
         ++j_;
         in_ = 0;
         sum_ = {};
-        lat_w_ = rate_w_ = 0;
+        lat_w_ = {};
+        rate_w_ = {};
         counts_ = {};
     }
 
@@ -490,8 +634,8 @@ private:
     // The open interval: its index, steps so far, sums, levels at its last step, bound counts.
     std::int64_t j_ = 0;
     std::int64_t in_ = 0;
-    std::array<double, NMean> sum_{};
-    double lat_w_ = 0, rate_w_ = 0;
+    std::array<std::array<double, lanes>, NMean> sum_{};
+    std::array<double, lanes> lat_w_{}, rate_w_{};
     std::array<double, NEnd> end_{};
     std::array<std::int64_t, n_bounds> counts_{};
     // Extremes (after the members above, which the step loops use, so that their layout stays):
