@@ -489,6 +489,13 @@ public:
     /// Whether the stepper records into a direct sink (direct_sink()).
     [[nodiscard]] bool records_direct() const noexcept { return out_ != nullptr && direct_; }
     [[nodiscard]] const VolumeRecorder::Sink& direct_sink() const noexcept { return sink_; }
+    /// The recorder (null: the run records nothing).
+    [[nodiscard]] VolumeRecorder* recorder() const noexcept { return out_; }
+    /// Records the next steps into `sink` instead (a served filler's window).
+    void record_into(const VolumeRecorder::Sink& sink) noexcept {
+        sink_ = sink;
+        direct_ = true;
+    }
     /// Takes back the state and sums of a served() run that the kernel advanced.
     void served_done(const detail::ServedRun& r) noexcept {
         s_.credits = r.credits;
@@ -1081,14 +1088,25 @@ inline void in_chunks(std::int64_t n, std::size_t volumes, const InterruptCheck&
 // there is a core to spare; none (empty) otherwise. It lives in step_all's caller: an object with
 // a destructor in step_all itself made GCC keep the step loop's values in memory (a month of a
 // throttled st1 trace, 18.1 against 15.0 ms).
+// Another recording than the default (some series, every N steps, float32, extremes) gets a
+// windowed filler: the loop records every value of a window of steps as the default would, and
+// the filler hands each window to the recorder while the loop goes on in the other buffer.
+constexpr std::int64_t served_window = std::int64_t{1} << 15;
+static_assert(interrupt_every_volume_steps % served_window == 0);
+
 template <class Source>
 void served_filler(const Stepper<Source>& st, std::int64_t n, bool spare_core,
                    std::optional<detail::ServedFiller>& filler) {
     if constexpr (std::is_same_v<Source, OpenSource>) {
-        if (spare_core && n >= detail::served_filler_min_steps && st.records_direct() && st.can_serve_at_all()) {
+        if (spare_core && n >= detail::served_filler_min_steps && st.recorder() != nullptr && st.can_serve_at_all()) {
             try {
-                filler.emplace(st.served().in, st.direct_sink());
+                if (st.records_direct()) {
+                    filler.emplace(st.served().in, st.direct_sink());
+                } else {
+                    filler.emplace(st.served().in, *st.recorder(), served_window);
+                }
             } catch (const std::system_error&) {  // no thread to be had: the kernel writes them
+            } catch (const std::bad_alloc&) {     // no room for the window: record step by step
             }
         }
     }
@@ -1098,11 +1116,14 @@ template <class Source>
 [[gnu::noinline]] bool step_all(const Stepper<Source>& st0, std::int64_t n, const InterruptCheck& interrupt,
                                 detail::ServedFiller* filler) {
     Stepper<Source> st = st0;
-    const std::int64_t chunk = steps_per_check(1);
+    const std::int64_t check = steps_per_check(1);
+    const std::int64_t window = filler != nullptr ? filler->window() : 0;  // a windowed filler's
+    const std::int64_t chunk = window > 0 ? window : check;
     std::int64_t next_try = 0, backoff = 1;
     for (std::int64_t k0 = 0; k0 < n; k0 += chunk) {
-        if (k0 > 0 && interrupt && interrupt()) throw Interrupted();
+        if (k0 > 0 && k0 % check == 0 && interrupt && interrupt()) throw Interrupted();
         const std::int64_t k1 = std::min(n, k0 + chunk);
+        if (window > 0) st.record_into(filler->window_sink(k0 / window));
         if constexpr (std::is_same_v<Source, OpenSource>) {
             // Steps served in full go to the kernel of served.hpp, on a copy of what it needs (st
             // stays a local whose address nothing takes), the others through offer() and commit().
@@ -1141,6 +1162,7 @@ template <class Source>
                 st.commit(k, 1.0, Bound::demand);
             }
         }
+        if (window > 0) filler->push_window(k0, k1);
     }
     st.flush();
     return st.input_ok();

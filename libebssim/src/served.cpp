@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -235,6 +236,21 @@ constexpr int block_max = 256;
     fill_impl(in, sink, k0, k1);
 }
 
+// The filler's recording of a window's steps [k0, k1) from its sink s.
+[[gnu::always_inline]] inline void record_window_impl(VolumeRecorder& rec, const VolumeRecorder::Sink& s,
+                                                      std::int64_t k0, std::int64_t k1) noexcept {
+    rec.record_steps(k0, static_cast<int>(k1 - k0), {s.p[0] + k0, s.p[1] + k0, s.p[2] + k0}, s.p[3] + k0,
+                     {s.p[4] + k0, s.p[5] + k0}, 0, s.bound + k0);
+}
+[[gnu::flatten, gnu::target("avx2")]] void record_window_avx2(VolumeRecorder& rec, const VolumeRecorder::Sink& s,
+                                                              std::int64_t k0, std::int64_t k1) noexcept {
+    record_window_impl(rec, s, k0, k1);
+}
+[[gnu::flatten]] void record_window_base(VolumeRecorder& rec, const VolumeRecorder::Sink& s, std::int64_t k0,
+                                         std::int64_t k1) noexcept {
+    record_window_impl(rec, s, k0, k1);
+}
+
 // The instruction set that tests and benchmarks choose for the lockstep kernel (set_lockstep_isa).
 bool use_avx2() noexcept {
     const LockstepIsa isa = lockstep_isa();
@@ -255,10 +271,60 @@ std::int64_t serve(ServedRun& r, std::int64_t k, std::int64_t k1) noexcept {
 }
 
 ServedFiller::ServedFiller(const ServedInput& in, const VolumeRecorder::Sink& sink)
+    : in_(in), sink_(sink), queue_(std::make_unique<std::array<Task, capacity>>()), thread_([this] { work(); }) {}
+
+ServedFiller::ServedFiller(const ServedInput& in, VolumeRecorder& recorder, std::int64_t window)
     : in_(in),
-      sink_(sink),
-      queue_(std::make_unique<std::array<std::pair<std::int64_t, std::int64_t>, capacity>>()),
+      recorder_(&recorder),
+      window_(window),
+      values_(static_cast<std::size_t>(window) * 2 * VolumeRecorder::n_values),
+      bounds_(static_cast<std::size_t>(2 * window)),
+      queue_(std::make_unique<std::array<Task, capacity>>()),
       thread_([this] { work(); }) {}
+
+VolumeRecorder::Sink ServedFiller::sink_of(std::int64_t w) const noexcept {
+    // Step k of window w is value k - w x window of its buffer: the sink's pointers are the
+    // buffer's, moved back by w x window values, as the step loops index a sink by step. Moved in
+    // integer arithmetic (implementation-defined, where pointer arithmetic out of the buffer would
+    // be undefined); only steps of this window are ever written through them.
+    const auto b = static_cast<std::size_t>(w % 2);
+    const auto n = static_cast<std::size_t>(window_);
+    const auto back = static_cast<std::uintptr_t>(w * window_);
+    VolumeRecorder::Sink s;
+    for (std::size_t i = 0; i < s.p.size(); ++i) {
+        const double* q = values_.data() + (b * s.p.size() + i) * n;
+        s.p[i] = reinterpret_cast<double*>(  // NOLINT(performance-no-int-to-ptr): see above
+            reinterpret_cast<std::uintptr_t>(q) - back * sizeof(double));
+    }
+    s.bound = reinterpret_cast<std::uint8_t*>(  // NOLINT(performance-no-int-to-ptr): see above
+        reinterpret_cast<std::uintptr_t>(bounds_.data() + b * n) - back);
+    return s;
+}
+
+namespace {
+void spin(int& idle) noexcept {
+    if (++idle < 2048) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    } else if (idle < 4096) {
+        std::this_thread::yield();
+    } else {
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+}
+}  // namespace
+
+VolumeRecorder::Sink ServedFiller::window_sink(std::int64_t w) noexcept {
+    int idle = 0;
+    while (recorded_.load(std::memory_order_acquire) < w - 1) spin(idle);  // window w - 2 used the buffer
+    return sink_of(w);
+}
+
+void ServedFiller::push_window(std::int64_t k0, std::int64_t k1) noexcept {
+    int idle = 0;
+    while (!push_task({k0, k1, true})) spin(idle);
+}
 
 ServedFiller::~ServedFiller() {
     if (thread_.joinable()) {
@@ -267,10 +333,12 @@ ServedFiller::~ServedFiller() {
     }
 }
 
-bool ServedFiller::push(std::int64_t k0, std::int64_t k1) noexcept {
+bool ServedFiller::push(std::int64_t k0, std::int64_t k1) noexcept { return push_task({k0, k1, false}); }
+
+bool ServedFiller::push_task(const Task& t) noexcept {
     const std::size_t h = head_.load(std::memory_order_relaxed);
     if (h - tail_.load(std::memory_order_acquire) >= capacity) return false;
-    (*queue_)[h % capacity] = {k0, k1};
+    (*queue_)[h % capacity] = t;
     head_.store(h + 1, std::memory_order_release);
     return true;
 }
@@ -290,11 +358,28 @@ void ServedFiller::work() noexcept {
         const int s = state_.load(std::memory_order_acquire);
         if (s == 2) return;
         if (t < head_.load(std::memory_order_acquire)) {
-            const auto [k0, k1] = (*queue_)[t % capacity];
-            if (avx2) {
-                fill_avx2(in_, sink_, k0, k1);
+            const Task x = (*queue_)[t % capacity];
+            if (recorder_ == nullptr) {
+                if (avx2) {
+                    fill_avx2(in_, sink_, x.k0, x.k1);
+                } else {
+                    fill_base(in_, sink_, x.k0, x.k1);
+                }
             } else {
-                fill_base(in_, sink_, k0, k1);
+                const std::int64_t w = x.k0 / window_;
+                const VolumeRecorder::Sink ws = sink_of(w);
+                if (x.record) {
+                    if (avx2) {
+                        record_window_avx2(*recorder_, ws, x.k0, x.k1);
+                    } else {
+                        record_window_base(*recorder_, ws, x.k0, x.k1);
+                    }
+                    recorded_.store(w + 1, std::memory_order_release);
+                } else if (avx2) {
+                    fill_avx2(in_, ws, x.k0, x.k1);
+                } else {
+                    fill_base(in_, ws, x.k0, x.k1);
+                }
             }
             tail_.store(++t, std::memory_order_release);
             idle = 0;
@@ -304,15 +389,7 @@ void ServedFiller::work() noexcept {
         if (s == 1 && t == head_.load(std::memory_order_acquire)) return;
         // Nothing to do: spin a little (the kernel hands over a stretch every few microseconds
         // while it serves), then give the core away while the step loop throttles.
-        if (++idle < 2048) {
-#if defined(__x86_64__) || defined(__i386__)
-            __builtin_ia32_pause();
-#endif
-        } else if (idle < 4096) {
-            std::this_thread::yield();
-        } else {
-            std::this_thread::sleep_for(std::chrono::microseconds(20));
-        }
+        spin(idle);
     }
 }
 

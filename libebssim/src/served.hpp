@@ -19,6 +19,7 @@
 #include <memory>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "ebssim/recorder.hpp"
 #include "ebssim/workload.hpp"
@@ -74,9 +75,17 @@ std::int64_t serve(ServedRun& r, std::int64_t k, std::int64_t k1) noexcept;
 /// kernel goes on: on a second core, recording a noisy trace then costs the stepping thread
 /// little more than not recording it. The values are the kernel's own (one function writes
 /// them for both), so results do not depend on whether a filler ran.
+///
+/// For any other recording (some series, one value per interval, float32, extremes), the filler
+/// keeps a window of every value of `window` steps (two buffers, in turns): the step loop records
+/// into the window as a direct sink (window_sink), and hands each window, once its steps are
+/// taken, to the filler, which writes its values into the recorder (Recorder::record_steps, the
+/// same values as record() of each step) while the loop fills the other buffer. The recorder is
+/// the filler's alone until finish().
 class ServedFiller {
 public:
     ServedFiller(const ServedInput& in, const VolumeRecorder::Sink& sink);
+    ServedFiller(const ServedInput& in, VolumeRecorder& recorder, std::int64_t window);
     ~ServedFiller();  // stops the thread (a stretch not yet written is left as it is) and joins it
     ServedFiller(const ServedFiller&) = delete;
     ServedFiller& operator=(const ServedFiller&) = delete;
@@ -89,13 +98,31 @@ public:
     /// Returns when every stretch handed over is written (and the thread has ended).
     void finish() noexcept;
 
+    /// A windowed filler: the steps of a window; the sink that writes steps [w x window, (w + 1)
+    /// x window) into window w's buffer, once the window that last used it is recorded (waits).
+    [[nodiscard]] std::int64_t window() const noexcept { return window_; }
+    [[nodiscard]] VolumeRecorder::Sink window_sink(std::int64_t w) noexcept;
+    /// Hands over steps [k0, k1) of one window, all taken, to be recorded (waits for room).
+    void push_window(std::int64_t k0, std::int64_t k1) noexcept;
+
 private:
+    struct Task {
+        std::int64_t k0, k1;
+        bool record;  // a window's steps to record (else a stretch to write)
+    };
     void work() noexcept;
+    bool push_task(const Task& t) noexcept;
+    [[nodiscard]] VolumeRecorder::Sink sink_of(std::int64_t w) const noexcept;
 
     static constexpr std::size_t capacity = 4096;
     ServedInput in_;
     VolumeRecorder::Sink sink_;
-    std::unique_ptr<std::array<std::pair<std::int64_t, std::int64_t>, capacity>> queue_;
+    VolumeRecorder* recorder_ = nullptr;  // windowed: where the windows go
+    std::int64_t window_ = 0;
+    std::vector<double> values_;             // windowed: 2 buffers x 6 series x window
+    std::vector<std::uint8_t> bounds_;       // and 2 x window bound codes
+    std::atomic<std::int64_t> recorded_{0};  // windows recorded (by the helper)
+    std::unique_ptr<std::array<Task, capacity>> queue_;
     std::atomic<std::size_t> head_{0};  // stretches handed over (written by the kernel's thread)
     std::atomic<std::size_t> tail_{0};  // stretches written (by the helper)
     std::atomic<int> state_{0};         // 0 running, 1 finish what is handed over, 2 stop now

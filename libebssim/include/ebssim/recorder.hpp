@@ -315,10 +315,11 @@ public:
 
     /// The outputs of the m steps from k0 (the next to record), one array per value: the same as
     /// record() of each step in turn, to the last bit, in loops that vectorise. Every step's bound
-    /// is `bound`. A rate (mean[0] for the latency's weight) of a step is not NaN.
+    /// is `bound`, or bounds[t] when `bounds` is given. A rate (mean[0] for the latency's weight)
+    /// of a step is not NaN.
     [[gnu::always_inline]] void record_steps(std::int64_t k0, int m, const std::array<const double*, NMean>& mean,
                                              const double* latency, const std::array<const double*, NEnd>& end,
-                                             std::uint8_t bound) noexcept {
+                                             std::uint8_t bound, const std::uint8_t* bounds = nullptr) noexcept {
         if (m <= 0) return;
         auto value_at = [&](int i, int t) {
             if (i < NMean) return mean[static_cast<std::size_t>(i)][t];
@@ -338,12 +339,18 @@ public:
                     }
                 }
             }
-            if (bound_ != nullptr) std::fill_n(bound_ + j_, m, bound);
+            if (bound_ != nullptr) {
+                if (bounds != nullptr) {
+                    std::copy_n(bounds, m, bound_ + j_);
+                } else {
+                    std::fill_n(bound_ + j_, m, bound);
+                }
+            }
             j_ += m;
             (void)k0;
             return;
         }
-        sum_steps(m, mean, latency, end, bound);
+        sum_steps(m, mean, latency, end, bound, bounds);
     }
 
     /// The outputs of the m steps from k0 (the next to record) when every output is the same in
@@ -496,7 +503,8 @@ private:
     // sum i mod 4, four steps at a time where a group of four is in the interval. A step without
     // I/O adds +0 to the latency's sums (never -0), where add() adds nothing.
     [[gnu::always_inline]] void sum_steps(int m, const std::array<const double*, NMean>& mean, const double* latency,
-                                          const std::array<const double*, NEnd>& end, std::uint8_t bound) noexcept {
+                                          const std::array<const double*, NEnd>& end, std::uint8_t bound,
+                                          const std::uint8_t* bounds) noexcept {
         const v4 zero{};
         std::array<v4, NMean> vs;
         v4 vl, vr;
@@ -569,7 +577,11 @@ private:
             }
             if (u < t1) part(u, 0, t1 - u);
             for (std::size_t e = 0; e < static_cast<std::size_t>(NEnd); ++e) end_[e] = end[e][t1 - 1];
-            counts_[bound] += c;
+            if (bounds != nullptr) {
+                for (int v = t; v < t1; ++v) ++counts_[bounds[v]];
+            } else {
+                counts_[bound] += c;
+            }
             in_ += c;
             if (in_ == every_) {
                 store_all();
