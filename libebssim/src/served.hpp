@@ -114,7 +114,7 @@ private:
     bool push_task(const Task& t) noexcept;
     [[nodiscard]] VolumeRecorder::Sink sink_of(std::int64_t w) const noexcept;
 
-    static constexpr std::size_t capacity = 4096;
+    static constexpr std::size_t capacity = 64;
     ServedInput in_;
     VolumeRecorder::Sink sink_;
     VolumeRecorder* recorder_ = nullptr;  // windowed: where the windows go
