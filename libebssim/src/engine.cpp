@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cstdint>
+#include <cstring>
 #include <exception>
 #include <limits>
 #include <memory>
@@ -75,7 +77,28 @@ struct ClosedSource {
 }
 [[nodiscard]] inline std::int64_t pair_run_end(const double* a, const double* b, std::int64_t k,
                                                std::int64_t k_max) noexcept {
+    // 16 steps at a time while every one equals the one before (two at a time in vector
+    // registers, without an exit in the loop: a long run is read at about the memory's speed,
+    // a month at 1 s of hourly levels 1.58 -> 1.1 ms), then the first difference step by step.
+    // The same test either way (x != y is !(x == y): a NaN ends a run, -0 equals +0).
+    using v2 = double __attribute__((vector_size(2 * sizeof(double))));
+    using m2 = std::int64_t __attribute__((vector_size(2 * sizeof(std::int64_t))));
+    auto load = [](v2& v, const double* p) { std::memcpy(&v, p, sizeof v); };
+    constexpr std::int64_t block = 16;
     std::int64_t e = k + 1;
+    while (e + block <= k_max) {
+        m2 differ{};
+        for (std::int64_t i = 0; i < block; i += 2) {
+            v2 x, y, u, w;
+            load(x, a + e + i);
+            load(y, a + e + i - 1);
+            load(u, b + e + i);
+            load(w, b + e + i - 1);
+            differ |= (x != y) | (u != w);
+        }
+        if ((differ[0] | differ[1]) != 0) break;
+        e += block;
+    }
     while (e < k_max && pair_same_next(a, b, e - 1)) ++e;
     return e;
 }

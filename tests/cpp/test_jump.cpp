@@ -213,6 +213,45 @@ TEST_CASE("jump: fixed points are bit-identical, series and state (gp3, full gp2
     CHECK(jo.totals[0].served_ops == 300000);
 }
 
+TEST_CASE("jump: a run of equal steps ends where either the I/Os or the bytes change, at any offset") {
+    // A full gp2 bucket at 100 or 120 IOPS (below the 300 baseline: every step is the same fixed
+    // point, so jumping is bit-identical to stepping) whose I/O size, or I/O count at the same
+    // bytes, changes at steps of every offset in the run finder's blocks of 16 (and 0 = +0 = -0
+    // bytes of no I/O, which are equal). A run that went past a change would record the old
+    // throughput or latency there.
+    const std::int64_t n = 3000;
+    std::vector<double> ops(static_cast<std::size_t>(n), 100.0), bytes(static_cast<std::size_t>(n), 100.0 * 4096);
+    const std::int64_t bytes_at[] = {37, 38, 100, 117, 500, 1001, 1017, 1023, 2048, 2049};
+    const std::int64_t ops_at[] = {1500, 1503, 1518, 1600};
+    for (const std::int64_t k : bytes_at) {
+        for (std::int64_t i = k; i < n; ++i)
+            bytes[static_cast<std::size_t>(i)] =
+                bytes[static_cast<std::size_t>(i)] == 100.0 * 4096 ? 100.0 * 16384 : 100.0 * 4096;
+    }
+    for (const std::int64_t k : ops_at) {  // the same bytes, another count: another I/O size
+        for (std::int64_t i = k; i < n; ++i)
+            ops[static_cast<std::size_t>(i)] = ops[static_cast<std::size_t>(i)] == 100.0 ? 120.0 : 100.0;
+    }
+    for (std::int64_t i = 2500; i < 2600; ++i) {
+        ops[static_cast<std::size_t>(i)] = i % 2 == 0 ? 0.0 : -0.0;
+        bytes[static_cast<std::size_t>(i)] = i % 3 == 0 ? 0.0 : -0.0;
+    }
+    Simulation a = single(gp2_spec(100));
+    Simulation b = single(gp2_spec(100));
+    const RunResult j = run_opt(a, open_loop(ops, bytes), n, true);
+    const RunResult s = run_opt(b, open_loop(ops, bytes), n, false);
+    CHECK(bit_identical(j.series[0], s.series[0]));
+    // The recorded throughput follows the bytes at each change (100 x 4 KiB or 16 KiB a second).
+    for (const std::int64_t k : bytes_at) {
+        const auto i = static_cast<std::size_t>(k);
+        CHECK(j.series[0].throughput_mib_s[i] * MiB == bytes[i]);
+        CHECK(j.series[0].throughput_mib_s[i - 1] * MiB == bytes[i - 1]);
+    }
+    for (const std::int64_t k : ops_at)
+        CHECK(j.series[0].iops[static_cast<std::size_t>(k)] == ops[static_cast<std::size_t>(k)]);
+    CHECK(j.totals[0].served_bytes == s.totals[0].served_bytes);
+}
+
 TEST_CASE("piecewise: a gp2 cliff at the hand-worked time, equal to the materialised trace") {
     // 100 GiB gp2 (300 baseline, 3,000 burst, 5.4e6 credits), 4 KiB I/Os. Steps [0, 1000):
     // 1,000 IOPS, credits 5.4e6 - 700 x 1,000 = 4.7e6. Then 2,000 IOPS: -1,700 per step, dry
