@@ -359,27 +359,19 @@ void ServedFiller::work() noexcept {
         if (s == 2) return;
         if (t < head_.load(std::memory_order_acquire)) {
             const Task x = (*queue_)[t % capacity];
-            if (recorder_ == nullptr) {
+            // Where the stretch's steps are: the run's sink, or the window's buffer.
+            const VolumeRecorder::Sink ws = recorder_ == nullptr ? sink_ : sink_of(x.k0 / window_);
+            if (x.record) {
                 if (avx2) {
-                    fill_avx2(in_, sink_, x.k0, x.k1);
+                    record_window_avx2(*recorder_, ws, x.k0, x.k1);
                 } else {
-                    fill_base(in_, sink_, x.k0, x.k1);
+                    record_window_base(*recorder_, ws, x.k0, x.k1);
                 }
+                recorded_.store(x.k0 / window_ + 1, std::memory_order_release);
+            } else if (avx2) {
+                fill_avx2(in_, ws, x.k0, x.k1);
             } else {
-                const std::int64_t w = x.k0 / window_;
-                const VolumeRecorder::Sink ws = sink_of(w);
-                if (x.record) {
-                    if (avx2) {
-                        record_window_avx2(*recorder_, ws, x.k0, x.k1);
-                    } else {
-                        record_window_base(*recorder_, ws, x.k0, x.k1);
-                    }
-                    recorded_.store(w + 1, std::memory_order_release);
-                } else if (avx2) {
-                    fill_avx2(in_, ws, x.k0, x.k1);
-                } else {
-                    fill_base(in_, ws, x.k0, x.k1);
-                }
+                fill_base(in_, ws, x.k0, x.k1);
             }
             tail_.store(++t, std::memory_order_release);
             idle = 0;

@@ -593,6 +593,7 @@ private:
         store_all();
     }
 
+    static_assert(lanes == 4, "total() adds four partial sums");
     static double total(const std::array<double, lanes>& a) noexcept { return (a[0] + a[1]) + (a[2] + a[3]); }
 
     void emit() noexcept {
