@@ -1,0 +1,160 @@
+"""Issue 19, the public API's part: nothing lost, nothing accepted silently. Every bad input is a
+ValueError naming the field, the value and the limit (on the command line: one ``ebssim: error:``
+line and exit status 2); a result's arrays cannot be written into; a bad cell costs only its
+volume's row; a Simulation shared by two threads runs once after the other."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from ebssim import ClosedLoop, Recording, Simulation, gp2, gp3, simulate
+from ebssim.fleet import simulate_fleet
+
+NAN = float("nan")
+INF = float("inf")
+#: The stated limit on requests in a month (ebssim.cost.MAX_IO_REQUESTS_PER_MONTH).
+MAX_IO_REQUESTS_PER_MONTH = 1e15
+
+
+def raises(pattern: str):
+    return pytest.raises(ValueError, match=pattern)
+
+
+def one_error_line(r, *words: str) -> None:
+    """The CLI's answer to bad input: nothing on stdout, one ``ebssim: error:`` line, exit 2."""
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert r.stdout == ""
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ebssim: error: "), r.stderr
+    assert "internal error" not in lines[0]
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+
+
+# --------------------------------------------------------------------------------------------
+# Recording(out=...): one buffer per series; instance series need an instance
+# --------------------------------------------------------------------------------------------
+
+
+def _shared_buffers():
+    b = np.zeros(100)
+    yield "the same array", {"iops": b, "credits": b}, ("iops", "credits")
+    big = np.zeros(150)
+    yield "overlapping slices", {"iops": big[:100], "credits": big[50:]}, ("iops", "credits")
+    two = np.zeros((2, 100))
+    yield "a view of the same rows", {"iops": two[0], "latency_s": two.reshape(2, 100)[0]}, ("iops", "latency_s")
+
+
+@pytest.mark.parametrize("what, out, names", list(_shared_buffers()), ids=lambda x: x if isinstance(x, str) else "")
+def test_recording_refuses_series_sharing_a_buffer(what, out, names):
+    with raises(rf"out\['{names[0]}'\] and out\['{names[1]}'\] share memory"):
+        Recording(series=("iops", "credits", "latency_s"), out=out)
+
+
+def test_recording_refuses_a_volume_and_an_instance_series_sharing_a_buffer():
+    b = np.zeros(10)
+    with raises(r"out\['iops'\] and instance_out\['iops'\] share memory"):
+        Recording(series=("iops",), out={"iops": b}, instance_series=("iops",), instance_out={"iops": b})
+
+
+def test_recording_keeps_separate_buffers_of_one_array():
+    # Two rows of one array do not overlap: each series gets its own, and both hold their numbers.
+    two = np.zeros((2, 100))
+    r = simulate(
+        gp2(100),
+        ClosedLoop(32, "4k"),
+        100,
+        record=Recording(series=("iops", "credits"), out={"iops": two[0], "credits": two[1]}),
+    )
+    assert r.iops[0] == 3000.0 and r.credits[0] == 5.4e6 - 2700  # burst 3,000 IOPS, 300 earned a second
+    assert two[0, 99] == 3000.0 and two[1, 99] == 5.4e6 - 100 * 2700
+
+
+def test_instance_series_without_an_instance_is_refused():
+    rec = Recording(series=("iops",), instance_series=("iops", "io_balance_pct"))
+    with raises(r"instance_series=\('iops', 'io_balance_pct'\).*no instance"):
+        simulate(gp2(100), ClosedLoop(4, "4k"), 10, record=rec)
+    with raises(r"instance_series.*no instance"):
+        Simulation([gp2(100), gp3(100)]).run([ClosedLoop(4, "4k")] * 2, 10, record=rec)
+    # With an instance it records them.
+    r = simulate(gp2(100), ClosedLoop(4, "4k"), 10, record=rec, instance="m5.large")
+    assert r.instance is not None and r.instance.recorded == ("iops", "io_balance_pct")
+
+
+# --------------------------------------------------------------------------------------------
+# Windows outside the run
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("start, end", [(200, 300), (100, 150), (-50, 0), (40.2, 40.7), (50, 50)])
+def test_window_without_a_step_is_refused(start, end):
+    r = simulate(gp2(100), ClosedLoop(32, "4k"), 100)
+    with raises(rf"window\(start_s={start!r}, end_s={end!r}\) holds no step: the run spans 0 to 100 s in steps of 1 s"):
+        r.window(start, end)
+
+
+def test_window_without_a_step_of_a_recording_in_intervals():
+    r = simulate(gp2(100), ClosedLoop(32, "4k"), 120, record=Recording(every_s=60))
+    with raises(r"holds no step: the run spans 0 to 120 s"):
+        r.window(120, 180)
+    # Past the end is fine when the window holds steps: its steps are the run's last.
+    assert r.window(60, 1e9).iops == 3000.0
+
+
+# --------------------------------------------------------------------------------------------
+# threads: 0 is every core, as in the core
+# --------------------------------------------------------------------------------------------
+
+
+def test_threads_zero_is_every_core():
+    vols = [gp2(100), gp2(200), gp3(100)]
+    w = [ClosedLoop(32, "4k")] * 3
+    every = Simulation(vols).run(w, 3000, threads=0)
+    one = Simulation(vols).run(w, 3000, threads=1)
+    for a, b in zip(every, one):
+        assert a.totals.served_ops == b.totals.served_ops
+        np.testing.assert_array_equal(a.credits, b.credits)
+    assert simulate_fleet({"a": gp2(100)}, {"a": ClosedLoop(32, "4k")}, duration_s=10, threads=0).errors == {}
+
+
+@pytest.mark.parametrize("bad", [-1, -8, True, 1.5, "2"])
+def test_threads_must_be_a_count(bad):
+    sim = Simulation([gp3(100)])
+    with raises(r"threads="):
+        sim.rest(10, threads=bad)
+    assert sim.time_s == 0.0
+
+
+# --------------------------------------------------------------------------------------------
+# One Simulation, two threads
+# --------------------------------------------------------------------------------------------
+
+
+def test_two_threads_running_one_simulation_run_one_after_the_other():
+    """A 100 GiB gp2 volume: 5.4 M credits, 300 IOPS baseline (3 per GiB), 3,000 burst. Under
+    32 x 4 KiB in flight for 1e7 s it bursts for 5.4e6 / (3,000 - 300) = 2,000 s, then serves its
+    baseline: 2,000 x 3,000 + (1e7 - 2,000) x 300 = 3,005,400,000 I/Os. A second run from the empty
+    bucket serves 1e7 x 300 = 3,000,000,000. Two threads at once must give the pair, not the
+    burst twice (6,010,800,000) from one starting state."""
+    n = 10_000_000  # stepped (jump=False): long enough in the compiled loop for the runs to overlap
+    first, second = 3_005_400_000.0, 3_000_000_000.0
+    sim = Simulation([gp2(100)])
+    start = threading.Barrier(2)
+    got: list = []
+
+    def run() -> None:
+        start.wait()
+        got.append(sim.run([ClosedLoop(32, "4k")], n, record=False, jump=False, threads=1)[0])
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(got) == 2
+    served = sorted((r.t0_s, r.totals.served_ops) for r in got)
+    assert served == [(0.0, first), (float(n), second)]
+    assert sim.time_s == 2.0 * n
+    assert sim.credits(0) == 0.0
