@@ -5,9 +5,12 @@ volume's row; a Simulation shared by two threads runs once after the other."""
 
 from __future__ import annotations
 
+import math
 import threading
+import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from ebssim import ClosedLoop, Recording, Simulation, gp2, gp3, simulate
 from ebssim.fleet import simulate_fleet
@@ -81,6 +84,67 @@ def test_instance_series_without_an_instance_is_refused():
     # With an instance it records them.
     r = simulate(gp2(100), ClosedLoop(4, "4k"), 10, record=rec, instance="m5.large")
     assert r.instance is not None and r.instance.recorded == ("iops", "io_balance_pct")
+
+
+# --------------------------------------------------------------------------------------------
+# simulate_fleet: a bad cell in a long DataFrame costs its volume only; argument types
+# --------------------------------------------------------------------------------------------
+
+
+def _long_frame_with_a_bad_cell() -> pd.DataFrame:
+    t = pd.date_range("2026-01-01", periods=10, freq="60s")
+    frames = [
+        pd.DataFrame(
+            {"volume_id": v, "time": t, "read_ops": np.full(10, 6000.0), "read_bytes": np.full(10, 6000.0 * 4096)}
+        )
+        for v in ("a", "b", "c")
+    ]
+    df = pd.concat(frames, ignore_index=True)
+    df["read_ops"] = df["read_ops"].astype(object)
+    df.loc[13, "read_ops"] = "n/a"  # volume b's fourth period
+    return df
+
+
+@pytest.mark.parametrize("errors", ["ignore", "warn"])
+def test_fleet_bad_cell_costs_only_its_volume(errors):
+    vols = {v: gp2(100) for v in ("a", "b", "c")}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fleet = simulate_fleet(vols, _long_frame_with_a_bad_cell(), errors=errors)
+    s = fleet.summary
+    # 6,000 reads in each 60 s period: 100 IOPS, below the 300 baseline, served in full.
+    assert s.loc["a", "served_iops"] == 100.0 and s.loc["c", "served_iops"] == 100.0
+    assert s.loc["a", "error"] is None and s.loc["c", "error"] is None
+    assert list(fleet.errors) == ["b"]
+    assert "read_ops" in fleet.errors["b"] and math.isnan(s.loc["b", "served_iops"])
+    refused = [w for w in caught if issubclass(w.category, UserWarning)]
+    assert len(refused) == (1 if errors == "warn" else 0)
+    if refused:
+        assert "1 of 3 volumes" in str(refused[0].message) and "'b'" in str(refused[0].message)
+
+
+def test_fleet_bad_cell_raises_naming_its_volume():
+    vols = {v: gp2(100) for v in ("a", "b", "c")}
+    with raises(r"volume 'b': read_ops"):
+        simulate_fleet(vols, _long_frame_with_a_bad_cell(), errors="raise")
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"catalog": "x"}, r"catalog='x' must be an ebssim.Catalog"),
+        ({"catalog": {"m5.large": {}}}, r"catalog=.* must be an ebssim.Catalog"),
+        ({"progress": "yes"}, r"progress='yes' must be True or False"),
+        ({"progress": 1}, r"progress=1 must be True or False"),
+    ],
+)
+def test_fleet_argument_types(kwargs, message):
+    from ebssim.aws import Attachment
+
+    with raises(message):
+        simulate_fleet(
+            {"a": gp2(100)}, {"a": ClosedLoop(4, "4k")}, {"a": Attachment("i-1", "m5.large")}, duration_s=10, **kwargs
+        )
 
 
 # --------------------------------------------------------------------------------------------
