@@ -6,14 +6,18 @@ volume's row; a Simulation shared by two threads runs once after the other."""
 from __future__ import annotations
 
 import math
+import re
 import threading
 import warnings
 
+import ebssim
 import numpy as np
 import pandas as pd
 import pytest
 from ebssim import ClosedLoop, Recording, Simulation, gp2, gp3, simulate
+from ebssim.burst import closed_loop_rate, counted_iops
 from ebssim.fleet import simulate_fleet
+from ebssim.latency import closed_loop_latency_s, latency_moments, latency_quantiles
 
 NAN = float("nan")
 INF = float("inf")
@@ -145,6 +149,64 @@ def test_fleet_argument_types(kwargs, message):
         simulate_fleet(
             {"a": gp2(100)}, {"a": ClosedLoop(4, "4k")}, {"a": Attachment("i-1", "m5.large")}, duration_s=10, **kwargs
         )
+
+
+# --------------------------------------------------------------------------------------------
+# The analysis helpers
+# --------------------------------------------------------------------------------------------
+
+LAT = [0.001, 0.002]
+DONE = [10.0, 10.0]
+
+
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        ({"service_time_s": True}, "service_time_s=True"),
+        ({"service_time_s": "0.001"}, "service_time_s='0.001'"),
+        ({"service_time_s": None}, "service_time_s=None"),
+        ({"shape": True}, "shape=True"),
+        ({"shape": "4"}, "shape='4'"),
+        ({"mean_latency_s": ["1ms", "2ms"]}, "mean_latency_s"),
+        ({"mean_latency_s": [True, False]}, "mean_latency_s"),
+        ({"completions": ["a", "b"]}, "completions"),
+        ({"completions": 5.0}, "completions"),
+    ],
+)
+@pytest.mark.parametrize("fn", ["latency_moments", "latency_quantiles"])
+def test_latency_helpers_check_their_arguments(fn, kwargs, field):
+    args = {"mean_latency_s": LAT, "completions": DONE, "service_time_s": 0.0005, **kwargs}
+    shape = args.pop("shape", ebssim.latency.SERVICE_TIME_SHAPE)
+    with raises(re.escape(field)):
+        if fn == "latency_moments":
+            latency_moments(args["mean_latency_s"], args["completions"], args["service_time_s"], shape=shape)
+        else:
+            latency_quantiles(args["mean_latency_s"], args["completions"], args["service_time_s"], [0.5], shape=shape)
+
+
+@pytest.mark.parametrize(
+    "iops, field",
+    [([NAN, 100.0], r"iops\[0\]=nan"), ([100.0, -1.0], r"iops\[1\]=-1"), ([INF], r"iops\[0\]=inf"), ("x", "iops='x'")],
+)
+def test_closed_loop_latency_needs_rates(iops, field):
+    with raises(field + r" must (be|hold)"):
+        closed_loop_latency_s(gp2(100), ClosedLoop(4, "4k"), iops)
+
+
+def test_closed_loop_latency_of_good_rates():
+    # Little's law: 4 in flight at 100 IOPS is 40 ms; none served is NaN; never below the
+    # service time (0.5 ms + 4 KiB at 1,024 MiB/s).
+    got = closed_loop_latency_s(gp2(100), ClosedLoop(4, "4k"), [[100.0, 0.0], [1e9, 400.0]])
+    assert got.shape == (2, 2)
+    assert got[0, 0] == pytest.approx(0.04) and math.isnan(got[0, 1]) and got[1, 1] == pytest.approx(0.01)
+    assert got[1, 0] == pytest.approx(0.0005 + 4096 / 2**30)
+
+
+@pytest.mark.parametrize("flag_value", ["yes", 1, 0, None])
+@pytest.mark.parametrize("fn", [counted_iops, closed_loop_rate])
+def test_with_credits_must_be_a_bool(fn, flag_value):
+    with raises(rf"with_credits={re.escape(repr(flag_value))} must be True or False"):
+        fn(gp2(100), ClosedLoop(4, "4k"), with_credits=flag_value)
 
 
 # --------------------------------------------------------------------------------------------
