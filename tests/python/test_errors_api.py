@@ -15,7 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from ebssim import ClosedLoop, Recording, Simulation, gp2, gp3, simulate
+from ebssim.advise import BatchJob, advise, burst_balance_alarm, gp3_for, modify_volume_plan
 from ebssim.burst import closed_loop_rate, counted_iops
+from ebssim.cost import monthly_cost
 from ebssim.fleet import simulate_fleet
 from ebssim.latency import closed_loop_latency_s, latency_moments, latency_quantiles
 
@@ -152,6 +154,68 @@ def test_fleet_argument_types(kwargs, message):
 
 
 # --------------------------------------------------------------------------------------------
+# The advisor: job=, alarm_minutes=, gp3_for, recent modifications
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("job", ["big", 60, {"minutes": 60}])
+def test_advise_job_must_be_a_batch_job(job):
+    with raises(r"job=.* must be an ebssim.advise.BatchJob"):
+        advise({"v": gp2(100)}, "eu-west-1", job=job)
+
+
+@pytest.mark.parametrize("minutes", [-5, 0, NAN, INF, -INF, True, "15"])
+def test_advise_alarm_minutes_is_checked(minutes):
+    # Checked up front for every fleet (not only where a gp2 volume needs an alarm), and not
+    # turned into a note in the advice.
+    for vols in ({"v": gp2(100)}, {"v": gp3(100)}):
+        with raises(r"alarm_minutes=.* must be a (positive, finite )?number of minutes"):
+            advise(vols, "eu-west-1", job=BatchJob(minutes=1), alarm_minutes=minutes)
+
+
+@pytest.mark.parametrize("minutes", [-5, 0, NAN, INF, True])
+def test_burst_balance_alarm_warning_minutes_is_checked(minutes):
+    with raises(r"warning_minutes=.* must be a (positive, finite )?number of minutes"):
+        burst_balance_alarm(gp2(100), warning_minutes=minutes)
+
+
+@pytest.mark.parametrize("minutes", [True, NAN, 0, "60"])
+def test_batch_job_minutes_is_checked(minutes):
+    with raises(r"minutes=.* must be a (positive )?number of minutes"):
+        BatchJob(minutes=minutes)
+
+
+@pytest.mark.parametrize(
+    "args, field",
+    [
+        ((100, NAN, 125), "iops=nan"),
+        ((100, INF, 125), "iops=inf"),
+        ((100, -5, 125), "iops=-5"),
+        ((100, "3000", 125), "iops='3000'"),
+        ((100, 3000, NAN), "throughput_mib_s=nan"),
+        ((100, 3000, -INF), "throughput_mib_s=-inf"),
+        ((100, 3000, -1), "throughput_mib_s=-1"),
+        ((100, 3000, True), "throughput_mib_s=True"),
+    ],
+)
+def test_gp3_for_refuses_what_is_not_a_rate(args, field):
+    with raises(rf"{re.escape(field)} must be"):
+        gp3_for(*args)
+
+
+def test_recent_modifications_of_an_unknown_volume():
+    fleet = advise({"vol-a": gp2(2000), "vol-b": gp3(100)}, "eu-west-1", job=BatchJob(minutes=1))
+    with raises(r"recent_modifications names vol-zz, which is not among the volumes \(vol-a, vol-b\)"):
+        modify_volume_plan(fleet, recent_modifications={"vol-zz": 1})
+    # Pairs: the known volumes are the pairs'.
+    pairs = [("vol-a", gp2(2000), gp3(2000))]
+    with raises(r"recent_modifications names vol-b, vol-zz, which are not among the volumes \(vol-a\)"):
+        modify_volume_plan(pairs, recent_modifications={"vol-zz": 1, "vol-b": 0, "vol-a": 1})
+    # A volume that is not modified is still one of the fleet's.
+    assert modify_volume_plan(fleet, recent_modifications={"vol-b": 3}).warnings == []
+
+
+# --------------------------------------------------------------------------------------------
 # The analysis helpers
 # --------------------------------------------------------------------------------------------
 
@@ -227,6 +291,54 @@ def test_window_without_a_step_of_a_recording_in_intervals():
         r.window(120, 180)
     # Past the end is fine when the window holds steps: its steps are the run's last.
     assert r.window(60, 1e9).iops == 3000.0
+
+
+# --------------------------------------------------------------------------------------------
+# Cost: requests per month
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [1e300, 2 * MAX_IO_REQUESTS_PER_MONTH, INF, NAN, -1.0])
+def test_io_requests_per_month_has_a_limit(n):
+    with raises(rf"io_requests_per_month={re.escape(repr(n))} must be a number of requests from 0 to 1e\+15"):
+        monthly_cost(ebssim.standard(100), "us-east-1", io_requests_per_month=n)
+
+
+def test_io_requests_at_the_limit_are_priced():
+    # us-east-1 standard: $0.05 per million requests; 1e15 of them is $50,000,000.
+    assert ebssim.cost.MAX_IO_REQUESTS_PER_MONTH == MAX_IO_REQUESTS_PER_MONTH
+    c = monthly_cost(ebssim.standard(100), "us-east-1", io_requests_per_month=MAX_IO_REQUESTS_PER_MONTH)
+    assert c.breakdown["io_requests"] == 50_000_000.0
+
+
+# --------------------------------------------------------------------------------------------
+# The command line: one error line, exit 2
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", ["1e300", "inf", "nan", "-1"])
+def test_cli_cost_io_requests(cli, n):
+    r = cli("cost", "--region", "us-east-1", "--io-requests-per-month", n, "standard")
+    one_error_line(r, f"--io-requests-per-month={float(n)!r}", "from 0 to 1e+15")
+
+
+@pytest.mark.parametrize("m", ["-1", "0", "nan", "inf"])
+def test_cli_advise_alarm_minutes(cli, m):
+    r = cli("advise", "--region", "eu-west-1", "--alarm-minutes", m, "vol-a=gp2:size=100")
+    one_error_line(r, f"--alarm-minutes={float(m)!r}", "positive, finite")
+
+
+def test_cli_advise_recent_modifications_of_an_unknown_volume(cli):
+    r = cli(
+        "advise",
+        "--region",
+        "eu-west-1",
+        "--recent-modifications",
+        "vol-zz=1",
+        "vol-a=gp2:size=100",
+        "vol-b=gp3:size=100",
+    )
+    one_error_line(r, "--recent-modifications", "vol-zz", "vol-a, vol-b")
 
 
 # --------------------------------------------------------------------------------------------
