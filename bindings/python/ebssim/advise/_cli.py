@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any, Dict, List, Tuple
 from .. import aws
 from ..cost import PRICES_AS_OF, io_requests_of, monthly_cost, prices
 from ..volumes import VOLUME_TYPES
-from ._alarms import warning_minutes_of
 from ._plan import MODIFICATION_RULE, check_recent_modifications, modify_volume_plan
 
 if TYPE_CHECKING:
@@ -194,6 +193,7 @@ def run_advise(args: argparse.Namespace) -> Tuple[str, int]:
     """The ``ebssim advise`` report and exit status."""
     from .. import k8s
     from ._advisor import BatchJob, advise
+    from ._alarms import warning_minutes_of
 
     prices(args.region)  # an unknown region fails before any work
     alarm_minutes = warning_minutes_of(args.alarm_minutes, "--alarm-minutes")
