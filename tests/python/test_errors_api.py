@@ -396,3 +396,30 @@ def test_two_threads_running_one_simulation_run_one_after_the_other():
     assert served == [(0.0, first), (float(n), second)]
     assert sim.time_s == 2.0 * n
     assert sim.credits(0) == 0.0
+
+
+def test_ctrl_c_while_waiting_for_another_threads_run():
+    """The main thread waits for a worker's run on the same Simulation: Ctrl-C ends the wait at
+    once (the worker's run goes on), and the interrupted run never starts."""
+    import _thread
+    import time
+
+    n = 150_000_000  # about 2 s stepped: the worker is still running when the interrupt comes
+    sim = Simulation([gp2(100)])
+    worker = threading.Thread(target=lambda: sim.run([ClosedLoop(32, "4k")], n, record=False, jump=False))
+    worker.start()
+    time.sleep(0.1)
+    assert repr(sim).startswith("<Simulation running")  # a repr never waits
+    timer = threading.Timer(0.2, _thread.interrupt_main)
+    t0 = time.perf_counter()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            sim.run([ClosedLoop(32, "4k")], 10)
+        waited = time.perf_counter() - t0
+        alive = worker.is_alive()
+    finally:
+        timer.cancel()
+        worker.join()
+    assert alive and waited < 1.0, (alive, waited)
+    assert sim.time_s == float(n)  # the worker's run only

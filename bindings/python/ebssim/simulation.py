@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import numbers
@@ -880,7 +881,7 @@ class Simulation:
     @property
     def time_s(self) -> float:
         """Simulated time so far (waits for a run in progress in another thread)."""
-        with self._lock:
+        with self._state():
             return float(self._sim.time_s)
 
     def credits(self, i: int = 0) -> float:
@@ -893,8 +894,20 @@ class Simulation:
         k = integer(i, "i", "a volume index")
         if not -n <= k < n:
             raise IndexError(f"volume index {k} is out of range: the simulation has {n} volume{'s' * (n != 1)}")
-        with self._lock:
+        with self._state():
             return float(self._sim.credits(k % n))
+
+    @contextlib.contextmanager
+    def _state(self) -> Iterator[None]:
+        """Hold the state (runs and reads, serialised). The wait is in slices of 50 ms: a Python
+        signal handler runs only between bytecodes, so Ctrl-C (KeyboardInterrupt) ends a wait
+        for another thread's run at once, before this run starts."""
+        while not self._lock.acquire(timeout=0.05):
+            pass
+        try:
+            yield
+        finally:
+            self._lock.release()
 
     def run(
         self,
@@ -961,7 +974,7 @@ class Simulation:
                 f"attach one (instance=) or leave instance_series out"
             )
         natives = self._natives(ws, n)
-        with self._lock:
+        with self._state():
             try:
                 raw = self._sim.run(
                     natives,
