@@ -556,8 +556,9 @@ def test_window(gp2_qd32):
     whole = gp2_qd32.window(0, 2700)
     assert whole["iops"] == pytest.approx(2300.0)
     assert whole["latency_ms"] == pytest.approx(gp2_qd32.mean_latency_ms, rel=1e-9)
-    # An empty window has no numbers.
-    assert math.isnan(gp2_qd32.window(5000, 6000)["iops"])
+    # A window without a step of the run is refused, not NaN (test_errors_api).
+    with pytest.raises(ValueError, match=r"holds no step: the run spans 0 to 2700 s"):
+        gp2_qd32.window(5000, 6000)
 
 
 def test_window_is_half_open_on_step_start_times():

@@ -317,3 +317,79 @@ def test_records_make_pandas_rows(gp2_run):
     df = pd.DataFrame([gp2_run.window(0, 2000), gp2_run.window(2000, 2100)], index=["before", "after"])
     assert list(df.columns) == ["iops", "throughput_mib_s", "latency_ms"]
     assert list(df["iops"]) == [3000.0, 300.0]
+
+
+# --------------------------------------------------------------------------------------------
+# Results are read-only: every array they hand out refuses writes
+# --------------------------------------------------------------------------------------------
+
+# The arrays a VolumeResult hands out besides its series: derived (fresh each read) or cached.
+DERIVED = ("time_s", "queue_length", "latency_ms", "offered_iops", "burst_balance_pct")
+DERIVED += ("read_iops", "write_iops", "read_mib_s", "write_mib_s")
+
+
+def _assert_read_only(a: np.ndarray, what: str) -> None:
+    assert not a.flags.writeable, what
+    if a.size:
+        with pytest.raises(ValueError, match="read-only"):
+            a[0] = 5
+
+
+def test_every_array_of_a_result_is_read_only(gp2_run, shared_run):
+    for name in VOLUME_SERIES:
+        _assert_read_only(getattr(gp2_run.series, name), f"series.{name}")
+    for name in DEFAULT_VOLUME_SERIES + DERIVED:
+        _assert_read_only(getattr(gp2_run, name), name)
+    inst = shared_run.instance
+    for name in INSTANCE_SERIES:
+        _assert_read_only(getattr(inst.series, name), f"instance series.{name}")
+    for name in DEFAULT_INSTANCE_SERIES + ("time_s",):
+        _assert_read_only(getattr(inst, name), f"instance {name}")
+    # The numbers are as the run left them: 3,000 IOPS at first (a write would have made it 5).
+    assert gp2_run.iops[0] == 3000.0 and gp2_run.series.iops[0] == 3000.0
+
+
+def test_read_write_split_of_a_trace_is_read_only():
+    # Cached on the result: a write into read_iops would change every later read.
+    ops = np.full(60, 600.0)
+    trace = ebssim.OpenLoop(ops, ops * 4096, read_ops=ops / 3, read_bytes=ops * 4096 / 3)
+    r = simulate(gp2(100), trace)
+    for name in ("read_iops", "read_mib_s", "write_iops", "write_mib_s"):
+        _assert_read_only(getattr(r, name), name)
+    assert r.read_iops[0] == 200.0 and r.write_iops[0] == 400.0  # 600 IOPS served in full, a third reads
+
+
+def test_unrecorded_and_per_interval_results_are_read_only():
+    r = simulate(gp2(100), ClosedLoop(32, "4k"), duration_s=120, record=False)
+    for name in VOLUME_SERIES:
+        _assert_read_only(getattr(r.series, name), name)
+    r = simulate(gp2(100), ClosedLoop(32, "4k"), 120, record=ebssim.Recording(every_s=60, dtype="float32"))
+    _assert_read_only(r.iops, "iops")
+    _assert_read_only(r.credits, "credits")
+
+
+def test_caller_buffers_stay_writeable_and_the_result_reads_them(gp2_run):
+    iops, credits = np.zeros(100), np.zeros(100)
+    rec = ebssim.Recording(series=("iops", "credits"), out={"iops": iops, "credits": credits})
+    r = simulate(gp2(100), ClosedLoop(32, "4k"), 100, record=rec)
+    _assert_read_only(r.iops, "iops")
+    assert np.shares_memory(r.iops, iops) and r.iops.base is iops
+    assert iops.flags.writeable and credits.flags.writeable
+    iops[1] = 7.0  # the caller's buffer is the caller's: the result is a view of it
+    assert r.iops[1] == 7.0 and r.iops[0] == 3000.0
+    # 2-D buffers of several volumes: each volume's row is a read-only view.
+    both = np.zeros((2, 100))
+    sim = Simulation([gp2(100), gp2(200)])
+    run = sim.run([ClosedLoop(32, "4k")] * 2, 100, record=ebssim.Recording(series=("iops",), out={"iops": both}))
+    for v in run:
+        _assert_read_only(v.iops, "row")
+    assert both.flags.writeable and run[1].iops.base is both
+    # The buffers take the next run (streaming in chunks), and again hand out read-only views.
+    run2 = sim.run([ClosedLoop(32, "4k")] * 2, 100, record=ebssim.Recording(series=("iops",), out={"iops": both}))
+    _assert_read_only(run2[0].iops, "second run")
+
+
+def test_to_pandas_does_not_write_into_the_result(gp2_run):
+    df = gp2_run.to_pandas()
+    df.loc[df.index[0], "iops"] = 5.0
+    assert gp2_run.iops[0] == 3000.0

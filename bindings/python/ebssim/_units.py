@@ -42,6 +42,32 @@ def flag(value: Any, field: str) -> bool:
     return bool(value)
 
 
+def real_array(value: Any, field: str) -> Any:
+    """``value`` as a float64 numpy array, for an array field of the public API (per-step
+    series, rates): lists, tuples and arrays of Python or numpy integers and floats. Strings,
+    bools, None and mixed objects are a ValueError naming the field (numpy would make ``True``
+    a 1.0, and a string fails without naming the field). Like :func:`real`, the values' range is
+    the field's own check.
+
+    >>> real_array([1, 2.5], "iops")
+    array([1. , 2.5])
+    >>> real_array([True, False], "iops")
+    Traceback (most recent call last):
+    ...
+    ValueError: iops must hold numbers (integers or floats), got an array of bool
+    """
+    import numpy as np
+
+    shown = f"={value!r}" if isinstance(value, (str, bytes)) or value is None else ""
+    try:
+        a = np.asarray(value)
+    except (TypeError, ValueError):  # ragged nesting
+        raise ValueError(f"{field} must be an array of numbers, got {type(value).__name__}") from None
+    if a.dtype.kind not in "iuf":
+        raise ValueError(f"{field}{shown} must hold numbers (integers or floats), got an array of {a.dtype}")
+    return a.astype(np.float64, copy=False)
+
+
 def integer(value: Any, field: str, what: str = "an integer") -> int:
     """``value`` as an int: Python and numpy integers, not bools or floats."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from . import _core
-from ._units import real
+from ._units import flag, real
 from .simulation import BOUND_NAMES
 from .volumes import Volume
 from .workloads import ClosedLoop, Idle, OpenLoop, PiecewiseOpenLoop, Workload
@@ -101,7 +101,7 @@ def closed_loop_rate(volume: Volume, workload: ClosedLoop, *, with_credits: bool
     think time on a 100 GiB gp2 offer 4 / (0.504 ms + 1 ms) = 2,660 IOPS.
     """
     w = _closed_loop(volume, workload, "closed_loop_rate")
-    r = _core.closed_loop_rate(volume._params, w._native, bool(with_credits))
+    r = _core.closed_loop_rate(volume._params, w._native, flag(with_credits, "with_credits"))
     return ClosedLoopRate(
         offered_iops=float(r.offered_iops),
         iops=float(r.iops),

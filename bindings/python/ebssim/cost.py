@@ -41,6 +41,7 @@ from .volumes import Volume
 __all__ = [
     "PRICES_AS_OF",
     "CURRENCY",
+    "MAX_IO_REQUESTS_PER_MONTH",
     "Cost",
     "RegionPrices",
     "monthly_cost",
@@ -56,6 +57,11 @@ _GP3_FREE_MIB_S = Decimal(125)
 _IO2_TIERS = (Decimal(32000), Decimal(64000))
 _MIB_PER_GIB = Decimal(1024)
 _CENT = Decimal("0.01")
+
+#: The most I/O requests in a month that :func:`monthly_cost` prices: 1e15, 385 million IOPS all
+#: month, far beyond any EBS volume (a standard volume serves about a hundred); it keeps the exact
+#: decimal amounts within their precision (28 digits), which far larger counts overflow.
+MAX_IO_REQUESTS_PER_MONTH = 1e15
 
 
 @lru_cache(maxsize=1)
@@ -201,6 +207,18 @@ def _parts(volume: Volume, p: RegionPrices, io_requests: Decimal) -> Tuple[Decim
     return storage, iops, tput, ios
 
 
+def io_requests_of(value: Any, field: str = "io_requests_per_month") -> float:
+    """``value`` as a month's I/O requests: a number from 0 to :data:`MAX_IO_REQUESTS_PER_MONTH`
+    (``field`` names it in the ValueError: the CLI's ``--io-requests-per-month``)."""
+    n = real(value, field, "a number of I/O requests")
+    if not 0 <= n <= MAX_IO_REQUESTS_PER_MONTH:  # NaN fails both
+        raise ValueError(
+            f"{field}={value!r} must be a number of requests from 0 to {MAX_IO_REQUESTS_PER_MONTH:g} "
+            f"(ebssim.cost.MAX_IO_REQUESTS_PER_MONTH)"
+        )
+    return n
+
+
 def monthly_cost(
     volume: Volume,
     region: Union[str, RegionPrices],
@@ -217,7 +235,8 @@ def monthly_cost(
     region : str or RegionPrices
         A region code, or :func:`prices` of one.
     io_requests_per_month : float
-        I/O requests in the month; billed for ``standard`` volumes only (default 0).
+        I/O requests in the month, 0 to :data:`MAX_IO_REQUESTS_PER_MONTH`; billed for
+        ``standard`` volumes only (default 0).
     spec : str, optional
         How to name the volume in the result (default: its SPEC, :func:`ebssim.fio.volume_spec`).
 
@@ -236,9 +255,7 @@ def monthly_cost(
     if not isinstance(volume, Volume):
         raise ValueError(f"volume={volume!r} must be an ebssim.Volume")
     p = region if isinstance(region, RegionPrices) else prices(region)
-    n_ios = real(io_requests_per_month, "io_requests_per_month", "a number of I/O requests")
-    if not (n_ios >= 0 and n_ios < float("inf")):
-        raise ValueError(f"io_requests_per_month={io_requests_per_month!r} must be a finite number >= 0")
+    n_ios = io_requests_of(io_requests_per_month)
     parts = _parts(volume, p, Decimal(repr(n_ios)))
     if spec is None:
         from .fio.prediction import volume_spec  # fio imports the package: resolve at call time

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence,
 
 from . import _core, _limits
 from ._units import flag, integer, real
-from .instances import Instance, NoEbsLimitsWarning, _resolve_instance
+from .instances import Catalog, Instance, NoEbsLimitsWarning, _resolve_instance
 from .simulation import BOUND_NAMES, Simulation, VolumeResult, _threads
 from .volumes import Volume
 from .workloads import OpenLoop, Workload
@@ -53,7 +53,6 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
     from .aws import Attachment
-    from .instances import Catalog
 
 __all__ = ["simulate_fleet", "simulate_fleet_dask", "FleetResult", "FleetVolume", "SUMMARY_COLUMNS", "ERRORS"]
 
@@ -158,8 +157,11 @@ def simulate_fleet(
         default the shipped one), and need traces of one length and step. Other volumes run alone.
     duration_s, dt
         As for :func:`ebssim.simulate`, for every volume (a trace that knows its step sets ``dt``).
+    catalog : Catalog, optional
+        Where the ``instance_type`` of ``attachments`` is looked up (an :class:`ebssim.Catalog`;
+        default the shipped one).
     threads : int, optional
-        C++ threads (default None: every core). The rows are the same for any count.
+        C++ threads (default None, or 0: every core). The rows are the same for any count.
     jump : bool
         Jump over constant stretches in closed form (default; :meth:`Simulation.run`);
         ``False`` steps every step.
@@ -182,7 +184,8 @@ def simulate_fleet(
         (``"ignore"``), or the first raises a ValueError naming the volume (``"raise"``). On an
         instance, every volume of it shares the error.
     progress : bool
-        Show a progress bar (tqdm: in a terminal or in Jupyter), updated after each batch.
+        Show a progress bar (tqdm: in a terminal or in Jupyter), updated after each batch
+        (``True`` or ``False``).
     max_volume_steps, max_memory_bytes
         Bounds on each instance's or volume's run (default :data:`ebssim.limits`).
 
@@ -210,6 +213,12 @@ def simulate_fleet(
     >>> fleet.errors["v3"]
     'ops[7]=-1 must be finite, >= 0 and <= 1e+15 per step'
     """
+    if catalog is not None and not isinstance(catalog, Catalog):
+        raise ValueError(
+            f"catalog={catalog!r} must be an ebssim.Catalog (Catalog.from_csv(...), "
+            f"Catalog.from_describe_instance_types(...)), or None for the shipped one"
+        )
+    show = flag(progress, "progress")
     options = _Options(
         duration_s=duration_s,
         dt=dt,
@@ -253,7 +262,7 @@ def simulate_fleet(
     groups = _groups(vols, attachments)
     from tqdm.auto import tqdm
 
-    with tqdm(total=len(vols), unit="volume", disable=not progress, desc="ebssim fleet") as bar:
+    with tqdm(total=len(vols), unit="volume", disable=not show, desc="ebssim fleet") as bar:
         for chunk in _batches(groups, batch):
             done = _run_batch(chunk, vols, traces, options, wanted, step)
             for vid, (row, result) in done.items():
@@ -407,8 +416,9 @@ def _trace(rows: "pd.DataFrame", options: _Options) -> OpenLoop:
     if options.time_column in rows.columns:
         rows = rows.set_index(options.time_column)
     # A column with no value for this volume is one it does not have (pandas.concat of frames with
-    # different columns fills them with NaN), not a gap.
-    return from_pandas(rows.dropna(axis=1, how="all"), dt=options.dt, **options.trace)
+    # different columns fills them with NaN), not a gap. A column is typed by this volume's rows:
+    # another volume's text cell makes the whole column object, which must cost that volume only.
+    return from_pandas(rows.dropna(axis=1, how="all").infer_objects(), dt=options.dt, **options.trace)
 
 
 def _message(err: str, vids: Sequence[Hashable]) -> str:
@@ -643,8 +653,8 @@ def simulate_fleet_dask(
         (e.g. ``ddf.set_index("volume_id")``, or ``ddf.shuffle("instance_id")``). Or a bag of
         :class:`FleetVolume` (each item's ``attachment`` is used; ``attachments`` then adds to it).
     threads : int, optional
-        C++ threads per task (default 1: a worker's threads run tasks side by side). None: every
-        core of the worker.
+        C++ threads per task (default 1: a worker's threads run tasks side by side). None (or
+        0): every core of the worker.
     errors : {"warn", "ignore", "raise"}
         As for :func:`simulate_fleet`, once all the rows are back.
     **options

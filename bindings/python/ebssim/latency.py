@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
+from ._units import real, real_array
 from .volumes import Volume
 from .workloads import ClosedLoop
 
@@ -38,10 +39,12 @@ def latency_quantiles(
 
     ``mean_latency_s[k]`` and ``completions[k]`` per step (steps that complete nothing, or have
     NaN latency, drop out; NaN for every quantile when nothing completed); ``service_time_s`` the
-    unloaded service time. Raises ValueError on bad input.
+    unloaded service time. Raises ValueError on bad input, naming the argument.
     """
     return _core.latency_quantiles(
-        mean_latency_s, completions, float(service_time_s), np.asarray(quantiles, dtype=np.float64), float(shape)
+        *_steps(mean_latency_s, completions, service_time_s, shape)[:3],
+        real_array(quantiles, "quantiles"),
+        real(shape, "shape"),
     )
 
 
@@ -57,8 +60,21 @@ def latency_moments(
     The same model and inputs as :func:`latency_quantiles`: the spread of the step means plus the
     service time's variance ``s**2 / shape``. ``(nan, nan)`` when nothing completed.
     """
-    mean, std = _core.latency_moments(mean_latency_s, completions, float(service_time_s), float(shape))
+    mean, std = _core.latency_moments(*_steps(mean_latency_s, completions, service_time_s, shape))
     return float(mean), float(std)
+
+
+def _steps(
+    mean_latency_s: npt.ArrayLike, completions: npt.ArrayLike, service_time_s: float, shape: float
+) -> Tuple[FloatArray, FloatArray, float, float]:
+    """The per-step arguments of the latency model as the core takes them: arrays of numbers and
+    numbers (their types checked here, naming each; their values, in the core)."""
+    return (
+        real_array(mean_latency_s, "mean_latency_s"),
+        real_array(completions, "completions"),
+        real(service_time_s, "service_time_s", "a number of seconds"),
+        real(shape, "shape"),
+    )
 
 
 def closed_loop_latency_s(volume: Volume, workload: ClosedLoop, iops: npt.ArrayLike) -> FloatArray:
@@ -66,12 +82,18 @@ def closed_loop_latency_s(volume: Volume, workload: ClosedLoop, iops: npt.ArrayL
 
     Little's law over each user's cycle: ``in_flight / iops - think time``, never below the
     service time (the workload's, else the volume's model); NaN where ``iops`` is 0. The engine
-    reports the same for a closed loop with nothing queued. Returns an array shaped like ``iops``.
+    reports the same for a closed loop with nothing queued. Returns an array shaped like ``iops``,
+    which must hold finite rates >= 0 (a ValueError names the first that is not).
     """
     if not isinstance(volume, Volume):
         raise ValueError(f"volume must be an ebssim.Volume, got {type(volume).__name__}")
     if not isinstance(workload, ClosedLoop):
         raise ValueError(f"closed_loop_latency_s takes a ClosedLoop workload, got {type(workload).__name__}")
-    rate = np.asarray(iops, dtype=np.float64)
+    rate = real_array(iops, "iops")
+    bad = ~(np.isfinite(rate) & (rate >= 0))
+    if bad.any():
+        at = np.unravel_index(int(np.argmax(bad)), rate.shape)
+        where = "" if rate.ndim == 0 else f"[{', '.join(str(int(i)) for i in at)}]"
+        raise ValueError(f"iops{where}={float(rate[at]):g} must be a finite number of I/Os per second >= 0")
     out = _core.closed_loop_latency_s(volume._params, workload._native, rate.ravel())
     return out.reshape(rate.shape)

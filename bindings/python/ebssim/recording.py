@@ -99,6 +99,21 @@ def _buffers(value: Optional[Mapping[str, Any]], field: str) -> Optional[Dict[st
     return out
 
 
+def _separate(buffers: Mapping[str, Optional[Mapping[str, npt.NDArray[Any]]]]) -> None:
+    """Refuse two series written into one piece of memory (the same array, overlapping slices,
+    views of the same rows): the engine would write both into it, and each would read back as
+    the one written last. ``buffers`` maps the field (``out``, ``instance_out``) to its buffers."""
+    named = [(f"{field}[{name!r}]", a) for field, given in buffers.items() if given for name, a in given.items()]
+    for i, (what, a) in enumerate(named):
+        for other, b in named[i + 1 :]:
+            # A bounds check first (cheap); the exact test only where the bounds overlap.
+            if np.may_share_memory(a, b) and np.shares_memory(a, b):
+                raise ValueError(
+                    f"{what} and {other} share memory: each series needs its own buffer (the engine "
+                    f"writes every series into its buffer, so the one written last would overwrite the other)"
+                )
+
+
 @dataclass(frozen=True, eq=False)
 class Recording:
     """What a recorded run keeps (``record=Recording(...)``); see the module's docstring.
@@ -118,11 +133,14 @@ class Recording:
         Caller buffers the engine writes into instead of allocating: for each chosen series, a
         writeable C-contiguous array of ``dtype`` (uint8 for ``bound``), of one value per
         interval, 1-D for one volume or 2-D (volumes, intervals) for a
-        :class:`~ebssim.Simulation` with several. The result's arrays are these buffers (or
-        their rows). Series without a buffer are allocated as usual.
+        :class:`~ebssim.Simulation` with several; no two series (here or in ``instance_out``)
+        may share memory. The result's arrays are read-only views of these buffers (or of their
+        rows); the buffers themselves stay writeable, so the next run can reuse them (its
+        result's views then show the new values). Series without a buffer are allocated as usual.
     instance_series : sequence of str, optional
         The instance's series to record, from :data:`INSTANCE_SERIES` (default:
-        :data:`DEFAULT_INSTANCE_SERIES`, all but the extremes).
+        :data:`DEFAULT_INSTANCE_SERIES`, all but the extremes). Only for a run on an instance:
+        given for a run without one, it is a ValueError.
     instance_out : mapping of str to numpy array, optional
         Caller buffers of the instance's series, 1-D, as ``out``.
 
@@ -162,6 +180,7 @@ class Recording:
         object.__setattr__(self, "dtype", name)
         object.__setattr__(self, "out", _buffers(self.out, "out"))
         object.__setattr__(self, "instance_out", _buffers(self.instance_out, "instance_out"))
+        _separate({"out": self.out, "instance_out": self.instance_out})
 
     def every_steps(self, dt: float) -> int:
         """Steps per recorded value at step ``dt``: ``every_s / dt``, which must be whole."""

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import numbers
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import (
@@ -15,6 +17,7 @@ from typing import (
     Generic,
     Iterator,
     List,
+    Mapping,
     Optional,
     Sequence,
     Tuple,
@@ -76,6 +79,37 @@ def _time_axis(t0_s: float, dt_s: float, n: int) -> FloatArray:
     return t0_s + dt_s * np.arange(n, dtype=np.float64)
 
 
+def _first_step(t0_s: float, dt_s: float, n: int, x: float) -> int:
+    """The first step ``k`` of ``_time_axis(t0_s, dt_s, n)`` that starts at or after ``x`` (``n``:
+    none does), as ``searchsorted(..., side="left")`` finds it, without the array: the estimate
+    is moved onto the axis's own float values."""
+    k = min(max(0, math.ceil((x - t0_s) / dt_s)), n)
+    while k > 0 and t0_s + dt_s * (k - 1) >= x:
+        k -= 1
+    while k < n and t0_s + dt_s * k < x:
+        k += 1
+    return k
+
+
+_Array = TypeVar("_Array", bound="np.ndarray[Any, Any]")
+
+
+def _frozen(a: _Array) -> _Array:
+    """``a``, read-only: a result's arrays are its record of the run, not scratch space (a write
+    would change what every later read of the result, its summary and its plots see)."""
+    a.flags.writeable = False
+    return a
+
+
+def _freeze_series(series: Any, names: Tuple[str, ...]) -> None:
+    """Make every array of a compiled run's series read-only, in place. The engine's own buffers
+    are the result's alone; a caller's buffer (``Recording(out=...)``) was handed to the engine
+    as a view (:meth:`Simulation.run`), so only that view is frozen and the caller's array stays
+    writeable (to stream the next chunk into)."""
+    for name in names:
+        getattr(series, name).flags.writeable = False
+
+
 def _series(r: Union["VolumeResult", "InstanceResult"], name: str) -> Any:
     """The recorded array of series ``name``: empty when the run was not recorded; a ValueError
     when it was, without this series."""
@@ -132,9 +166,9 @@ class WindowStats(_Record[float]):
     """A stretch of one volume's run: what :meth:`VolumeResult.window` returns."""
 
     iops: float
-    """Mean application IOPS over the steps in the window (NaN: no step starts in it)."""
+    """Mean application IOPS over the steps in the window (at least one: :meth:`VolumeResult.window`)."""
     throughput_mib_s: float
-    """Mean throughput, MiB/s (NaN: no step starts in it)."""
+    """Mean throughput, MiB/s."""
     latency_ms: float
     """Mean latency of the I/Os completed in the window, weighted by I/O (NaN: none completed)."""
 
@@ -223,7 +257,7 @@ class _RecordedAxis:
     def time_s(self) -> FloatArray:
         """Start of each recorded step (interval, with ``Recording(every_s=...)``), simulated
         seconds since the Simulation started."""
-        return _time_axis(self.t0_s, self.record_every_s, self.n_values)
+        return _frozen(_time_axis(self.t0_s, self.record_every_s, self.n_values))
 
 
 @dataclass(frozen=True)
@@ -314,11 +348,12 @@ class VolumeResult(_RecordedAxis):
         iops, latency = self.iops, self.latency_s
         out: SeriesArray = np.zeros_like(iops)
         np.multiply(latency, iops, out=out, where=iops > 0)
-        return out
+        return _frozen(out)
 
     @property
     def latency_ms(self) -> SeriesArray:
-        return self.latency_s * 1e3
+        """:attr:`latency_s` in ms."""
+        return _frozen(self.latency_s * 1e3)
 
     @property
     def backlog_ops(self) -> SeriesArray:
@@ -332,7 +367,7 @@ class VolumeResult(_RecordedAxis):
         loop's unthrottled rate, 0 at rest): the demand next to what was served, :attr:`iops`."""
         from .analysis import offered_iops
 
-        return offered_iops(self)
+        return _frozen(offered_iops(self))
 
     @property
     def cliffs(self) -> Tuple["Cliff", ...]:
@@ -378,29 +413,32 @@ class VolumeResult(_RecordedAxis):
     def _served_reads(self) -> Optional[Tuple[FloatArray, FloatArray]]:
         from .trace import served_reads
 
-        return served_reads(self)
+        split = served_reads(self)
+        # Cached and handed out by every read of read_iops and read_mib_s: read-only.
+        return None if split is None else (_frozen(split[0]), _frozen(split[1]))
 
     @property
     def read_iops(self) -> SeriesArray:
         split = self._served_reads
-        return self.iops * self.read_fraction if split is None else split[0]
+        return _frozen(self.iops * self.read_fraction) if split is None else split[0]
 
     @property
     def write_iops(self) -> SeriesArray:
         split = self._served_reads
-        return self.iops * (1.0 - self.read_fraction) if split is None else np.maximum(self.iops - split[0], 0.0)
+        w = self.iops * (1.0 - self.read_fraction) if split is None else np.maximum(self.iops - split[0], 0.0)
+        return _frozen(w)
 
     @property
     def read_mib_s(self) -> SeriesArray:
         split = self._served_reads
-        return self.throughput_mib_s * self.read_fraction if split is None else split[1]
+        return _frozen(self.throughput_mib_s * self.read_fraction) if split is None else split[1]
 
     @property
     def write_mib_s(self) -> SeriesArray:
         split = self._served_reads
         if split is None:
-            return self.throughput_mib_s * (1.0 - self.read_fraction)
-        return np.maximum(self.throughput_mib_s - split[1], 0.0)
+            return _frozen(self.throughput_mib_s * (1.0 - self.read_fraction))
+        return _frozen(np.maximum(self.throughput_mib_s - split[1], 0.0))
 
     @property
     def burst_balance_pct(self) -> SeriesArray:
@@ -408,8 +446,8 @@ class VolumeResult(_RecordedAxis):
         credits = self.credits
         cap = self.volume.credit_capacity
         if cap <= 0:
-            return np.full(credits.shape[0], np.nan, dtype=credits.dtype)
-        return credits * credits.dtype.type(100.0 / cap)
+            return _frozen(np.full(credits.shape[0], np.nan, dtype=credits.dtype))
+        return _frozen(credits * credits.dtype.type(100.0 / cap))
 
     @property
     def cliff_time_s(self) -> Optional[float]:
@@ -477,10 +515,12 @@ class VolumeResult(_RecordedAxis):
     def window(self, start_s: float, end_s: float) -> WindowStats:
         """Mean IOPS, throughput and I/O-weighted mean latency for steps starting in [start_s, end_s).
 
-        ``start_s`` and ``end_s`` are finite, in order, in simulated seconds like :attr:`time_s`.
-        A window in which no step starts has no numbers (NaN), nor has latency where no I/O completed.
-        Recorded every ``every_s``, the window must cover whole intervals (its ends on the grid of
-        :attr:`time_s`, or beyond the run); the means are then those of the steps.
+        ``start_s`` and ``end_s`` are finite, in order, in simulated seconds like :attr:`time_s`,
+        and at least one step of the run starts in the window: a window outside the run (or
+        between two steps) is a ValueError naming the run's span, not NaN numbers. The latency
+        is NaN where no I/O completed in the window. Recorded every ``every_s``, the window must
+        cover whole intervals (its ends on the grid of :attr:`time_s`, or beyond the run); the
+        means are then those of the steps.
         """
         if not self.recorded and self.n_steps > 0:
             raise ValueError("this result was run with record=False and has no per-step series")
@@ -491,26 +531,25 @@ class VolumeResult(_RecordedAxis):
             raise ValueError(f"start_s={start_s!r}, end_s={end_s!r}: both must be finite times in seconds ({span})")
         if start > end:
             raise ValueError(f"start_s={start_s!r} is after end_s={end_s!r} ({span})")
+        # The steps that start in [start, end): k0 <= k < k1.
+        k0, k1 = (_first_step(self.t0_s, self.dt_s, self.n_steps, x) for x in (start, end))
+        if k0 >= k1:
+            raise ValueError(
+                f"window(start_s={start_s!r}, end_s={end_s!r}) holds no step: {span} "
+                f"(a window holds the start of at least one step)"
+            )
         if self.record_every == 1:
-            t = self.time_s
-            sel = (t >= start) & (t < end)
             # In float64 also when recorded in float32 (a float32 sum of a month loses digits).
-            iops64 = np.asarray(self.iops[sel], dtype=np.float64)
+            iops64 = np.asarray(self.iops[k0:k1], dtype=np.float64)
             ops = iops64 * self.dt_s
             done = ops > 0
             served = float(ops.sum())
-            lat_s = np.asarray(self.latency_s[sel], dtype=np.float64)
+            lat_s = np.asarray(self.latency_s[k0:k1], dtype=np.float64)
             lat = float((lat_s[done] * ops[done]).sum() / served) if served > 0 else math.nan
-            tput = np.asarray(self.throughput_mib_s[sel], dtype=np.float64)
-            return WindowStats(
-                iops=float(iops64.mean()) if sel.any() else math.nan,
-                throughput_mib_s=float(tput.mean()) if sel.any() else math.nan,
-                latency_ms=lat * 1e3,
-            )
+            tput = np.asarray(self.throughput_mib_s[k0:k1], dtype=np.float64)
+            return WindowStats(iops=float(iops64.mean()), throughput_mib_s=float(tput.mean()), latency_ms=lat * 1e3)
         # Intervals: the steps starting in the window must be whole intervals; each interval's
         # mean counts for its steps (the last may be short), its latency for its I/Os.
-        steps = _time_axis(self.t0_s, self.dt_s, self.n_steps)
-        k0, k1 = (int(np.searchsorted(steps, x, side="left")) for x in (start, end))
         m = self.record_every
         if k0 % m or (k1 % m and k1 != self.n_steps):
             raise ValueError(
@@ -520,8 +559,6 @@ class VolumeResult(_RecordedAxis):
             )
         j0, j1 = k0 // m, -(-k1 // m)
         n = np.minimum(m, self.n_steps - m * np.arange(j0, j1)).astype(np.float64)  # steps per interval
-        if not n.size:
-            return WindowStats(math.nan, math.nan, math.nan)
         iops = np.asarray(self.iops[j0:j1], dtype=np.float64)
         tput = np.asarray(self.throughput_mib_s[j0:j1], dtype=np.float64)
         lat_s = np.asarray(self.latency_s[j0:j1], dtype=np.float64)
@@ -804,6 +841,16 @@ class Simulation:
     180000.0
     >>> sim.time_s
     3300.0
+
+    A Simulation is state, and one object serialises its runs: two threads that call
+    :meth:`run` (or :meth:`rest`) on it at once get one run after the other, the second from the
+    state the first left (credits spent once, the clock advanced by both), in the order they
+    took the object; which thread goes first is not defined. :attr:`time_s` and :meth:`credits`
+    read the state between runs: called during another thread's run, they wait for it to end.
+    For runs in parallel, use one Simulation per thread (or :func:`ebssim.fleet.simulate_fleet`).
+    A run interrupted with Ctrl-C, or refused, leaves the state as it was and lets the next run
+    in; Ctrl-C while waiting for another thread's run raises KeyboardInterrupt before this one
+    starts.
     """
 
     def __init__(
@@ -826,14 +873,20 @@ class Simulation:
             self._sim = _core.Simulation(specs, self.dt)
         else:
             self._sim = _core.Simulation(specs, instance._spec(), self.dt)
+        # Held by a run for its whole length (the compiled loop runs without the GIL) and by every
+        # read of the state: runs on one object are serialised, reads never see a run half done.
+        # Re-entrant: a signal handler in the running thread may read the state (repr, time_s).
+        self._lock = threading.RLock()
 
     @property
     def time_s(self) -> float:
-        """Simulated time so far."""
-        return float(self._sim.time_s)
+        """Simulated time so far (waits for a run in progress in another thread)."""
+        with self._state():
+            return float(self._sim.time_s)
 
     def credits(self, i: int = 0) -> float:
-        """Credits in volume ``i``'s bucket now (I/O credits; MiB on st1 and sc1; 0 without one).
+        """Credits in volume ``i``'s bucket now (I/O credits; MiB on st1 and sc1; 0 without one;
+        waits for a run in progress in another thread).
 
         ``i`` indexes :attr:`volumes` (negative from the end); outside them is an IndexError.
         """
@@ -841,7 +894,20 @@ class Simulation:
         k = integer(i, "i", "a volume index")
         if not -n <= k < n:
             raise IndexError(f"volume index {k} is out of range: the simulation has {n} volume{'s' * (n != 1)}")
-        return float(self._sim.credits(k % n))
+        with self._state():
+            return float(self._sim.credits(k % n))
+
+    @contextlib.contextmanager
+    def _state(self) -> Iterator[None]:
+        """Hold the state (runs and reads, serialised). The wait is in slices of 50 ms: a Python
+        signal handler runs only between bytecodes, so Ctrl-C (KeyboardInterrupt) ends a wait
+        for another thread's run at once, before this run starts."""
+        while not self._lock.acquire(timeout=0.05):
+            pass
+        try:
+            yield
+        finally:
+            self._lock.release()
 
     def run(
         self,
@@ -865,16 +931,17 @@ class Simulation:
 
         The compiled loop runs with the GIL released. Run from the main thread, it honours
         Ctrl-C within about 0.1 s: KeyboardInterrupt, with the simulation as it was before the
-        call. A run is refused up front (``LimitError``, a ValueError) when it would take more
-        than ``max_volume_steps`` volume-steps, or, recorded, more than ``max_memory_bytes`` of
-        per-step arrays; both default to :data:`ebssim.limits` (1e10 volume-steps, 4 GiB).
-        Split a longer run into consecutive runs, use a coarser ``dt``, pass ``record=False``,
-        or raise the limits.
+        call. Runs on one Simulation from several threads are serialised: each starts from the
+        state the one before left (the class's docstring). A run is refused up front
+        (``LimitError``, a ValueError) when it would take more than ``max_volume_steps``
+        volume-steps, or, recorded, more than ``max_memory_bytes`` of per-step arrays; both
+        default to :data:`ebssim.limits` (1e10 volume-steps, 4 GiB). Split a longer run into
+        consecutive runs, use a coarser ``dt``, pass ``record=False``, or raise the limits.
 
         Volumes without an instance are independent: ``threads`` C++ threads step them in
-        parallel (default None: every core; 1: the calling thread only). Each volume is stepped
-        whole by one thread (with up to seven others in lockstep, below), so the results are
-        the same, to the last bit, for any ``threads``.
+        parallel (default None, or 0: every core; 1: the calling thread only). Each volume is
+        stepped whole by one thread (with up to seven others in lockstep, below), so the results
+        are the same, to the last bit, for any ``threads``.
         Volumes on an instance are coupled in every step and run in one thread; to use every
         core for many instances, see :func:`ebssim.fleet.simulate_fleet`.
 
@@ -901,28 +968,37 @@ class Simulation:
         jump = flag(jump, "jump")
         n_threads = _threads(threads)
         lockstep = flag(lockstep, "lockstep")
-        try:
-            raw = self._sim.run(
-                self._natives(ws, n),
-                n,
-                rec is not None,
-                max_volume_steps=_limits.max_volume_steps(max_volume_steps),
-                max_memory_bytes=_limits.max_memory_bytes(max_memory_bytes),
-                threads=n_threads,
-                jump=jump,
-                lockstep=lockstep,
-                series=None if rec is None else rec.series,
-                instance_series=None if rec is None else rec.instance_series,
-                every=every,
-                dtype="float64" if rec is None else rec.dtype,
-                out=None if rec is None or rec.out is None else dict(rec.out),
-                instance_out=None if rec is None or rec.instance_out is None else dict(rec.instance_out),
+        if rec is not None and rec.instance_series is not None and self.instance is None:
+            raise ValueError(
+                f"Recording(instance_series={rec.instance_series!r}) is given but the simulation has no instance: "
+                f"attach one (instance=) or leave instance_series out"
             )
-        except _limits.LimitError as err:
-            what = f"the trace's {n:,} steps" if duration_s is None else f"duration_s={duration_s!r} at dt={self.dt:g}"
-            raise _limits.LimitError(
-                f"{what}: {err} (keywords max_volume_steps= and max_memory_bytes=, or ebssim.limits)"
-            ) from None
+        natives = self._natives(ws, n)
+        with self._state():
+            try:
+                raw = self._sim.run(
+                    natives,
+                    n,
+                    rec is not None,
+                    max_volume_steps=_limits.max_volume_steps(max_volume_steps),
+                    max_memory_bytes=_limits.max_memory_bytes(max_memory_bytes),
+                    threads=n_threads,
+                    jump=jump,
+                    lockstep=lockstep,
+                    series=None if rec is None else rec.series,
+                    instance_series=None if rec is None else rec.instance_series,
+                    every=every,
+                    dtype="float64" if rec is None else rec.dtype,
+                    out=None if rec is None else _views(rec.out),
+                    instance_out=None if rec is None else _views(rec.instance_out),
+                )
+            except _limits.LimitError as err:
+                what = (
+                    f"the trace's {n:,} steps" if duration_s is None else f"duration_s={duration_s!r} at dt={self.dt:g}"
+                )
+                raise _limits.LimitError(
+                    f"{what}: {err} (keywords max_volume_steps= and max_memory_bytes=, or ebssim.limits)"
+                ) from None
         return self._result(ws, raw, recorded=rec is not None)
 
     def _natives(self, ws: List[Workload], n: int) -> List[Any]:
@@ -952,9 +1028,12 @@ class Simulation:
         """The public results of a compiled run of ``ws`` on this simulation (``recorded``: with
         series; a totals-only run has none, which spares a fleet a look at each volume's)."""
         n_values = -(-raw.n_steps // raw.record_every) if recorded else 0  # values per recorded series
+        for series in raw.series:
+            _freeze_series(series, VOLUME_SERIES)
         inst = None
         if self.instance is not None:
             assert raw.instance_series is not None and raw.instance_totals is not None  # the core ran it attached
+            _freeze_series(raw.instance_series, INSTANCE_SERIES)
             inst = InstanceResult(
                 instance=self.instance,
                 t0_s=raw.t0_s,
@@ -1035,7 +1114,13 @@ class Simulation:
     def __repr__(self) -> str:
         vols = ", ".join(str(v) for v in self.volumes)
         on = f" on {self.instance}" if self.instance is not None else ""
-        return f"<Simulation t={self.time_s:g} s, dt={self.dt:g} s: {vols}{on}>"
+        # Never waits: a repr (a debugger's, a log line's) during another thread's run says so.
+        if not self._lock.acquire(blocking=False):
+            return f"<Simulation running, dt={self.dt:g} s: {vols}{on}>"
+        try:
+            return f"<Simulation t={self._sim.time_s:g} s, dt={self.dt:g} s: {vols}{on}>"
+        finally:
+            self._lock.release()
 
 
 def _recorded(series: Any, names: Tuple[str, ...], default: Tuple[str, ...], n_values: int) -> Tuple[str, ...]:
@@ -1046,13 +1131,22 @@ def _recorded(series: Any, names: Tuple[str, ...], default: Tuple[str, ...], n_v
     return tuple(n for n in names if getattr(series, n).shape[0] == n_values)
 
 
+def _views(buffers: Optional[Mapping[str, Any]]) -> Optional[Dict[str, Any]]:
+    """Caller buffers (``Recording(out=...)``) as new views of the same memory: the engine writes
+    through them and the result hands them out frozen (read-only), which leaves the caller's own
+    arrays writeable."""
+    return None if buffers is None else {k: a.view() for k, a in buffers.items()}
+
+
 def _threads(threads: Optional[int]) -> int:
-    """The engine's thread count for ``threads=``: None is 0 (every core)."""
+    """The engine's thread count for ``threads=``: None and 0 are every core, as in the core."""
     if threads is None:
         return 0
     n = integer(threads, "threads", "a number of threads")
-    if n < 1:
-        raise ValueError(f"threads={threads!r} must be >= 1, or None for every core ({_core.hardware_threads} here)")
+    if n < 0:
+        raise ValueError(
+            f"threads={threads!r} must be >= 1, or 0 or None for every core ({_core.hardware_threads} here)"
+        )
     return n
 
 

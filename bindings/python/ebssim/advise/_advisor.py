@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import aws
+from .._units import real
 from ..burst import burst_duration_s, closed_loop_rate, refill_time_s
 from ..cost import Cost, RegionPrices, monthly_cost, prices
 from ..fio.prediction import volume_spec
@@ -18,7 +19,7 @@ from ..instances import Instance
 from ..simulation import Simulation
 from ..volumes import Volume, volume_types
 from ..workloads import ClosedLoop, OpenLoop
-from ._alarms import BurstBalanceAlarm, burst_balance_alarm
+from ._alarms import BurstBalanceAlarm, burst_balance_alarm, warning_minutes_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -50,7 +51,8 @@ class BatchJob:
     pattern: str = "random"
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.minutes, (int, float)) and math.isfinite(self.minutes) and self.minutes > 0):
+        m = real(self.minutes, "BatchJob minutes", "a number of minutes")
+        if not (math.isfinite(m) and m > 0):
             raise ValueError(f"BatchJob minutes={self.minutes!r} must be a positive number of minutes")
         # Validates io_size, read_fraction and pattern as a workload would.
         ClosedLoop(1, self.io_size, read_fraction=self.read_fraction, pattern=self.pattern)
@@ -305,6 +307,10 @@ def gp3_for(size_gib: float, iops: float, throughput_mib_s: float) -> Tuple[Volu
     IOPS lowered from 8000 to 5000: iops=8000 exceeds gp3's limit of 500 IOPS per GiB:
     size_gib=10 allows at most 5000 IOPS
     """
+    for value, name, unit in ((iops, "iops", "IOPS"), (throughput_mib_s, "throughput_mib_s", "MiB/s")):
+        x = real(value, name, f"a number ({unit})")
+        if not (math.isfinite(x) and x >= 0):
+            raise ValueError(f"{name}={value!r} must be a finite number of {unit} >= 0")
     info = volume_types()["gp3"]
     d_iops = int(info.default_iops or 0)
     d_tput = int(info.default_throughput_mib_s or 0)
@@ -515,7 +521,8 @@ def advise(
     job : BatchJob, optional
         The synthetic load when there are no metrics (default :class:`BatchJob()`).
     alarm_minutes : float
-        Warning a gp2 volume's BurstBalance alarm gives, if it stays gp2.
+        Warning a gp2 volume's BurstBalance alarm gives, if it stays gp2: positive and finite
+        (default 15 minutes).
 
     Examples
     --------
@@ -547,7 +554,14 @@ def advise(
         from ..instances import instance as lookup
 
         inst = instance if isinstance(instance, Instance) else lookup(instance)
+    if job is not None and not isinstance(job, BatchJob):
+        raise ValueError(
+            f"job={job!r} must be an ebssim.advise.BatchJob (e.g. BatchJob(minutes=60, io_size='16k')), or None"
+        )
     batch = job if job is not None else BatchJob()
+    # Checked for every fleet, before any work: not only where a gp2 volume needs an alarm, and
+    # not turned into a note of the advice.
+    warning = warning_minutes_of(alarm_minutes, "alarm_minutes")
     loads: Dict[str, _Load] = {}
     if metrics is not None:
         if not hasattr(metrics, "columns") or "volume_id" not in metrics.columns:
@@ -636,7 +650,7 @@ def advise(
                 rate = _observed(load.trace, vol)[0]
                 rate = rate if rate > vol.baseline_iops else None
             try:
-                alarm = burst_balance_alarm(vol, volume_id=vid, warning_minutes=alarm_minutes, iops=rate)
+                alarm = burst_balance_alarm(vol, volume_id=vid, warning_minutes=warning, iops=rate)
             except ValueError as e:
                 words.append(f"no BurstBalance alarm: {e}")
         out.append(

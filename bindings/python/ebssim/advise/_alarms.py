@@ -6,12 +6,23 @@ from __future__ import annotations
 import math
 import shlex
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import Any, List, Optional
 
+from .._units import real
 from ..burst import burst_duration_s
 from ..volumes import Volume
 
 __all__ = ["BurstBalanceAlarm", "burst_balance_alarm"]
+
+
+def warning_minutes_of(value: Any, field: str = "warning_minutes") -> float:
+    """``value`` as the minutes of warning an alarm gives: a positive, finite number (``field``
+    names it in the ValueError: ``alarm_minutes`` of :func:`ebssim.advise.advise`, the CLI's
+    ``--alarm-minutes``)."""
+    m = real(value, field, "a number of minutes")
+    if not (math.isfinite(m) and m > 0):
+        raise ValueError(f"{field}={value!r} must be a positive, finite number of minutes")
+    return m
 
 
 @dataclass(frozen=True)
@@ -93,8 +104,7 @@ def burst_balance_alarm(
         raise ValueError(f"volume={volume!r} must be an ebssim.Volume")
     if not volume.has_bucket:
         raise ValueError(f"a {volume.type} volume has no burst bucket: BurstBalance alarms are for gp2, st1, sc1")
-    if not (isinstance(warning_minutes, (int, float)) and math.isfinite(warning_minutes) and warning_minutes > 0):
-        raise ValueError(f"warning_minutes={warning_minutes!r} must be a positive number of minutes")
+    warning_minutes = warning_minutes_of(warning_minutes)
     rate = volume.max_iops if iops is None else iops
     full_s = burst_duration_s(volume, rate, burst_balance_pct=100.0)
     if math.isinf(full_s):

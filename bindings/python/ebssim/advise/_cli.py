@@ -14,16 +14,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Tuple
 
 # Only what the parser needs is imported here (`ebssim --help` stays fast); the rest in run_*.
 from .. import aws
-from ..cost import PRICES_AS_OF, monthly_cost, prices
+from ..cost import PRICES_AS_OF, io_requests_of, monthly_cost, prices
 from ..volumes import VOLUME_TYPES
-from ._plan import MODIFICATION_RULE, modify_volume_plan
+from ._plan import MODIFICATION_RULE, check_recent_modifications, modify_volume_plan
 
 if TYPE_CHECKING:
     from .. import k8s
@@ -106,9 +105,7 @@ def run_cost(args: argparse.Namespace) -> Tuple[str, int]:
     from ..fio.prediction import volume_from_spec
 
     p = prices(args.region)
-    n = args.io_requests_per_month
-    if not (math.isfinite(n) and n >= 0):
-        raise ValueError(f"--io-requests-per-month {n!r}: expected a number of requests >= 0")
+    n = io_requests_of(args.io_requests_per_month, "--io-requests-per-month")
     costs = [monthly_cost(volume_from_spec(s), p, io_requests_per_month=n, spec=s) for s in args.specs]
     if args.output_format == "json":
         doc = {
@@ -196,8 +193,10 @@ def run_advise(args: argparse.Namespace) -> Tuple[str, int]:
     """The ``ebssim advise`` report and exit status."""
     from .. import k8s
     from ._advisor import BatchJob, advise
+    from ._alarms import warning_minutes_of
 
     prices(args.region)  # an unknown region fails before any work
+    alarm_minutes = warning_minutes_of(args.alarm_minutes, "--alarm-minutes")
     volumes, claims = read_inputs(args.inputs)
     if args.volume_id:
         unknown = [v for v in args.volume_id if v not in volumes]
@@ -205,6 +204,14 @@ def run_advise(args: argparse.Namespace) -> Tuple[str, int]:
             raise ValueError(f"--volume-id {', '.join(unknown)}: not among the INPUTs' volumes ({', '.join(volumes)})")
         volumes = {v: volumes[v] for v in args.volume_id}
         claims = [c for c in claims if c.volume_id in volumes]
+    recent: Dict[str, int] = {}
+    for item in args.recent_modifications:
+        vid, eq, n = item.partition("=")
+        if not eq or not n.isdigit():
+            raise ValueError(f"--recent-modifications {item!r}: expected VOLUME_ID=N, N a whole number")
+        recent[vid] = int(n)
+    # Before the replays: a count for a volume the advice does not hold is a typo, not a no-op.
+    recent = check_recent_modifications(recent, list(volumes), "--recent-modifications")
     if args.queries and not args.metrics:
         raise ValueError("--queries needs --metrics")
     metrics = _metrics(args.metrics, args.queries) if args.metrics else None
@@ -215,14 +222,8 @@ def run_advise(args: argparse.Namespace) -> Tuple[str, int]:
         instance=args.instance,
         headroom_pct=args.headroom,
         job=BatchJob(minutes=args.job_minutes, io_size=args.job_io_size),
-        alarm_minutes=args.alarm_minutes,
+        alarm_minutes=alarm_minutes,
     )
-    recent: Dict[str, int] = {}
-    for item in args.recent_modifications:
-        vid, eq, n = item.partition("=")
-        if not eq or not n.isdigit():
-            raise ValueError(f"--recent-modifications {item!r}: expected VOLUME_ID=N, N a whole number")
-        recent[vid] = int(n)
     plan = modify_volume_plan(fleet, recent_modifications=recent)
     manifests, patches = k8s.advice_manifests(claims, {v.volume_id: v.advice.volume for v in fleet.volumes})
     if args.output_format == "json":

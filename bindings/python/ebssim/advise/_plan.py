@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, List, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..volumes import Volume
 
@@ -53,6 +53,24 @@ def _arguments(volume_id: str, current: Volume, target: Volume) -> List[str]:
     return args
 
 
+def check_recent_modifications(
+    recent: Mapping[str, Any], known: Sequence[str], field: str = "recent_modifications"
+) -> Dict[str, int]:
+    """``recent`` as modifications by volume: each a whole number >= 0 of one of the ``known``
+    volumes (a count for a volume the plan does not hold would be ignored: a typo in an id would
+    hide the warning it was given for)."""
+    for vid, n in recent.items():
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise ValueError(f"{field}[{vid!r}]={n!r} must be a whole number of modifications >= 0")
+    unknown = sorted(str(v) for v in recent if v not in known)
+    if unknown:
+        which = "which are" if len(unknown) > 1 else "which is"
+        raise ValueError(
+            f"{field} names {', '.join(unknown)}, {which} not among the volumes ({', '.join(known) or 'none'})"
+        )
+    return dict(recent)
+
+
 def modify_volume_plan(
     changes: Union["FleetAdvice", Iterable[Tuple[str, Volume, Volume]]],
     *,
@@ -68,6 +86,8 @@ def modify_volume_plan(
     recent_modifications : dict of str to int, optional
         Modifications each volume already had in the last 24 hours: a plan that would take a
         volume past :data:`MAX_MODIFICATIONS_PER_24H` is warned about (:data:`MODIFICATION_RULE`).
+        Each must be a volume of ``changes`` (of the fleet, changed or not): another id is a
+        ValueError naming it and the known ones.
 
     Examples
     --------
@@ -87,10 +107,8 @@ def modify_volume_plan(
         items = [(v.volume_id, v.current.volume, v.advice.volume) for v in changes.volumes if v.changes]
     else:
         items = list(changes)
-    recent = dict(recent_modifications or {})
-    for vid, n in recent.items():
-        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
-            raise ValueError(f"recent_modifications[{vid!r}]={n!r} must be a whole number of modifications >= 0")
+    known = [v.volume_id for v in changes.volumes] if isinstance(changes, FleetAdvice) else [vid for vid, *_ in items]
+    recent = check_recent_modifications(recent_modifications or {}, known)
     planned: dict[str, int] = {}
     arguments: List[List[str]] = []
     for vid, current, target in items:
