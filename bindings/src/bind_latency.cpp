@@ -13,6 +13,7 @@ using namespace ebssim;
 
 void bind_latency(py::module_& m) {
     m.attr("default_service_shape") = default_service_shape;
+    m.attr("max_service_time_s") = max_service_time_s;
     m.def(
         "latency_quantiles",
         [](const InArray& mean_latency_s, const InArray& completions, double service_time_s, const InArray& quantiles,

@@ -68,8 +68,10 @@ void bind_workload(py::module_& m) {
     py::class_<ClosedLoop>(m, "ClosedLoop")
         .def(py::init([](double in_flight, double io_bytes, double read_fraction, bool sequential,
                          double service_time_s, double think_time_s, double counted_per_io) {
-                 return ClosedLoop{in_flight,      io_bytes,     read_fraction, pattern_of(sequential),
-                                   service_time_s, think_time_s, counted_per_io};
+                 ClosedLoop c{in_flight,      io_bytes,     read_fraction, pattern_of(sequential),
+                              service_time_s, think_time_s, counted_per_io};
+                 validate_workload(Workload{c}, 0);  // refused when built, not when first run
+                 return c;
              }),
              py::arg("in_flight"), py::arg("io_bytes"), py::arg("read_fraction") = 1.0, py::arg("sequential") = false,
              py::arg("service_time_s") = unset, py::arg("think_time_s") = 0.0, py::arg("counted_per_io") = unset)

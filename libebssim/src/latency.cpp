@@ -22,6 +22,29 @@ void check_steps(std::span<const double> mean_latency_s, std::span<const double>
                                       completions.size()));
     }
     detail::require_positive(service_time_s, "service_time_s");
+    // One branch-free pass decides whether any step is wrong; only then a second finds the first
+    // for the message. Completions are finite and >= 0; a mean latency is NaN (nothing completed:
+    // the step is skipped) or finite and >= 0.
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    bool ok = true;
+    for (std::size_t k = 0; k < completions.size(); ++k) {
+        const double w = completions[k];
+        const double m = mean_latency_s[k];
+        ok &= (w >= 0) & (w < inf) & (((m >= 0) & (m < inf)) | std::isnan(m));
+    }
+    if (!ok) {
+        for (std::size_t k = 0; k < completions.size(); ++k) {
+            const double w = completions[k];
+            const double m = mean_latency_s[k];
+            if (!(w >= 0 && w < inf)) {
+                throw ConfigError(fmt::format("completions[{}]={} must be a finite number >= 0", k, w));
+            }
+            if (!(std::isnan(m) || (m >= 0 && m < inf))) {
+                throw ConfigError(fmt::format(
+                    "mean_latency_s[{}]={} must be a finite number >= 0 (NaN: nothing completed in the step)", k, m));
+            }
+        }
+    }
     detail::require_positive(shape, "shape");
     if (shape > max_service_shape) {
         throw ConfigError(
@@ -40,8 +63,7 @@ LatencyMoments latency_moments(std::span<const double> mean_latency_s, std::span
     auto step_mean = [&](std::size_t k, double& w) {
         w = completions[k];
         const double m = mean_latency_s[k];
-        if (w < 0) throw ConfigError(fmt::format("completions[{}]={} must be >= 0", k, w));
-        if (!(w > 0) || !std::isfinite(m)) w = 0;
+        if (!(w > 0) || std::isnan(m)) w = 0;
         return std::max(m, service_time_s);
     };
     double n = 0, sum = 0;
@@ -84,8 +106,7 @@ std::vector<double> latency_quantiles(std::span<const double> mean_latency_s, st
     for (std::size_t k = 0; k < completions.size(); ++k) {
         const double w = completions[k];
         const double m = mean_latency_s[k];
-        if (w < 0) throw ConfigError(fmt::format("completions[{}]={} must be >= 0", k, w));
-        if (!(w > 0) || !std::isfinite(m)) continue;
+        if (!(w > 0) || std::isnan(m)) continue;
         const double wait = std::max(0.0, m - service_time_s);
         Component& c = bins[std::lround(200.0 * std::log1p(wait / service_time_s))];
         c.weight += w;

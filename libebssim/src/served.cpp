@@ -145,7 +145,9 @@ constexpr int block_max = 256;
             const double cap_cnt = std::min(burst_cap, pool);
             const double cap_bytes = c > 0 ? tput_hi : tput_lo;
             for (int i = j0; i < m; ++i) {
-                const bool kept = (cnt[i] <= cap_cnt) & !(0.0 + b[i] > cap_bytes) & (!full | (pool - cnt[i] >= cap));
+                // !over_limit() of both, written out so that the loop vectorises.
+                const bool kept = (cnt[i] <= cap_cnt * throttle_tie) & !(0.0 + b[i] > cap_bytes * throttle_tie) &
+                                  (!full | (pool - cnt[i] >= cap));
                 flag[i] = kept ? 0 : 1;
             }
             const void* f = std::memchr(flag + j0, 1, static_cast<std::size_t>(m - j0));
@@ -170,7 +172,7 @@ constexpr int block_max = 256;
                     const double pool = c + earned;
                     const double cap_cnt = std::min(burst_cap, pool);
                     const double cap_bytes = c > 0 ? tput_hi : tput_lo;
-                    if (!(cnt[j] <= cap_cnt) || 0.0 + b[j] > cap_bytes) {
+                    if (!(cnt[j] <= cap_cnt * throttle_tie) || over_limit(0.0 + b[j], cap_bytes)) {
                         stop = true;
                         break;
                     }

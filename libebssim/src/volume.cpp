@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "ebssim/error.hpp"
+#include "ebssim/latency.hpp"
 #include "ebssim/units.hpp"
 #include "validate.hpp"
 
@@ -135,11 +136,18 @@ void fill_service_time(const VolumeSpec& s, VolumeParams& p, double default_late
     double transfer = std::isnan(s.transfer_mib_s) ? default_transfer_mib_s : s.transfer_mib_s;
     require_finite(latency_ms, "latency_ms");
     require_finite(transfer, "transfer_mib_s");
-    if (latency_ms <= 0) {
-        throw ConfigError(fmt::format("latency_ms={} must be > 0 (unloaded service time)", latency_ms));
+    if (!(latency_ms > 0 && latency_ms <= max_service_time_s * 1e3)) {
+        throw ConfigError(
+            fmt::format("latency_ms={} must be > 0 and at most {:g} ms (the unloaded service time; "
+                        "max_service_time_s={:g})",
+                        latency_ms, max_service_time_s * 1e3, max_service_time_s));
     }
-    if (transfer <= 0) {
-        throw ConfigError(fmt::format("transfer_mib_s={} must be > 0", transfer));
+    // A 1 MiB I/O's transfer may take at most max_service_time_s.
+    if (!(transfer >= 1.0 / max_service_time_s)) {
+        throw ConfigError(
+            fmt::format("transfer_mib_s={} must be at least {:g} MiB/s (a 1 MiB I/O in at most "
+                        "max_service_time_s={:g} s)",
+                        transfer, 1.0 / max_service_time_s, max_service_time_s));
     }
     p.latency_s = latency_ms / 1e3;
     p.transfer_bytes_s = transfer * units::MiB;

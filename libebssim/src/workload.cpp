@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "ebssim/error.hpp"
+#include "ebssim/latency.hpp"
 #include "validate.hpp"
 
 namespace ebssim {
@@ -22,8 +23,11 @@ void check_read_fraction(double rf) {
 }
 
 void check_service_time(double st) {
-    if (std::isnan(st)) return;  // default
-    require_positive(st, "service_time_s");
+    if (std::isnan(st)) return;                   // default
+    if (!(st > 0 && st <= max_service_time_s)) {  // also infinity
+        throw ConfigError(
+            fmt::format("service_time_s={} must be > 0 and at most max_service_time_s={:g} s", st, max_service_time_s));
+    }
 }
 
 void check_one(double x, std::size_t i, std::string_view field) {
@@ -59,7 +63,12 @@ void validate_trace(std::span<const double> ops, std::span<const double> bytes) 
 namespace {
 // The I/O of a closed loop: size, mix, service time, counting.
 void check_closed_io(const ClosedLoop& c) {
-    require_positive(c.io_bytes, "io_bytes");
+    require_finite(c.io_bytes, "io_bytes");
+    // A mean size may be fractional (a mix of sizes), but no I/O is smaller than a byte.
+    if (!(c.io_bytes >= 1)) {
+        throw ConfigError(
+            fmt::format("io_bytes={} must be at least 1 byte (an I/O moves at least one byte)", c.io_bytes));
+    }
     if (c.io_bytes > 1024.0 * 1024.0 * 1024.0) {
         throw ConfigError(fmt::format("io_bytes={} exceeds the 1 GiB limit on one I/O", c.io_bytes));
     }
@@ -136,15 +145,9 @@ void validate_workload(const Workload& w, std::int64_t n_steps, bool check_value
     }
     if (const auto* c = std::get_if<ClosedLoop>(&w)) {
         require_positive(c->in_flight, "in_flight");
-        require_positive(c->io_bytes, "io_bytes");
-        if (c->io_bytes > 1024.0 * 1024.0 * 1024.0) {
-            throw ConfigError(fmt::format("io_bytes={} exceeds the 1 GiB limit on one I/O", c->io_bytes));
-        }
-        check_read_fraction(c->read_fraction);
-        check_service_time(c->service_time_s);
+        check_closed_io(*c);
         require_finite(c->think_time_s, "think_time_s");
         if (c->think_time_s < 0) throw ConfigError(fmt::format("think_time_s={} must be >= 0", c->think_time_s));
-        if (!std::isnan(c->counted_per_io)) require_positive(c->counted_per_io, "counted_per_io");
     } else if (const auto* o = std::get_if<OpenLoop>(&w)) {
         if (o->ops.size() != o->bytes.size()) {
             throw ConfigError(fmt::format("ops has {} steps but bytes has {}: the arrays must have the same length",

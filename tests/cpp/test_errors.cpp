@@ -166,6 +166,54 @@ TEST_CASE("service-time model parameters must be positive and finite") {
     CHECK(contains(volume_error(t), "transfer_mib_s"));
 }
 
+TEST_CASE("service times are at most max_service_time_s = 10 s") {
+    // latency_ms up to 10,000 ms; a 1 MiB transfer in at most 10 s: transfer_mib_s >= 0.1.
+    VolumeSpec s = gp3_spec(100);
+    s.latency_ms = 10000;
+    CHECK(volume_error(s) == "<no ConfigError>");
+    for (double ms : {10000.001, 1e300}) {
+        CAPTURE(ms);
+        s.latency_ms = ms;
+        const std::string msg = volume_error(s);
+        CHECK(contains(msg, "latency_ms="));
+        CHECK(contains(msg, "at most 10000 ms"));
+    }
+    VolumeSpec t = gp2_spec(100);
+    t.transfer_mib_s = 0.1;
+    CHECK(volume_error(t) == "<no ConfigError>");
+    t.transfer_mib_s = 0.09;
+    CHECK(contains(volume_error(t), "transfer_mib_s=0.09 must be at least 0.1 MiB/s"));
+    ClosedLoop w = closed_loop(8, 4096);
+    w.service_time_s = 10;
+    CHECK(run_error(w, 1) == "<no ConfigError>");
+    for (double st : {10.5, 1e300}) {
+        CAPTURE(st);
+        w.service_time_s = st;
+        CHECK(contains(run_error(w, 1), "at most max_service_time_s=10 s"));
+    }
+    const std::vector<double> ops = {1};
+    const std::vector<double> bytes = {4096};
+    OpenLoop o = open_loop(ops, bytes);
+    o.service_time_s = 11;
+    CHECK(contains(run_error(o, 1), "service_time_s=11"));
+}
+
+TEST_CASE("an I/O moves at least one byte (a mean size may be fractional)") {
+    for (double b : {0.5, 0.999, 1e-300}) {
+        CAPTURE(b);
+        CHECK(contains(run_error(closed_loop(4, b), 1), "must be at least 1 byte"));
+        PhasedClosedLoop ph;
+        ph.loop = closed_loop(4, b);
+        const std::vector<double> users = {4};
+        const std::vector<double> think = {0};
+        ph.in_flight = users;
+        ph.think_time_s = think;
+        CHECK(contains(run_error(ph, 1), "io_bytes="));
+    }
+    CHECK(run_error(closed_loop(4, 1), 1) == "<no ConfigError>");
+    CHECK(run_error(closed_loop(4, 1.5), 1) == "<no ConfigError>");
+}
+
 TEST_CASE("unknown volume type name") {
     CHECK_THROWS_AS(parse_volume_type("gp4"), ConfigError);
     CHECK_THROWS_AS(parse_volume_type(""), ConfigError);

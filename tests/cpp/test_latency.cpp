@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -298,13 +299,13 @@ TEST_SUITE("latency") {
         }
     }
 
-    TEST_CASE("latency_quantiles: NaN means and zero- or NaN-weight steps are skipped") {
+    TEST_CASE("latency_quantiles: NaN means and zero-weight steps are skipped") {
         const double s = st_4k;
         const double mean = 32.0 / 3000.0;
         const Vec ref = latency_quantiles(Vec{mean}, Vec{3000.0}, s, five_q);
         // Extra steps that complete nothing (latency NaN, as the engine reports them), a zero-weight
-        // step with a huge mean, and a step whose weight is NaN.
-        const Vec got = latency_quantiles(Vec{NaN, mean, 5.0, NaN, 7.0}, Vec{0.0, 3000.0, 0.0, 12.0, NaN}, s, five_q);
+        // step with a huge mean, and a NaN mean with a weight. (A NaN weight is an error: below.)
+        const Vec got = latency_quantiles(Vec{NaN, mean, 5.0, NaN}, Vec{0.0, 3000.0, 0.0, 12.0}, s, five_q);
         for (std::size_t i = 0; i < five_q.size(); ++i) {
             CAPTURE(five_q[i]);
             CHECK(got[i] == near(ref[i], 1e-12));
@@ -412,6 +413,27 @@ TEST_SUITE("latency") {
               std::string::npos);
         CHECK(config_error_message([&] { (void)latency_moments(Vec{s}, Vec{1.0}, s, 0.0); }).find("shape=0") !=
               std::string::npos);
+    }
+
+    TEST_CASE("latency_quantiles and latency_moments: completions finite and >= 0, a mean latency NaN or >= 0") {
+        const double s = 0.001;
+        const double inf = std::numeric_limits<double>::infinity();
+        const double nan = std::nan("");
+        const std::vector<double> q = {0.5};
+        auto message = [&](const Vec& m, const Vec& c) {
+            const std::string a = config_error_message([&] { (void)latency_moments(m, c, s); });
+            const std::string b = config_error_message([&] { (void)latency_quantiles(m, c, s, q); });
+            CHECK(a == b);
+            return a;
+        };
+        CHECK(message(Vec{s, s}, Vec{1.0, nan}).find("completions[1]=nan must be a finite number >= 0") !=
+              std::string::npos);
+        CHECK(message(Vec{s, s}, Vec{inf, 1.0}).find("completions[0]=inf") != std::string::npos);
+        CHECK(message(Vec{s, -s}, Vec{1.0, 1.0}).find("mean_latency_s[1]=-0.001 must be a finite number >= 0") !=
+              std::string::npos);
+        CHECK(message(Vec{inf, s}, Vec{1.0, 1.0}).find("mean_latency_s[0]=inf") != std::string::npos);
+        // A NaN mean (nothing completed in the step) is skipped, whatever its weight says.
+        CHECK(latency_moments(Vec{s, nan}, Vec{1.0, 3.0}, s).mean_s == near(s));
     }
 
 }  // TEST_SUITE

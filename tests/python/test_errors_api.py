@@ -249,6 +249,62 @@ def test_latency_helpers_check_their_arguments(fn, kwargs, field):
 
 
 @pytest.mark.parametrize(
+    "lat, done, field",
+    [
+        ([0.001, 0.001], [1.0, NAN], r"completions\[1\]=nan must be a finite number >= 0"),
+        ([0.001, 0.001], [INF, 1.0], r"completions\[0\]=inf must be a finite number >= 0"),
+        ([0.001, 0.001], [1.0, -2.0], r"completions\[1\]=-2 must be a finite number >= 0"),
+        ([0.001, -0.001], [1.0, 1.0], r"mean_latency_s\[1\]=-0.001 must be a finite number >= 0"),
+        ([INF, 0.001], [1.0, 1.0], r"mean_latency_s\[0\]=inf must be a finite number >= 0"),
+    ],
+)
+@pytest.mark.parametrize("fn", ["latency_moments", "latency_quantiles"])
+def test_latency_helpers_refuse_bad_steps(fn, lat, done, field):
+    # The core's rule (latency.cpp): a count of completions is finite and >= 0, a mean latency NaN
+    # (nothing completed) or finite and >= 0; NaN counts were skipped before, negative means read
+    # as the service time.
+    with raises(field):
+        if fn == "latency_moments":
+            latency_moments(lat, done, 0.0005)
+        else:
+            latency_quantiles(lat, done, 0.0005, [0.5])
+
+
+def test_latency_helpers_skip_steps_without_completions():
+    # NaN means (the engine's "nothing completed") are skipped: only the 0.002 s step counts, so
+    # the mean is 0.002 s (wait 0.0015 s plus the 0.0005 s mean service time).
+    mean, _ = latency_moments([NAN, 0.002], [3.0, 5.0], 0.0005)
+    assert mean == pytest.approx(0.002, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "make, field",
+    [
+        (lambda: gp2(100, latency_ms=1e300), r"latency_ms=1e\+300 must be > 0 and at most 10000 ms"),
+        (lambda: gp2(100, latency_ms=10000.5), r"latency_ms=10000.5 must be > 0 and at most 10000 ms"),
+        (lambda: ebssim.Volume("st1", 500, transfer_mib_s=0.05), r"transfer_mib_s=0.05 must be at least 0.1 MiB/s"),
+        (lambda: ClosedLoop(4, "4k", service_time_ms=1e300), r"service_time_ms=1e\+300 must be > 0 and at most 10000"),
+        (lambda: ClosedLoop(4, 0.5), r"io_bytes=0.5 must be at least 1 byte"),
+        (lambda: ClosedLoop(4, 0.999), r"io_bytes=0.999 must be at least 1 byte"),
+    ],
+)
+def test_service_times_and_io_sizes_have_limits(make, field):
+    # max_service_time_s = 10 s (latency.hpp): a volume's latency_ms, a workload's own service
+    # time, a 1 MiB transfer (transfer_mib_s >= 1 MiB / 10 s); an I/O is at least one byte.
+    assert ebssim._core.max_service_time_s == 10.0
+    with raises(field):
+        make()
+
+
+def test_service_times_and_io_sizes_at_their_limits_are_accepted():
+    assert gp2(100, latency_ms=10000).latency_ms == 10000
+    assert ClosedLoop(4, 1).io_bytes == 1
+    assert ClosedLoop(4, 1.5).io_bytes == 1.5  # a mean size of a mix may be fractional
+    r = simulate(gp2(100), ClosedLoop(1, "4k", service_time_ms=10000), 20.0)
+    assert r.totals.served_ops == pytest.approx(2.0, rel=1e-12)  # one I/O per 10 s
+
+
+@pytest.mark.parametrize(
     "iops, field",
     [([NAN, 100.0], r"iops\[0\]=nan"), ([100.0, -1.0], r"iops\[1\]=-1"), ([INF], r"iops\[0\]=inf"), ("x", "iops='x'")],
 )

@@ -249,6 +249,43 @@ def test_piecewise_change_not_on_a_step_and_after_the_end() -> None:
         simulate(ebssim.gp2(100), w)
 
 
+@pytest.mark.parametrize("record", [False, True], ids=["totals", "recorded"])
+def test_both_limits_met_at_once_bind_the_iops_limit_jumped_or_stepped(record: bool) -> None:
+    # io1 at 295 IOPS caps throughput at 295 x 256 KiB = 73.75 MiB/s: 256 KiB I/Os at 442.5 a
+    # second ask both limits for 1.5x what they allow, so both bind at f = 2/3 and the backlog
+    # grows by 147.5 I/Os a second. The tie goes to the IOPS limit in every step, however the
+    # backlog's bytes per I/O round (before the rounding margin, one stepped step of 117 went to
+    # the throughput limit, and the jump, which predicts the stretch, said none).
+    vol = ebssim.Volume("io1", 10, iops=295)
+    dt, n = 0.001, 117
+    w = OpenLoop.piecewise([0.0], [442.5], "256k")
+    runs = [simulate(vol, w, n * dt, dt=dt, record=record, jump=j) for j in (True, False)]
+    for r in runs:
+        assert list(r.totals.steps_bound) == [0, n, 0, 0, 0, 0]
+        assert r.totals.served_ops == pytest.approx(295 * n * dt, rel=1e-12)
+        assert r.totals.backlog_ops == pytest.approx(147.5 * n * dt, rel=1e-12)
+    assert_same_run(*runs)
+
+
+@pytest.mark.parametrize("record", [False, True], ids=["totals", "recorded"])
+def test_a_backlog_that_drains_to_exactly_the_cap_is_served_in_full_jumped_or_stepped(record: bool) -> None:
+    # io1 at 144 IOPS serves 0.144 I/Os per 1 ms step. 288 IOPS arrive in steps 2-9: the
+    # backlog grows by 0.144 a step to 1.152, then drains by 0.144 a step with no arrivals, and
+    # in step 17 what is queued is exactly one step's cap: it is served in full (demand-bound),
+    # whether the backlog got there by 15 subtractions (stepped) or by one multiplication
+    # (jumped), which round differently. Steps 0, 1 (nothing arrives) and 17 are demand-bound,
+    # 2-16 IOPS-bound; nothing is left at the end.
+    vol = ebssim.Volume("io1", 10, iops=144)
+    dt, n = 0.001, 18
+    w = OpenLoop.piecewise([0, 0.002, 0.010], [0, 288, 0], "4k")
+    runs = [simulate(vol, w, n * dt, dt=dt, record=record, jump=j) for j in (True, False)]
+    for r in runs:
+        assert list(r.totals.steps_bound) == [3, 15, 0, 0, 0, 0]
+        assert r.totals.served_ops == pytest.approx(288 * 0.008, rel=1e-12)
+        assert r.totals.backlog_ops == pytest.approx(0.0, abs=1e-12)
+    assert_same_run(*runs)
+
+
 def test_jump_flag_is_checked() -> None:
     with pytest.raises(ValueError, match="jump"):
         simulate(ebssim.gp2(100), Idle(), 10, jump="yes")  # type: ignore[arg-type]

@@ -432,6 +432,7 @@ def run_many(
 # bind_latency.cpp
 
 default_service_shape: Final[float]
+max_service_time_s: Final[float]
 
 def latency_quantiles(
     mean_latency_s: npt.ArrayLike,

@@ -39,7 +39,8 @@ def latency_quantiles(
 
     ``mean_latency_s[k]`` and ``completions[k]`` per step (steps that complete nothing, or have
     NaN latency, drop out; NaN for every quantile when nothing completed); ``service_time_s`` the
-    unloaded service time. Raises ValueError on bad input, naming the argument.
+    unloaded service time. A completion count is finite and >= 0, a mean latency NaN or finite
+    and >= 0. Raises ValueError on bad input, naming the argument (and the step).
     """
     return _core.latency_quantiles(
         *_steps(mean_latency_s, completions, service_time_s, shape)[:3],

@@ -64,8 +64,10 @@ def _service_time_s(service_time_ms: Optional[float]) -> float:
     if service_time_ms is None:
         return math.nan
     st = real(service_time_ms, "service_time_ms", "a number of ms")
-    if not math.isfinite(st) or st <= 0:
-        raise ValueError(f"service_time_ms={service_time_ms!r} must be a positive, finite number of ms")
+    # The core's bound (max_service_time_s), stated here in the unit the caller wrote.
+    limit_ms = _core.max_service_time_s * 1e3
+    if not 0 < st <= limit_ms:  # also NaN and infinity
+        raise ValueError(f"service_time_ms={service_time_ms!r} must be > 0 and at most {limit_ms:g} ms")
     return st / 1e3
 
 

@@ -16,6 +16,11 @@
 
 namespace ebssim {
 
+/// Longest unloaded service time accepted, seconds (a volume's latency_ms, a workload's own
+/// service time, the transfer time of a 1 MiB I/O): ten seconds is far beyond any device's, and
+/// above it a typo (ms given as us, 1e300) would make every result meaningless.
+inline constexpr double max_service_time_s = 10.0;
+
 /// Default gamma shape of the service-time distribution.
 inline constexpr double default_service_shape = 4.0;
 /// Largest shape accepted: coefficient of variation 1/sqrt(1e6) = 0.001, a service time that is
@@ -43,10 +48,11 @@ LatencyMoments latency_moments(std::span<const double> mean_latency_s, std::span
                                double service_time_s, double shape = default_service_shape);
 
 /// Quantiles (each in 0..1) of the latency of the I/Os completed over a run, seconds.
-/// `mean_latency_s[k]` and `completions[k]` per step (NaN or zero-weight steps are skipped);
+/// `mean_latency_s[k]` and `completions[k]` per step (steps whose mean is NaN or that complete
+/// nothing are skipped; a completion count is finite and >= 0, a mean NaN or finite and >= 0);
 /// `service_time_s` the unloaded service time s. Quantile 0 is the smallest wait; quantile 1
-/// is read as 1 - 1e-12 (the gamma tail has no end). Throws ConfigError on bad input (negative completions
-/// included); returns NaN for every quantile when nothing completed.
+/// is read as 1 - 1e-12 (the gamma tail has no end). Throws ConfigError on bad input; returns
+/// NaN for every quantile when nothing completed.
 std::vector<double> latency_quantiles(std::span<const double> mean_latency_s, std::span<const double> completions,
                                       double service_time_s, std::span<const double> quantiles,
                                       double shape = default_service_shape);
