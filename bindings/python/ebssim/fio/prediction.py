@@ -35,6 +35,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 import numpy.typing as npt
 
+from .._outputs import input_at
 from ..burst import closed_loop_rate
 from ..instances import Instance
 from ..latency import closed_loop_latency_s, latency_moments, latency_quantiles
@@ -447,13 +448,20 @@ def predict(
     ------
     ValueError
         A job that cannot be simulated (:class:`FioJobError`, naming file, line and option), a
-        log path outside ``log_dir``, or a run too large to simulate: the work is estimated before
-        the simulation starts, and a run needing more than :data:`~ebssim.fio.cost.MAX_JOB_STEPS`
-        job-steps, :data:`~ebssim.fio.cost.MAX_VOLUME_STEPS` volume-steps,
-        :data:`~ebssim.fio.cost.MAX_LOG_ROWS` log rows or :data:`~ebssim.fio.cost.MAX_JOB_EVENTS`
-        job-events is refused with the figure and the way out (a coarser
-        ``dt``, shorter jobs, fewer jobs).
+        log path outside ``log_dir`` or one that is an input (a RUN's job file or include, by
+        device and inode: checked before anything is written), or a run too large to simulate:
+        the work is estimated before the simulation starts, and a run needing more than
+        :data:`~ebssim.fio.cost.MAX_JOB_STEPS` job-steps, :data:`~ebssim.fio.cost.MAX_VOLUME_STEPS`
+        volume-steps, :data:`~ebssim.fio.cost.MAX_LOG_ROWS` log rows or
+        :data:`~ebssim.fio.cost.MAX_JOB_EVENTS` job-events is refused with the figure and the way
+        out (a coarser ``dt``, shorter jobs, fewer jobs).
     """
+    jobsets, labels = _parse_runs(runs)
+    return _predict(jobsets, labels, volumes, instance, dt, log_dir, allow_outside_log_paths)
+
+
+def _parse_runs(runs: Sequence[Union[PathLike, FioJobSet]]) -> Tuple[List[FioJobSet], List[str]]:
+    """The runs parsed, and their labels (``ebssim fio`` parses them first, to check its ``--output``)."""
     jobsets: List[FioJobSet] = []
     labels: List[str] = []
     for r in runs:
@@ -468,6 +476,24 @@ def predict(
                     raise FioJobError(f"RUN {str(r)!r}: {e}") from None
                 raise
             labels.append(str(r))
+    return jobsets, labels
+
+
+def _input_files(jobsets: Sequence[FioJobSet]) -> List[str]:
+    """Every file the runs were read from (job files and their includes): nothing may be written over them."""
+    return [f for js in jobsets for f in js.input_files]
+
+
+def _predict(
+    jobsets: List[FioJobSet],
+    labels: List[str],
+    volumes: Mapping[str, Volume],
+    instance: Union[Instance, str, None],
+    dt: Optional[float],
+    log_dir: Optional[PathLike],
+    allow_outside_log_paths: bool,
+) -> FioPrediction:
+    """:func:`predict` of parsed runs."""
     if not volumes:
         raise ValueError("no --volume given: every job's filename must match a simulated volume")
     targets = list(volumes)
@@ -487,8 +513,9 @@ def predict(
         clones_by_run.append(clones)
 
     # Log paths are checked before anything is simulated, so that a refused path costs nothing.
+    inputs = _input_files(jobsets)
     logs_by_run: List[Dict[int, Dict[str, List[str]]]] = [
-        {j.thread_number: _log_paths(j, log_dir, allow_outside_log_paths) for j in js.jobs}
+        {j.thread_number: _log_paths(j, log_dir, allow_outside_log_paths, inputs) for j in js.jobs}
         if log_dir is not None
         else {}
         for js in jobsets
@@ -704,12 +731,13 @@ def _summarise(members: List[_Clone], dt: float, label: str, *, weighted: bool) 
     )
 
 
-def _log_paths(job: FioJob, log_dir: PathLike, allow_outside: bool) -> Dict[str, List[str]]:
+def _log_paths(job: FioJob, log_dir: PathLike, allow_outside: bool, inputs: Sequence[str]) -> Dict[str, List[str]]:
     """Where each of the job's logs goes, by kind (one path per clone, or one shared path).
 
     A name that is absolute or leaves ``log_dir`` (``..``, or a symbolic link out of it) is
     refused unless ``allow_outside``: fio would write there, but job files are downloaded and
-    run by people who did not read them.
+    run by people who did not read them. A log that would be written over one of ``inputs``
+    (the runs' job files and includes; a job file named like its own log) is always refused.
     """
     base = os.fspath(log_dir)
     real_base = os.path.realpath(base)
@@ -737,6 +765,16 @@ def _log_paths(job: FioJob, log_dir: PathLike, allow_outside: bool) -> Dict[str,
                     f"job {job.name!r}: log file {path!r}: directory {folder!r} does not exist",
                     source=job.source or None,
                     line=job.line,
+                )
+            overwritten = input_at(path, inputs)
+            if overwritten is not None:
+                option = next(o for o, kinds in LOG_OPTIONS.items() if kind in kinds)
+                raise FioJobError(
+                    f"job {job.name!r}: {option}={getattr(job, option)} writes the log {path!r}, which is the input "
+                    f"{overwritten!r}: writing it would overwrite it; choose another log name or --log-dir",
+                    source=job.source or None,
+                    line=job.line,
+                    key=option,
                 )
             if os.path.exists(path) and not os.path.isfile(path):
                 raise FioJobError(
