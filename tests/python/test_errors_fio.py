@@ -8,6 +8,7 @@ Inputs are real fio output (tests/data), mutated in the test where the case need
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Dict, List, Tuple
 
@@ -15,7 +16,7 @@ import ebssim
 import ebssim.fit
 import pytest
 from ebssim.cli import main
-from ebssim.fio import predict
+from ebssim.fio import parse_volume_spec, predict, volume_from_spec
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 FIO = DATA / "fio"
@@ -149,3 +150,69 @@ def test_fio_log_dir_and_no_logs_exclude_each_other(
     (tmp_path / "job.fio").write_text(JOB)
     result = _cli(capsys, "fio", "--volume", VOLUME, "--log-dir", log_dir, "--no-logs", "job.fio")
     _one_error_line(result, "--no-logs: not allowed with argument --log-dir")
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. The volume SPEC: ASCII digits, an optional decimal part, an optional unit
+# ---------------------------------------------------------------------------------------------
+
+BAD_SPECS = [
+    ("gp2:size=1_000", "size='1_000'"),
+    ("gp2:size=\uff11\uff10\uff10", "size='\uff11\uff10\uff10'"),  # full-width 100
+    ("gp2:size=+100", "size='+100'"),
+    ("gp2:size=-1", "size='-1'"),
+    ("gp2:size=1e3", "size='1e3'"),
+    ("gp2:size=inf", "size='inf'"),
+    ("gp2:size=nan", "size='nan'"),
+    ("gp2:size=0x64", "size='0x64'"),
+    ("gp2:size= 100", "size=' 100'"),
+    ("gp2:size=100.", "size='100.'"),
+    ("gp2:size=.5", "size='.5'"),
+    ("gp2:size=", "size=''"),
+    ("gp2:size=100TiB", "size='100TiB'"),  # not the key's unit
+    ("gp3:iops=3000GiB", "iops='3000GiB'"),
+    ("gp2:,", "empty key=value item"),
+    ("gp2:", "empty key=value item"),
+    ("gp2:size=100,", "empty key=value item"),
+    ("gp2:=100", "empty key"),
+]
+
+
+@pytest.mark.parametrize(("spec", "named"), BAD_SPECS)
+def test_spec_number_grammar(spec: str, named: str) -> None:
+    with pytest.raises(ValueError) as info:
+        volume_from_spec(spec)
+    message = str(info.value)
+    assert message.startswith(f"SPEC {spec!r}: "), message
+    assert named in message
+    assert "e.g." in message  # the accepted form is shown
+    with pytest.raises(ValueError, match=re.escape(f"--volume '/dev/x={spec}'")):
+        parse_volume_spec(f"/dev/x={spec}")
+
+
+@pytest.mark.parametrize(("spec", "named"), BAD_SPECS)
+@pytest.mark.parametrize("command", ["fio", "cost", "advise"])
+def test_spec_number_grammar_cli(
+    spec: str,
+    named: str,
+    command: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    if command == "fio":
+        (tmp_path / "job.fio").write_text(JOB)
+        args = ["fio", "--volume", f"/dev/x={spec}", "job.fio"]
+    else:
+        args = [command, "--region", "us-east-1", spec]
+    _one_error_line(_cli(capsys, *args), spec, named)
+
+
+def test_spec_units_are_the_keys_own() -> None:
+    assert volume_from_spec("gp3:size=100GiB,iops=3000,throughput=250MiB/s") == ebssim.gp3(
+        100, iops=3000, throughput_mib_s=250
+    )
+    with_units = volume_from_spec("gp2:size=100GiB,burst_balance=50%,latency_ms=0.5ms")
+    assert with_units == volume_from_spec("gp2:size=100,burst_balance=50,latency_ms=0.5")
+    assert with_units.burst_balance_pct == 50 and with_units.latency_ms == 0.5
