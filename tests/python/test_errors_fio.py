@@ -7,16 +7,17 @@ Inputs are real fio output (tests/data), mutated in the test where the case need
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 import ebssim
 import ebssim.fit
 import pytest
 from ebssim.cli import main
-from ebssim.fio import parse_volume_spec, predict, volume_from_spec
+from ebssim.fio import parse_volume_spec, predict, read_json, volume_from_spec
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 FIO = DATA / "fio"
@@ -150,6 +151,124 @@ def test_fio_log_dir_and_no_logs_exclude_each_other(
     (tmp_path / "job.fio").write_text(JOB)
     result = _cli(capsys, "fio", "--volume", VOLUME, "--log-dir", log_dir, "--no-logs", "job.fio")
     _one_error_line(result, "--no-logs: not allowed with argument --log-dir")
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. read_json: the report's shape and its strings
+# ---------------------------------------------------------------------------------------------
+
+Edit = Callable[[Dict[str, Any]], None]
+
+
+def _drop(job: int, key: str) -> Edit:
+    def edit(d: Dict[str, Any]) -> None:
+        del d["jobs"][job][key]
+
+    return edit
+
+
+def _set(path: Tuple[Any, ...], value: Any) -> Edit:
+    def edit(d: Dict[str, Any]) -> None:
+        node: Any = d
+        for k in path[:-1]:
+            node = node[k]
+        node[path[-1]] = value
+
+    return edit
+
+
+def _add_key(path: Tuple[Any, ...], key: str) -> Edit:
+    def edit(d: Dict[str, Any]) -> None:
+        node: Any = d
+        for k in path:
+            node = node[k]
+        node[key] = 1
+
+    return edit
+
+
+# (fixture, edit, words the message must hold)
+BAD_REPORTS: Dict[str, Tuple[Path, Edit, Tuple[str, ...]]] = {
+    "read missing": (MIX, _drop(0, "read"), ("jobs[0]", "'randrw_mix70'", "no 'read' object")),
+    "write missing": (MIX, _drop(0, "write"), ("jobs[0]", "no 'write' object")),
+    "trim missing": (MIX, _drop(0, "trim"), ("jobs[0]", "no 'trim' object")),
+    "unified=both without read": (UNIFIED, _drop(0, "read"), ("jobs[0]", "'uni_both'", "no 'read' object")),
+    "bins a list": (
+        JSONPLUS,
+        _set(("jobs", 0, "read", "clat_ns", "bins"), [[1000, 3]]),
+        ("jobs[0].read.clat_ns.bins", "'jsonplus_qd8'", "expected an object"),
+    ),
+    "bins a number": (JSONPLUS, _set(("jobs", 0, "read", "clat_ns", "bins"), 7), ("clat_ns.bins", "is 7")),
+    "percentile a list": (
+        MIX,
+        _set(("jobs", 0, "read", "clat_ns", "percentile"), [1, 2]),
+        ("jobs[0].read.clat_ns.percentile", "expected an object"),
+    ),
+    "negative timestamp_ms": (MIX, _set(("timestamp_ms",), -1), ("timestamp_ms", "-1", ">= 0")),
+    "negative timestamp": (MIX, _set(("timestamp",), -1), ("key timestamp ", "-1", ">= 0")),
+    "timestamp_ms a string": (MIX, _set(("timestamp_ms",), "1796014200946"), ("timestamp_ms", "whole number")),
+    "jobname a number": (MIX, _set(("jobs", 0, "jobname"), 7), ("jobs[0].jobname", "expected a string")),
+    "surrogate in jobname": (MIX, _set(("jobs", 0, "jobname"), "\ud800"), ("jobs[0].jobname", "lone surrogate")),
+    "surrogate in hostname": (MIX, _set(("jobs", 0, "hostname"), "a\udfff"), ("jobs[0].hostname", "lone surrogate")),
+    "surrogate disk_util key": (UNIFIED, _add_key(("disk_util", 0), "\ud800"), ("disk_util[0]", "lone surrogate")),
+    "surrogate in job options": (
+        MIX,
+        _set(("jobs", 0, "job options"), {"rw": "\udc80"}),
+        ("jobs[0].job options.rw", "lone surrogate"),
+    ),
+    "surrogate global option key": (
+        MIX,
+        _add_key(("global options",), "\ud834"),
+        ("global options", "lone surrogate"),
+    ),
+    "surrogate in fio version": (MIX, _set(("fio version",), "fio-\ud800"), ("fio version", "lone surrogate")),
+}
+
+
+def _bad_report(name: str) -> Tuple[bytes, Tuple[str, ...]]:
+    path, edit, needles = BAD_REPORTS[name]
+    doc = json.loads(path.read_text())
+    edit(doc)
+    # ensure_ascii: a lone surrogate is written as fio never would, as a \ud800 escape.
+    return json.dumps(doc, ensure_ascii=True).encode(), needles
+
+
+@pytest.mark.parametrize("name", sorted(BAD_REPORTS))
+def test_read_json_refuses(name: str) -> None:
+    data, needles = _bad_report(name)
+    with pytest.raises(ValueError) as info:
+        read_json(data)
+    for n in needles:
+        assert n in str(info.value), (n, str(info.value))
+    str(info.value).encode("utf-8")  # the message itself can be printed
+
+
+@pytest.mark.parametrize("name", sorted(BAD_REPORTS))
+def test_read_json_refuses_through_fit_cli(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data, needles = _bad_report(name)
+    (tmp_path / "report.json").write_bytes(data)
+    monkeypatch.chdir(tmp_path)
+    _one_error_line(_cli(capsys, "fit", "report.json"), "report.json", *needles)
+
+
+def test_read_json_disk_util_surrogate_reproducer() -> None:
+    with pytest.raises(ValueError, match=r"<bytes>: a key in disk_util\[0\] holds a lone surrogate"):
+        _ = read_json(b'{"jobs":[],"disk_util":[{"\\ud800":1}]}').disk_util
+
+
+@pytest.mark.parametrize("path", sorted(FIO.glob("*/*.json")) + sorted(FIT.glob("*/*.json")), ids=lambda p: p.name)
+def test_every_real_report_still_reads(path: Path) -> None:
+    res = read_json(path)
+    assert len(res.jobs) > 0
+    assert res.raw["timestamp_ms"] > 0
+
+
+def test_unified_mixed_alone_still_reads() -> None:
+    res = read_json(UNIFIED)
+    mixed = res.jobs[res.jobs["jobname"] == "uni_mixed"]
+    assert list(mixed["direction"]) == ["mixed"]
 
 
 # ---------------------------------------------------------------------------------------------
