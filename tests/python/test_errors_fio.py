@@ -17,7 +17,7 @@ import ebssim
 import ebssim.fit
 import pytest
 from ebssim.cli import main
-from ebssim.fio import parse_volume_spec, predict, read_json, volume_from_spec
+from ebssim.fio import parse_job_file, parse_volume_spec, predict, read_json, volume_from_spec
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 FIO = DATA / "fio"
@@ -269,6 +269,35 @@ def test_unified_mixed_alone_still_reads() -> None:
     res = read_json(UNIFIED)
     mixed = res.jobs[res.jobs["jobname"] == "uni_mixed"]
     assert list(mixed["direction"]) == ["mixed"]
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. Job files with a UTF-8 byte-order mark: refused as fio refuses them, the mark named visibly
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["job file", "included file"])
+@pytest.mark.parametrize("surface", ["python", "cli"])
+def test_job_file_with_bom(
+    where: str, surface: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    if where == "job file":
+        (tmp_path / "job.fio").write_bytes(b"\xef\xbb\xbf" + JOB.encode())
+        named = "job.fio:1"
+    else:
+        (tmp_path / "inc.fio").write_bytes(b"\xef\xbb\xbfrw=randread\n")
+        (tmp_path / "job.fio").write_text("[x]\nfilename=/dev/x\ninclude inc.fio\nruntime=1\ntime_based\n")
+        named = "inc.fio:1"
+    if surface == "python":
+        with pytest.raises(ValueError) as info:
+            parse_job_file("job.fio")
+        message = str(info.value)
+    else:
+        message = _one_error_line(_cli(capsys, "fio", "--volume", VOLUME, "job.fio"))
+    assert named in message
+    assert "byte-order mark (U+FEFF)" in message
+    assert "\ufeff" not in message
 
 
 # ---------------------------------------------------------------------------------------------

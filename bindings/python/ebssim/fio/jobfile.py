@@ -59,9 +59,18 @@ def _split_sections(
     Any section whose name starts with ``global`` is a global section, as in fio.
     ``budget`` (a one-element list) holds the bytes that includes may still read; the path of
     every included file read is appended to ``read``.
+
+    A file that starts with a UTF-8 byte-order mark is refused, as fio refuses it: fio reads the
+    mark's three bytes as part of the first line, which is then neither a comment nor a section
+    header (``option <...> outside of [] job section``).
     """
     if budget is None:
         budget = _new_budget(len(text))
+    if text.startswith("\ufeff"):
+        raise _Loc(source, 1).error(
+            "the file starts with a UTF-8 byte-order mark (U+FEFF), which fio refuses (it reads the mark as part "
+            "of the first line); save the file as UTF-8 without a byte-order mark"
+        )
     sections: List[_Section] = []
     current = into
     for lineno, raw in enumerate(text.splitlines(), start=1):
