@@ -364,3 +364,45 @@ def test_spec_units_are_the_keys_own() -> None:
     with_units = volume_from_spec("gp2:size=100GiB,burst_balance=50%,latency_ms=0.5ms")
     assert with_units == volume_from_spec("gp2:size=100,burst_balance=50,latency_ms=0.5")
     assert with_units.burst_balance_pct == 50 and with_units.latency_ms == 0.5
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. ebssim fit: logs of several jobs alone; --bin bounded by the log's span
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("surface", ["python", "cli"])
+def test_fit_refuses_logs_of_two_jobs_alone(surface: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # Two jobs of two fio runs, both thread 1: a_iops.1.log and b_iops.1.log.
+    logs = [str(FIT / "03_gp2_invocations" / n) for n in ("a_iops.1.log", "b_iops.1.log")]
+    needles = ("logs of 2 jobs", "a.1", "b.1", "without a job file or JSON")
+    if surface == "python":
+        with pytest.raises(ValueError) as info:
+            ebssim.fit.fit(logs)
+        assert all(n in str(info.value) for n in needles), str(info.value)
+    else:
+        _one_error_line(_cli(capsys, "fit", *logs), *needles)
+
+
+def _span_s(log: Path) -> float:
+    return max(int(line.split(",")[0]) for line in log.read_text().splitlines()) / 1e3
+
+
+@pytest.mark.parametrize("bin_s", [1e-12, 5e-7])
+@pytest.mark.parametrize("surface", ["python", "cli"])
+def test_fit_bin_is_bounded(bin_s: float, surface: str, capsys: pytest.CaptureFixture[str]) -> None:
+    src = FIT / "02_gp2_perio"
+    span = _span_s(src / "perio_iops.1.log")  # the first job's per-I/O log: 10 s at 3,000 IOPS
+    limit = 10_000_000
+    assert span / bin_s > limit
+    if surface == "python":
+        with pytest.raises(ValueError) as info:
+            ebssim.fit.fit([str(src)], type="gp2", bin_s=bin_s)
+        message = str(info.value)
+    else:
+        message = _one_error_line(_cli(capsys, "fit", "--bin", repr(bin_s), str(src)))
+    assert "perio_iops.1.log" in message
+    assert f"--bin (bin_s) {bin_s!r} s" in message
+    assert f"{span:g} s" in message and "10,000,000" in message
+    smallest = float(message.rsplit("use --bin ", 1)[1].split()[0])
+    assert span / limit <= smallest <= 1.01 * span / limit  # the smallest bin that would do, rounded up
