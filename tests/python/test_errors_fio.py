@@ -222,6 +222,9 @@ BAD_REPORTS: Dict[str, Tuple[Path, Edit, Tuple[str, ...]]] = {
         ("global options", "lone surrogate"),
     ),
     "surrogate in fio version": (MIX, _set(("fio version",), "fio-\ud800"), ("fio version", "lone surrogate")),
+    "fio version a number": (MIX, _set(("fio version",), 3.33), ("'fio version' is 3.33", "expected a string")),
+    "disk_util an object": (UNIFIED, _set(("disk_util",), {"name": "vda"}), ("disk_util is", "expected a list")),
+    "disk_util holding a string": (UNIFIED, _set(("disk_util",), ["vda"]), ("disk_util is", "expected a list")),
 }
 
 

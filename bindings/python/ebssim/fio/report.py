@@ -492,7 +492,13 @@ def parse_json(data: Mapping[str, Any], *, source: str = "<dict>", all_direction
     raw = dict(data)
     jobs = _jobs_list(raw, source)
     fio_version = raw.get("fio version")
-    fio_version = str(fio_version) if fio_version is not None else None
+    if fio_version is not None and not isinstance(fio_version, str):
+        raise ValueError(f"{source}: key 'fio version' is {_shown(fio_version)}: expected a string such as 'fio-3.33'")
+    disk_util = raw.get("disk_util")
+    if disk_util is not None and not (isinstance(disk_util, list) and all(isinstance(r, dict) for r in disk_util)):
+        raise ValueError(
+            f"{source}: key disk_util is {_shown(disk_util)}: expected a list of disk objects, as fio writes it"
+        )
     version = _parse_version(fio_version) if fio_version and _VERSION_RE.search(fio_version) else None
     jobs_key = "jobs" if "jobs" in raw else "client_stats"
     for key in ("timestamp", "timestamp_ms"):
