@@ -18,6 +18,7 @@ MODULES = [
     "ebssim",
     "ebssim._lazy",
     "ebssim._limits",
+    "ebssim._outputs",
     "ebssim._pickle",
     "ebssim._repr",
     "ebssim._units",

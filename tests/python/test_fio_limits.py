@@ -315,7 +315,7 @@ def test_internal_error_is_one_line(cli: Any, monkeypatch: pytest.MonkeyPatch) -
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise ZeroDivisionError("float division by zero")
 
-    monkeypatch.setattr(fio_prediction, "predict", broken)
+    monkeypatch.setattr(fio_prediction, "_predict", broken)  # what ebssim fio calls
     monkeypatch.delenv("EBSSIM_DEBUG", raising=False)
     line = one_line_error(cli("fio", "--volume", GP3, f"{RR} --runtime=1"), "internal error", "ZeroDivisionError")
     assert "bug" in line and "EBSSIM_DEBUG=1" in line
@@ -330,7 +330,7 @@ def test_keyboard_interrupt_exits_130(cli: Any, monkeypatch: pytest.MonkeyPatch)
     def interrupted(*args: Any, **kwargs: Any) -> Any:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(fio_prediction, "predict", interrupted)
+    monkeypatch.setattr(fio_prediction, "_predict", interrupted)  # what ebssim fio calls
     rc, out, err = cli("fio", "--volume", GP3, f"{RR} --runtime=1")
     assert (rc, out, err) == (130, "", "ebssim: interrupted\n")
 
@@ -678,7 +678,7 @@ def test_to_pandas_has_read_jsons_columns() -> None:
 
 
 def test_cli_shows_each_warning_once_on_one_line(cli: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = fio_prediction.predict
+    real = fio_prediction._predict
 
     def warns(*args: Any, **kwargs: Any) -> Any:
         for _ in range(3):
@@ -686,7 +686,7 @@ def test_cli_shows_each_warning_once_on_one_line(cli: Any, monkeypatch: pytest.M
         warnings.warn("something else", UserWarning, stacklevel=1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(fio_prediction, "predict", warns)
+    monkeypatch.setattr(fio_prediction, "_predict", warns)  # what ebssim fio calls
     rc, out, err = cli("fio", "--volume", GP3, f"{RR} --runtime=1")
     assert rc == 0
     assert out.startswith("j: (groupid=0")

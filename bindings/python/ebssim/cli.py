@@ -43,7 +43,8 @@ def _one_line(text: str) -> str:
 
 
 def _fio(args: argparse.Namespace) -> int:
-    from .fio.prediction import parse_volume_spec, predict
+    from ._outputs import check_output
+    from .fio.prediction import _input_files, _parse_runs, _predict, parse_volume_spec
 
     volumes = {}
     for v in args.volume:
@@ -53,17 +54,13 @@ def _fio(args: argparse.Namespace) -> int:
         volumes[target] = vol
     if args.dt is not None and not (math.isfinite(args.dt) and args.dt > 0):
         raise ValueError(f"--dt {args.dt!r}: expected a positive, finite number of seconds")
-    log_dir = None if args.no_logs else args.log_dir
+    log_dir = None if args.no_logs else ("." if args.log_dir is None else args.log_dir)
     if log_dir is not None and not os.path.isdir(log_dir):
         raise ValueError(f"--log-dir {log_dir!r}: not a directory")
-    pred = predict(
-        args.runs,
-        volumes,
-        instance=args.instance,
-        dt=args.dt,
-        log_dir=log_dir,
-        allow_outside_log_paths=args.allow_outside_log_paths,
-    )
+    jobsets, labels = _parse_runs(args.runs)
+    if args.output:  # before anything is written: the logs are written by the simulation
+        check_output("--output", args.output, _input_files(jobsets))
+    pred = _predict(jobsets, labels, volumes, args.instance, args.dt, log_dir, args.allow_outside_log_paths)
     if args.output_format == "json":
         text = json.dumps(_clean(pred.to_json()), indent=2) + "\n"
     else:
@@ -109,7 +106,9 @@ def _parser() -> argparse.ArgumentParser:
     logs = fio.add_mutually_exclusive_group()
     logs.add_argument(
         "--log-dir",
-        default=".",
+        # None, not ".": argparse tells exclusive options apart from their defaults by identity,
+        # and "--log-dir ." passes the interned "." itself, so "--log-dir . --no-logs" went through.
+        default=None,
         metavar="DIR",
         help="write the jobs' write_iops_log/write_bw_log/write_lat_log files under DIR (default: the "
         "working directory); a log name that is absolute or leaves DIR ('..') is refused",

@@ -201,11 +201,13 @@ def parse_command_line(cmd: Union[str, Sequence[str]], *, cwd: Optional[PathLike
     for state in builder_jobs:
         builder.add(state, _CMDLINE, None)
     job_files: List[str] = []
+    read: List[str] = []
     budget = _new_budget()
     for n, (path, floc) in enumerate(files):
         full = path if base is None or os.path.isabs(path) else os.path.join(base, path)
         file_text = _read_text(full, floc, budget)
-        sections = _split_sections(file_text, path, os.path.dirname(full) or ".", budget=budget)
+        read.append(full)
+        sections = _split_sections(file_text, path, os.path.dirname(full) or ".", budget=budget, read=read)
         # fio resets the globals before every job file after the first (parse_options ->
         # fill_def_thread), and --section only filters the first file (fio 3.33, run).
         start = globals_ if n == 0 else _Draft()
@@ -227,6 +229,7 @@ def parse_command_line(cmd: Union[str, Sequence[str]], *, cwd: Optional[PathLike
         jobs=tuple(builder.jobs),
         source=text,
         job_files=tuple(job_files),
+        input_files=tuple(read),
         fio_options=fio_options,
         global_options=global_raw,
     )

@@ -391,6 +391,9 @@ class FioJobSet:
         The job file, or the command line as given.
     job_files : tuple of str
         Job files read (a job file itself, or those named on a command line).
+    input_files : tuple of str
+        Every file read to build the jobs, as opened: the job files and the files they
+        ``include``. :func:`ebssim.fio.predict` writes no log over any of them.
     fio_options : dict
         fio's own command-line options (``output``, ``output-format``, ``eta``, ...), accepted
         and recorded; they are not part of any job.
@@ -401,6 +404,7 @@ class FioJobSet:
     jobs: Tuple[FioJob, ...]
     source: str
     job_files: Tuple[str, ...] = ()
+    input_files: Tuple[str, ...] = ()
     fio_options: Dict[str, Optional[str]] = field(default_factory=dict)
     global_options: Dict[str, Optional[str]] = field(default_factory=dict)
 

@@ -48,6 +48,7 @@ def _split_sections(
     depth: int = 0,
     into: Optional[_Section] = None,
     budget: Optional[List[int]] = None,
+    read: Optional[List[str]] = None,
 ) -> List[_Section]:
     """fio's ``__parse_jobs_ini``: sections, ``key=value`` lines, comments, ``include``.
 
@@ -56,10 +57,20 @@ def _split_sections(
     dropped, blanks before ``=`` too, but not blanks after it (fio keeps them: see
     :func:`ebssim.fio.values.check_plain`).
     Any section whose name starts with ``global`` is a global section, as in fio.
-    ``budget`` (a one-element list) holds the bytes that includes may still read.
+    ``budget`` (a one-element list) holds the bytes that includes may still read; the path of
+    every included file read is appended to ``read``.
+
+    A file that starts with a UTF-8 byte-order mark is refused, as fio refuses it: fio reads the
+    mark's three bytes as part of the first line, which is then neither a comment nor a section
+    header (``option <...> outside of [] job section``).
     """
     if budget is None:
         budget = _new_budget(len(text))
+    if text.startswith("\ufeff"):
+        raise _Loc(source, 1).error(
+            "the file starts with a UTF-8 byte-order mark (U+FEFF), which fio refuses (it reads the mark as part "
+            "of the first line); save the file as UTF-8 without a byte-order mark"
+        )
     sections: List[_Section] = []
     current = into
     for lineno, raw in enumerate(text.splitlines(), start=1):
@@ -98,7 +109,11 @@ def _split_sections(
             except (OSError, ValueError) as exc:  # ValueError: not a regular file, too large, NUL in the name
                 why = exc.strerror if isinstance(exc, OSError) else str(exc)
                 raise loc.error(f"cannot read included job file {target!r}: {why}") from None
-            _split_sections(inc_text, path, os.path.dirname(path) or ".", depth=depth + 1, into=current, budget=budget)
+            if read is not None:
+                read.append(path)
+            _split_sections(
+                inc_text, path, os.path.dirname(path) or ".", depth=depth + 1, into=current, budget=budget, read=read
+            )
             continue
         if current is None:
             raise loc.error(f"option <{line}> outside of a [section]: job files start with [global] or [jobname]")
@@ -312,7 +327,8 @@ def parse_job_file(path_or_text: PathLike, *, source: Optional[str] = None) -> F
         text = _read_text(path, None, budget)
         base_dir = os.path.dirname(path) or "."
         files = (path,)
-    sections = _split_sections(text, name, base_dir, budget=budget)
+    read = list(files)
+    sections = _split_sections(text, name, base_dir, budget=budget, read=read)
     builder = _Builder(readonly=False)
     _run_sections(sections, _Draft(), builder, stonewall_first=False)
     if not builder.jobs:
@@ -321,5 +337,6 @@ def parse_job_file(path_or_text: PathLike, *, source: Optional[str] = None) -> F
         jobs=tuple(builder.jobs),
         source=name,
         job_files=files,
+        input_files=tuple(read),
         global_options=_raw_global_options(sections, {}),
     )

@@ -29,12 +29,14 @@ import dataclasses
 import html
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
 
+from .._outputs import input_at
 from ..burst import closed_loop_rate
 from ..instances import Instance
 from ..latency import closed_loop_latency_s, latency_moments, latency_quantiles
@@ -60,22 +62,27 @@ __all__ = [
 
 FloatArray = npt.NDArray[np.float64]
 
-# --volume SPEC keys -> Volume fields.
+# The SPEC grammar, in this one place: TYPE[:key=value,...], each value a number of ASCII
+# digits with an optional decimal part, optionally followed by its key's own unit. No sign,
+# exponent, digit separator or non-ASCII digit: float() would take "1_000", "+100", "1e3" and
+# full-width digits, and a SPEC that prices 1,000 GiB when 100 was meant must not pass.
+# --volume SPEC keys -> (Volume field, the unit a value may carry).
 _SPEC_KEYS = {
-    "size": "size_gib",
-    "iops": "iops",
-    "throughput": "throughput_mib_s",
-    "burst_balance": "burst_balance_pct",
-    "latency_ms": "latency_ms",
+    "size": ("size_gib", "GiB"),
+    "iops": ("iops", ""),
+    "throughput": ("throughput_mib_s", "MiB/s"),
+    "burst_balance": ("burst_balance_pct", "%"),
+    "latency_ms": ("latency_ms", "ms"),
 }
+_SPEC_NUMBER = re.compile(r"([0-9]+(?:\.[0-9]+)?)(.*)", re.ASCII | re.DOTALL)
+_SPEC_FORM = "TYPE[:key=value,...], e.g. gp3:size=100,iops=3000"
 
 
 def parse_volume_spec(arg: str) -> Tuple[str, Volume]:
     """``TARGET=TYPE[:key=value,...]`` -> (target, Volume).
 
-    Keys: ``size`` (GiB), ``iops``, ``throughput`` (MiB/s), ``burst_balance`` (percent),
-    ``latency_ms``. Omitted keys take AWS's defaults; invalid combinations raise ValueError
-    naming AWS's rule. The SPEC after ``=`` alone is :func:`volume_from_spec`.
+    The SPEC after ``=`` is read by :func:`volume_from_spec` (its grammar, keys and defaults);
+    invalid combinations raise ValueError naming AWS's rule.
     """
     if "=" not in arg:
         raise ValueError(f"--volume {arg!r}: expected TARGET=TYPE[:key=value,...], e.g. /dev/nvme1n1=gp3:size=100")
@@ -89,8 +96,11 @@ def volume_from_spec(spec: str) -> Volume:
     """A volume from a SPEC ``TYPE[:key=value,...]``, as ``ebssim fio --volume TARGET=SPEC`` reads it.
 
     Keys: ``size`` (GiB), ``iops``, ``throughput`` (MiB/s), ``burst_balance`` (percent),
-    ``latency_ms``. Omitted keys take the EC2 console's defaults for a new volume (the C++
-    type table); configurations AWS would reject are ValueErrors naming the SPEC and the rule.
+    ``latency_ms``. A value is ASCII digits with an optional decimal part, optionally followed
+    by its key's unit (``size=100GiB``, ``throughput=250MiB/s``, ``burst_balance=50%``,
+    ``latency_ms=0.5ms``); signs, exponents, ``_`` and non-ASCII digits are refused, and so are
+    empty items (``gp2:,``). Omitted keys take the EC2 console's defaults for a new volume (the
+    C++ type table); configurations AWS would reject are ValueErrors naming the SPEC and the rule.
 
     Examples
     --------
@@ -101,6 +111,10 @@ def volume_from_spec(spec: str) -> Volume:
     Traceback (most recent call last):
     ...
     ValueError: SPEC 'gp4:size=10': volume type 'gp4' is not one of gp2, gp3, io1, io2, st1, sc1, standard
+    >>> volume_from_spec("gp2:size=1_000")
+    Traceback (most recent call last):
+    ...
+    ValueError: SPEC 'gp2:size=1_000': size='1_000' is not a number: expected a finite number of ASCII digits ...
     """
     if not isinstance(spec, str):
         raise ValueError(f"SPEC {spec!r}: expected a string TYPE[:key=value,...], e.g. gp3:size=100")
@@ -136,26 +150,43 @@ def volume_spec(volume: Volume) -> str:
     return f"{volume.type}:{','.join(parts)}"
 
 
+def _spec_number(label: str, key: str, value: str) -> float:
+    """A SPEC value: ASCII digits, an optional decimal part, optionally the key's unit (size=100GiB)."""
+    unit = _SPEC_KEYS[key][1]
+    m = _SPEC_NUMBER.fullmatch(value)
+    number = float(m.group(1)) if m and m.group(2) in ("", unit) and len(m.group(1)) <= 64 else math.nan
+    if not math.isfinite(number):
+        shown = repr(value) if len(value) <= 64 else f"{value[:40]!r}... ({len(value)} characters)"
+        example = f"{key}=100" + (f" or {key}=100{unit}" if unit else "")
+        raise ValueError(
+            f"{label}: {key}={shown} is not a number: expected a finite number of ASCII digits with an optional "
+            f"decimal part{f' and optionally the unit {unit}' if unit else ''} (no sign, exponent or '_'), "
+            f"e.g. {example}"
+        )
+    return number
+
+
 def _from_spec(spec: str, label: str) -> Volume:
-    vtype, _, rest = spec.partition(":")
+    vtype, colon, rest = spec.partition(":")
     if vtype not in VOLUME_TYPES:
         raise ValueError(f"{label}: volume type {vtype!r} is not one of {', '.join(VOLUME_TYPES)}")
     kwargs: Dict[str, Any] = {}
-    for item in filter(None, rest.split(",")):
+    for item in rest.split(",") if colon else []:
         key, eq, value = item.partition("=")
+        if not item:
+            raise ValueError(
+                f"{label}: an empty key=value item (a ',' or ':' with nothing after it): expected {_SPEC_FORM}"
+            )
         if not eq:
-            raise ValueError(f"{label}: {item!r} is not key=value")
+            raise ValueError(f"{label}: {item[:64]!r} is not key=value: expected {_SPEC_FORM}")
+        if not key:
+            raise ValueError(f"{label}: {item[:64]!r} has an empty key before '=': expected {_SPEC_FORM}")
         if key not in _SPEC_KEYS:
-            raise ValueError(f"{label}: unknown key {key!r}; expected one of {', '.join(_SPEC_KEYS)}")
-        if _SPEC_KEYS[key] in kwargs:
+            raise ValueError(f"{label}: unknown key {key[:64]!r}; expected one of {', '.join(_SPEC_KEYS)}")
+        field_name = _SPEC_KEYS[key][0]
+        if field_name in kwargs:
             raise ValueError(f"{label}: key {key!r} is given twice; give each key once")
-        try:
-            number = float(value) if len(value) <= 64 else math.nan
-        except ValueError:
-            number = math.nan
-        if not math.isfinite(number):
-            raise ValueError(f"{label}: {key}={value[:64]!r} is not a number: expected a finite number")
-        kwargs[_SPEC_KEYS[key]] = number
+        kwargs[field_name] = _spec_number(label, key, value)
     # Omitted size and IOPS: the EC2 console's defaults for a new volume (the C++ type table).
     info = volume_types()[vtype]
     kwargs.setdefault("size_gib", info.default_size_gib)
@@ -447,13 +478,20 @@ def predict(
     ------
     ValueError
         A job that cannot be simulated (:class:`FioJobError`, naming file, line and option), a
-        log path outside ``log_dir``, or a run too large to simulate: the work is estimated before
-        the simulation starts, and a run needing more than :data:`~ebssim.fio.cost.MAX_JOB_STEPS`
-        job-steps, :data:`~ebssim.fio.cost.MAX_VOLUME_STEPS` volume-steps,
-        :data:`~ebssim.fio.cost.MAX_LOG_ROWS` log rows or :data:`~ebssim.fio.cost.MAX_JOB_EVENTS`
-        job-events is refused with the figure and the way out (a coarser
-        ``dt``, shorter jobs, fewer jobs).
+        log path outside ``log_dir`` or one that is an input (a RUN's job file or include, by
+        device and inode: checked before anything is written), or a run too large to simulate:
+        the work is estimated before the simulation starts, and a run needing more than
+        :data:`~ebssim.fio.cost.MAX_JOB_STEPS` job-steps, :data:`~ebssim.fio.cost.MAX_VOLUME_STEPS`
+        volume-steps, :data:`~ebssim.fio.cost.MAX_LOG_ROWS` log rows or
+        :data:`~ebssim.fio.cost.MAX_JOB_EVENTS` job-events is refused with the figure and the way
+        out (a coarser ``dt``, shorter jobs, fewer jobs).
     """
+    jobsets, labels = _parse_runs(runs)
+    return _predict(jobsets, labels, volumes, instance, dt, log_dir, allow_outside_log_paths)
+
+
+def _parse_runs(runs: Sequence[Union[PathLike, FioJobSet]]) -> Tuple[List[FioJobSet], List[str]]:
+    """The runs parsed, and their labels (``ebssim fio`` parses them first, to check its ``--output``)."""
     jobsets: List[FioJobSet] = []
     labels: List[str] = []
     for r in runs:
@@ -468,6 +506,24 @@ def predict(
                     raise FioJobError(f"RUN {str(r)!r}: {e}") from None
                 raise
             labels.append(str(r))
+    return jobsets, labels
+
+
+def _input_files(jobsets: Sequence[FioJobSet]) -> List[str]:
+    """Every file the runs were read from (job files and their includes): nothing may be written over them."""
+    return [f for js in jobsets for f in js.input_files]
+
+
+def _predict(
+    jobsets: List[FioJobSet],
+    labels: List[str],
+    volumes: Mapping[str, Volume],
+    instance: Union[Instance, str, None],
+    dt: Optional[float],
+    log_dir: Optional[PathLike],
+    allow_outside_log_paths: bool,
+) -> FioPrediction:
+    """:func:`predict` of parsed runs."""
     if not volumes:
         raise ValueError("no --volume given: every job's filename must match a simulated volume")
     targets = list(volumes)
@@ -487,8 +543,9 @@ def predict(
         clones_by_run.append(clones)
 
     # Log paths are checked before anything is simulated, so that a refused path costs nothing.
+    inputs = _input_files(jobsets)
     logs_by_run: List[Dict[int, Dict[str, List[str]]]] = [
-        {j.thread_number: _log_paths(j, log_dir, allow_outside_log_paths) for j in js.jobs}
+        {j.thread_number: _log_paths(j, log_dir, allow_outside_log_paths, inputs) for j in js.jobs}
         if log_dir is not None
         else {}
         for js in jobsets
@@ -704,12 +761,13 @@ def _summarise(members: List[_Clone], dt: float, label: str, *, weighted: bool) 
     )
 
 
-def _log_paths(job: FioJob, log_dir: PathLike, allow_outside: bool) -> Dict[str, List[str]]:
+def _log_paths(job: FioJob, log_dir: PathLike, allow_outside: bool, inputs: Sequence[str]) -> Dict[str, List[str]]:
     """Where each of the job's logs goes, by kind (one path per clone, or one shared path).
 
     A name that is absolute or leaves ``log_dir`` (``..``, or a symbolic link out of it) is
     refused unless ``allow_outside``: fio would write there, but job files are downloaded and
-    run by people who did not read them.
+    run by people who did not read them. A log that would be written over one of ``inputs``
+    (the runs' job files and includes; a job file named like its own log) is always refused.
     """
     base = os.fspath(log_dir)
     real_base = os.path.realpath(base)
@@ -737,6 +795,16 @@ def _log_paths(job: FioJob, log_dir: PathLike, allow_outside: bool) -> Dict[str,
                     f"job {job.name!r}: log file {path!r}: directory {folder!r} does not exist",
                     source=job.source or None,
                     line=job.line,
+                )
+            overwritten = input_at(path, inputs)
+            if overwritten is not None:
+                option = next(o for o, kinds in LOG_OPTIONS.items() if kind in kinds)
+                raise FioJobError(
+                    f"job {job.name!r}: {option}={getattr(job, option)} writes the log {path!r}, which is the input "
+                    f"{overwritten!r}: writing it would overwrite it; choose another log name or --log-dir",
+                    source=job.source or None,
+                    line=job.line,
+                    key=option,
                 )
             if os.path.exists(path) and not os.path.isfile(path):
                 raise FioJobError(

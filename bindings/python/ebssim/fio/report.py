@@ -50,6 +50,7 @@ MAX_JSON_BYTES = 256 << 20
 MAX_JSON_DEPTH = 64
 
 _JSON_DIRECTIONS = ("read", "write", "trim", "mixed")
+_SPLIT_DIRECTIONS = ("read", "write", "trim")
 _BARE_NAN_RE = re.compile(r"(:\s*)(-?nan|-?inf)\b", re.IGNORECASE)
 _NON_FINITE = {"nan": "NaN", "-nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
 
@@ -202,8 +203,31 @@ def _raw_decode(decoder: json.JSONDecoder, text: str, start: int, label: str) ->
         ) from None
 
 
-def _check_depth(obj: Any, label: str) -> None:
-    """Refuse documents nested deeper than MAX_JSON_DEPTH, naming the deepest key path found.
+def _has_surrogate(text: str) -> bool:
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _string_problem(text: str, kind: str) -> Optional[str]:
+    """Why a key or string of the document cannot be taken, or None."""
+    if _has_surrogate(text):
+        return (
+            f"holds a lone surrogate ({kind} {ascii(text[:40])}): not Unicode text; fio writes UTF-8 and never a "
+            f"\\ud800-\\udfff escape"
+        )
+    return None
+
+
+def _check_document(obj: Any, label: str) -> None:
+    """Refuse documents nested deeper than MAX_JSON_DEPTH, naming the deepest key path found, and
+    keys or strings that are not Unicode text (a lone surrogate from a ``\\ud800`` escape, which
+    pandas and every writer would later fail on) or keys that are not strings (a dict given to
+    :func:`parse_json` that no JSON text decodes to), naming the key path.
 
     Iterative, so the check itself cannot exhaust the stack; each container is visited once.
     """
@@ -221,9 +245,22 @@ def _check_depth(obj: Any, label: str) -> None:
             )
         items = node.items() if isinstance(node, dict) else enumerate(node)
         for k, v in items:
+            if isinstance(node, dict):
+                if not isinstance(k, str):
+                    raise ValueError(
+                        f"{label}: key {ascii(k)[:40]} in {path or '(top)'} is a {type(k).__name__}: JSON object keys "
+                        f"are strings"
+                    )
+                why = _string_problem(k, "key")
+                if why is not None:
+                    raise ValueError(f"{label}: a key in {path or '(top)'} {why}")
+            key = f"{path}[{k}]" if isinstance(node, list) else (f"{path}.{k}" if path else str(k))
             if isinstance(v, (dict, list)):
-                key = f"{path}[{k}]" if isinstance(node, list) else (f"{path}.{k}" if path else str(k))
                 stack.append((v, key[:200], depth + 1))
+            elif isinstance(v, str):
+                why = _string_problem(v, "value")
+                if why is not None:
+                    raise ValueError(f"{label}: key {key[:200]} {why}")
 
 
 def _decode_json(text: str, label: str) -> Tuple[Dict[str, Any], List[str]]:
@@ -311,6 +348,12 @@ _KIND_RULES = {
 }
 
 
+def _shown(value: Any) -> str:
+    """A JSON value for a message: short, and ASCII (a lone surrogate cannot be printed)."""
+    text = ascii(value)
+    return text if len(text) <= 40 else f"{text[:30]}... ({len(text)} characters)"
+
+
 def _checked(value: Any, kind: str, where: str) -> float:
     """A JSON number checked against ``kind`` (see :meth:`_Where.num`); ints stay ints."""
     ok = _is_number(value)
@@ -326,8 +369,7 @@ def _checked(value: Any, kind: str, where: str) -> float:
         elif kind == "latency":
             ok = math.isnan(v) or (math.isfinite(v) and v >= 0)
     if not ok:
-        shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:30]}... ({len(repr(value))} characters)"
-        raise ValueError(f"{where} is {shown}: expected {_KIND_RULES[kind]}")
+        raise ValueError(f"{where} is {_shown(value)}: expected {_KIND_RULES[kind]}")
     if isinstance(value, float) and kind == "count":
         return int(value)
     return float(value) if isinstance(value, float) else int(value)
@@ -356,6 +398,11 @@ def _latency_fields(
             row[f"{metric}_{stat}_ns"] = math.nan if empty or math.isnan(v) else v * scale
         row[f"{metric}_n"] = n
         pct = lat.get("percentile")
+        if pct is not None and not isinstance(pct, dict):
+            raise ValueError(
+                f"{where.label}: key {w.path}.percentile is {_shown(pct)}: expected an object of percentile -> "
+                f"latency, as fio writes it"
+            )
         if isinstance(pct, dict):
             for pkey, pval in pct.items():
                 try:
@@ -441,13 +488,22 @@ def parse_json(data: Mapping[str, Any], *, source: str = "<dict>", all_direction
 
     if not isinstance(data, Mapping):
         raise ValueError(f"{source}: not fio JSON output: expected an object, got {type(data).__name__}")
-    _check_depth(data, source)
+    _check_document(data, source)
     raw = dict(data)
     jobs = _jobs_list(raw, source)
     fio_version = raw.get("fio version")
-    fio_version = str(fio_version) if fio_version is not None else None
+    if fio_version is not None and not isinstance(fio_version, str):
+        raise ValueError(f"{source}: key 'fio version' is {_shown(fio_version)}: expected a string such as 'fio-3.33'")
+    disk_util = raw.get("disk_util")
+    if disk_util is not None and not (isinstance(disk_util, list) and all(isinstance(r, dict) for r in disk_util)):
+        raise ValueError(
+            f"{source}: key disk_util is {_shown(disk_util)}: expected a list of disk objects, as fio writes it"
+        )
     version = _parse_version(fio_version) if fio_version and _VERSION_RE.search(fio_version) else None
     jobs_key = "jobs" if "jobs" in raw else "client_stats"
+    for key in ("timestamp", "timestamp_ms"):
+        if key in raw:  # seconds and ms since the epoch: fit places separate runs by timestamp_ms
+            _checked(raw[key], "count", f"{source}: key {key}")
 
     rows: List[Dict[str, Any]] = []
     bins: List[Dict[str, Any]] = []
@@ -456,6 +512,11 @@ def parse_json(data: Mapping[str, Any], *, source: str = "<dict>", all_direction
         where = f"{jobs_key}[{i}]"
         if "jobname" not in job:
             raise ValueError(f"{source}: missing key {where}.jobname (expected in every fio JSON job object)")
+        for key in ("jobname", "hostname"):
+            if key in job and not isinstance(job[key], str):
+                raise ValueError(
+                    f"{source}: key {where}.{key} is {_shown(job[key])}: expected a string, as fio writes it"
+                )
         job_options.append(_str_dict(job.get("job options"), f"{where}.'job options'", source))
         directions = [d for d in _JSON_DIRECTIONS if d in job]
         if not directions:
@@ -463,6 +524,17 @@ def parse_json(data: Mapping[str, Any], *, source: str = "<dict>", all_direction
                 f"{source}: {where} ({job['jobname']!r}) has no 'read', 'write', 'trim' or 'mixed' object "
                 f"(expected fio JSON per-job statistics)"
             )
+        # fio writes read, write and trim for every job, zeros when unused; only
+        # unified_rw_reporting=mixed replaces all three by 'mixed' (=both adds it to them).
+        split = [d for d in _SPLIT_DIRECTIONS if d in job]
+        if split or "mixed" not in job:
+            missing = [d for d in _SPLIT_DIRECTIONS if d not in job]
+            if missing:
+                raise ValueError(
+                    f"{source}: {where} ({job['jobname']!r}) has no {' or '.join(repr(d) for d in missing)} object: "
+                    f"fio writes read, write and trim for every job (zeros when unused), or 'mixed' alone with "
+                    f"unified_rw_reporting=mixed (was the report edited?)"
+                )
         wj = _Where(source, where)
         job_cols: Dict[str, Any] = {}
         for key, col in _JOB_KEYS:
@@ -509,7 +581,15 @@ def parse_json(data: Mapping[str, Any], *, source: str = "<dict>", all_direction
             rows.append(row)
             for metric, lat, scale in lats:
                 b = lat.get("bins")
-                if not isinstance(b, dict) or scale != 1:
+                if b is None:
+                    continue
+                if not isinstance(b, dict):
+                    key = f"{metric}_ns" if scale == 1 else metric
+                    raise ValueError(
+                        f"{source}: key {w.path}.{key}.bins (job {row['jobname']!r}, {ddir}) is {_shown(b)}: expected "
+                        f"an object of latency (ns) -> count, as fio's json+ writes it"
+                    )
+                if scale != 1:  # fio 2.x json+ bins are indices, not latencies: not read
                     continue
                 for k, count in b.items():
                     if not re.fullmatch(r"[0-9]{1,18}", k):

@@ -43,6 +43,11 @@ _LOG_RE = re.compile(r"^(?P<prefix>.+)_(?P<kind>iops|bw|lat|clat|slat|clat_hist)
 _SYNC = {"psync", "sync", "pvsync", "pvsync2", "vsync", "mmap", "null", "filecreate", "filestat", "filedelete"}
 #: Fewest windows a job needs for its level to be fitted.
 MIN_WINDOWS = 3
+#: Most bins a per-I/O log may be counted in (``--bin``/``bin_s``): checked from the log's time
+#: span before anything is allocated (a day at the default 0.1 s is 864,000 bins).
+MAX_LOG_BINS = 10_000_000
+#: Bin width for per-I/O logs when none is given, in seconds.
+DEFAULT_BIN_S = 0.1
 
 
 @dataclass
@@ -200,6 +205,12 @@ def _check_frame(df: pd.DataFrame, label: str) -> Tuple[str, str]:
     return col, kind
 
 
+def _round_up(x: float) -> str:
+    """``x`` rounded up to 3 significant digits, as text (a bin that surely fits the limit)."""
+    e = math.floor(math.log10(x)) - 2
+    return f"{math.ceil(x / 10.0**e) * 10.0**e:.3g}"
+
+
 def _log_windows(
     df: pd.DataFrame, label: str, window_ms: Optional[float], bin_s: Optional[float]
 ) -> Tuple[FloatArray, FloatArray, FloatArray, bool, Tuple[str, ...]]:
@@ -234,9 +245,17 @@ def _log_windows(
             ops = df[col].to_numpy(dtype=float)  # 1 per row
         else:
             ops = np.ones(len(df))
-        width = bin_s if bin_s else 0.1
+        width = bin_s if bin_s else DEFAULT_BIN_S
         end = float(t.max())
-        nb = max(1, int(math.ceil(end / width - 1e-9)))
+        need = end / width  # a float: a tiny bin must not overflow before the check
+        if need > MAX_LOG_BINS:
+            given = f"{width!r} s" if bin_s else f"{width!r} s (the default)"
+            raise ValueError(
+                f"{label}: --bin (bin_s) {given} would count this per-I/O log's {end:g} s in {need:.4g} bins, more "
+                f"than the limit of {MAX_LOG_BINS:,} ({__name__}.MAX_LOG_BINS); use --bin "
+                f"{_round_up(end / MAX_LOG_BINS)} or more"
+            )
+        nb = max(1, int(math.ceil(need - 1e-9)))
         edges = np.arange(nb + 1) * width
         idx = np.clip(np.ceil(t / width - 1e-9).astype(np.int64) - 1, 0, nb - 1)  # (k w, (k+1) w]
         counts = np.bincount(idx, weights=ops, minlength=nb)
@@ -506,7 +525,9 @@ def _jobs_of(inv: _Invocation, k: int, capture: Capture, bin_s: Optional[float])
             thread += per_entry
     else:
         keys = sorted(inv.logs)
-        if len({n for _, n in keys}) > 1:
+        # One job only (docs/fit.md): several logs, whatever their names, may be jobs that ran one
+        # after another or together, and each job would be given every log's rows.
+        if len(keys) > 1:
             raise ValueError(
                 f"logs of {len(keys)} jobs ({', '.join(f'{p}.{n}' for p, n in keys)}) without a job file or JSON "
                 f"report: cannot tell whether they ran one after another or together; give the job file or the JSON"
