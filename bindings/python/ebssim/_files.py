@@ -235,6 +235,7 @@ def _yaml_loader() -> Any:
     """
     from yaml.composer import Composer
     from yaml.constructor import SafeConstructor
+    from yaml.events import AliasEvent, ScalarEvent
     from yaml.resolver import Resolver
 
     parser: Any
@@ -264,7 +265,8 @@ def _yaml_loader() -> Any:
         def compose_node(self, parent: Any, index: Any) -> Any:
             self.depth += 1
             try:
-                if self.depth > MAX_NESTING:
+                # Levels of collections, as load_json counts brackets: a scalar inside the 100th is fine.
+                if self.depth > MAX_NESTING and not self.check_event(ScalarEvent, AliasEvent):
                     raise _TooDeep(self.peek_event().start_mark)
                 return Composer.compose_node(self, parent, index)
             finally:

@@ -490,6 +490,7 @@ def read_metric_statistics(
     if not isinstance(doc, Mapping) or not isinstance(doc.get("Datapoints"), (list, tuple)):
         raise ValueError(f"{name}: expected the output of {what}, a JSON object with a 'Datapoints' list")
     req: Mapping[str, Any] = {}
+    rname = name
     if request is not None:
         req, rname = _load(request, "the GetMetricStatistics request")
         if not isinstance(req, Mapping):
@@ -523,8 +524,9 @@ def read_metric_statistics(
         raise ValueError(
             f"{name}: get-metric-statistics output has no period: pass period= (the request's --period) or request="
         )
-    vid = _volume(found["volume_id"], name)
-    p = _period(found["period_s"], name)
+    # A value taken from the request file is named by that file.
+    vid = _volume(found["volume_id"], rname if volume_id is None and request is not None else name)
+    p = _period(found["period_s"], rname if period is None and request is not None else name)
     per_stat: Dict[str, Tuple[List[Any], List[float]]] = {}
     for i, dp in enumerate(doc["Datapoints"]):
         w = f"{name}: Datapoints[{i}]"
