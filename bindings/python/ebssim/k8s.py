@@ -329,8 +329,9 @@ def read_claims(*sources: Source) -> List[Claim]:
     Parameters
     ----------
     *sources : path, YAML text, dict or list
-        Manifest files (several documents each), YAML text (a string with a line break), or
-        parsed documents. Kinds other
+        Manifest files (several documents each; each a regular file, not a FIFO or device, of at
+        most :data:`MAX_MANIFEST_BYTES`, UTF-8), YAML text (a string with a line break), or
+        parsed documents. YAML may nest at most 100 levels (``ebssim._files.MAX_NESTING``). Kinds other
         than StorageClass, PersistentVolumeClaim, PersistentVolume and VolumeAttributesClass
         (Pods, Deployments, ...) are skipped, and so are claims of other provisioners.
 
@@ -338,7 +339,9 @@ def read_claims(*sources: Source) -> List[Claim]:
     -------
     list of Claim
         In the order of the claims, then the unclaimed volumes. Errors (ValueError) name the
-        file, the document and the rule: a claim without a size, an unknown parameter, a
+        file, the document and the rule (or the line, for YAML that does not read: a value its
+        tag does not fit such as ``!!int x``): a claim without a size, a ``spec``, ``spec.csi`` or
+        ``spec.capacity`` that is not a mapping, an unknown parameter, a
         StorageClass or VolumeAttributesClass that is not in the manifests, IOPS the driver
         would refuse, a volume whose type the manifests do not say.
     """

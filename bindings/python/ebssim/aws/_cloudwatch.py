@@ -266,7 +266,9 @@ def read_metric_data(
         merged or not), or a list of pages (``[page1, page2, ...]``, e.g. boto3 responses or
         ``--no-paginate`` runs), or several paths. A query's results are joined across pages by
         Id; each Id's last result must be ``Complete`` (``PartialData`` there: a page is
-        missing), and the last page may not hold a ``NextToken``.
+        missing), and the last page may not hold a ``NextToken``. A path (here and for every
+        reader) must be a regular file, not a FIFO or device, of at most
+        :data:`ebssim.aws.MAX_JSON_BYTES`, UTF-8 JSON nested at most 100 levels deep.
     queries : path, dict or list, optional
         The request's ``MetricDataQueries`` (a list, or the request holding them, as given to
         ``--metric-data-queries`` or ``--cli-input-json``): each result's Id then names the
@@ -579,7 +581,8 @@ def read_metrics_csv(path: Union[str, "PathLike[str]"], *, volume_id: Optional[s
     ``Stat``), ``Period`` (seconds), ``Unit``, ``Value``; the metrics DataFrame's own names
     (``metric``, ``period_s``, ...) work too, so ``metrics.to_csv(path, index=False)`` reads
     back. Every row needs every field: a row without unit or period is an error, as are the
-    checks of :func:`check_metrics`.
+    checks of :func:`check_metrics`. The file must be a regular file (not a FIFO or device) of
+    at most :data:`ebssim.aws.MAX_CSV_BYTES`, UTF-8.
     """
     import pandas as pd
 
