@@ -104,7 +104,8 @@ test-python: install
 # Fuzzing (atheris, the `fuzz` extra, installed on demand): each target in tests/fuzz/fuzz_fio.py
 # runs FUZZ_SECONDS, its corpus seeded from tests/data and kept in build/fuzz. Not part of `test`.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= jobfile cmdline json log hist predict
+FUZZ_TARGETS ?= jobfile cmdline json log hist predict \
+	volumes instances metric_data queries statistics request metrics_csv claims catalog_csv catalog_json
 
 $(VENV)/.fuzz-stamp: $(VENV)/.deps-stamp pyproject.toml scripts/requirements.py
 	@echo "ebssim: installing the fuzz extra into $(VENV)"

@@ -1,10 +1,12 @@
-"""Run the fio fuzz targets for a bounded time each, with corpora seeded from tests/data.
+"""Run the fuzz targets for a bounded time each, with corpora seeded from tests/data.
 
 Usage: python tests/fuzz/run.py [--seconds N] [--workdir DIR] [TARGET ...]
 
-Each target runs in its own process (``tests/fuzz/fuzz_fio.py TARGET``) for N seconds
+Each target runs in its own process (``tests/fuzz/fuzz_fio.py TARGET`` for the fio front end,
+``tests/fuzz/fuzz_readers.py TARGET`` for the aws, k8s and catalog readers) for N seconds
 (``FUZZ_SECONDS`` in the Makefile). Its corpus lives in ``DIR/TARGET/corpus`` (default
-``build/fuzz``), seeded from the repository's real fio files on every run and kept between runs;
+``build/fuzz``), seeded from the repository's real files (and, for the readers, the reproducers of
+issue 19) on every run and kept between runs;
 a crash, timeout or out-of-memory input is written to ``DIR/TARGET/`` and makes this script exit 1.
 Every input found that way becomes a regular test in tests/python.
 """
@@ -21,6 +23,67 @@ from typing import Dict, Iterable, List
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 HARNESS = Path(__file__).resolve().with_name("fuzz_fio.py")
+READERS_HARNESS = HARNESS.with_name("fuzz_readers.py")
+FIO_TARGETS = ["jobfile", "cmdline", "json", "log", "hist", "predict"]
+# tests/fuzz/fuzz_readers.py's targets: the real files of each (tests/data, the shipped catalog),
+# as globs under the repository.
+READER_SEEDS = {
+    "volumes": ["tests/data/aws/ec2-describe-volumes.*.json"],
+    "instances": ["tests/data/aws/ec2-describe-instances.*.json"],
+    "metric_data": ["tests/data/aws/cloudwatch-get-metric-data.*.moto.json", "tests/data/aws/*.awscli-examples.json"],
+    "queries": ["tests/data/aws/cloudwatch-get-metric-data.queries.json"],
+    "statistics": ["tests/data/aws/cloudwatch-get-metric-statistics.[ma]*.json"],
+    "request": ["tests/data/aws/cloudwatch-get-metric-statistics.request.json"],
+    "metrics_csv": ["tests/data/aws/cloudwatch-metrics.moto.csv"],
+    "claims": ["tests/data/k8s/*.yaml"],
+    "catalog_csv": ["bindings/python/ebssim/data/instance_types.csv"],
+    "catalog_json": ["tests/data/aws/ec2-describe-instance-types.*.json"],
+}
+_BRACKETS = b"[" * 100_000
+_NOT_UTF8 = b'{"Volumes": [\xff]}'
+# The fuzzing findings of issue 19, each kept in its target's corpus (tests/python/test_errors_readers.py
+# holds the same cases as tests).
+REPRODUCERS: Dict[str, List[bytes]] = {
+    "volumes": [
+        _BRACKETS,
+        _NOT_UTF8,
+        b'{"Volumes": [{"VolumeId": "vol-0a", "VolumeType": "gp2", "Size": 1e400}]}',
+        b'{"Volumes": [{"VolumeId": "vol-0a", "VolumeType": "io1", "Size": 100, "Iops": Infinity}]}',
+    ],
+    "instances": [_BRACKETS, _NOT_UTF8],
+    "metric_data": [
+        _BRACKETS,
+        _NOT_UTF8,
+        b'{"MetricDataResults": [{"Id": "r", "Label": "vol-0a VolumeReadOps Sum 60", "Timestamps": '
+        b'["9999-05-01T00:00:00+00:00"], "Values": [1.0], "StatusCode": "Complete"}]}',
+    ],
+    "queries": [_BRACKETS, _NOT_UTF8],
+    "statistics": [
+        _BRACKETS,
+        _NOT_UTF8,
+        b'{"Label": "VolumeReadOps", "Datapoints": '
+        b'[{"Timestamp": "1000-01-01T00:00:00Z", "Sum": 1.0, "Unit": "Count"}]}',
+    ],
+    "request": [_BRACKETS, _NOT_UTF8, b'{"MetricName": "VolumeReadOps", "Period": 1e400}'],
+    "metrics_csv": [
+        b"Timestamp,VolumeId,MetricName,Statistic,Period,Unit,Value\n"
+        b"2262-04-12T00:00:00Z,vol-0a,VolumeReadOps,Sum,60,Count,1\n",
+        b"Timestamp,VolumeId\xff\n",
+    ],
+    "claims": [
+        b"a: !!timestamp x\n",
+        b"a: !!int\n",
+        b"a: !!int x\n",
+        b"[" * 5000,
+        b"a: \xff\n",
+        b"kind: PersistentVolume\nmetadata: {name: a}\nspec: x\n",
+        b"kind: PersistentVolume\nmetadata: {name: a}\nspec: {csi: x}\n",
+        b"kind: PersistentVolume\nmetadata: {name: a}\nspec: {csi: {driver: ebs.csi.aws.com}, capacity: x}\n",
+        b"kind: PersistentVolumeClaim\nmetadata: {name: a}\nspec: [x]\n",
+    ],
+    "catalog_csv": [b"instance_type,hypervisor\nm5.large,nitro\n", b"instance_type\xff\n"],
+    "catalog_json": [_BRACKETS, _NOT_UTF8, b'{"InstanceTypes": [{"InstanceType": "x", "EbsInfo": []}]}'],
+}
 LOG_KINDS = ("iops", "bw", "lat", "clat", "slat")
 
 COMMAND_LINES = [
@@ -48,6 +111,8 @@ def seeds(target: str) -> Iterable[Path]:
                 yield p
     elif target == "hist":
         yield from sorted(fio.glob("*/*_clat_hist.*.log"))
+    for pattern in READER_SEEDS.get(target, []):
+        yield from sorted(ROOT.glob(pattern))
 
 
 def write_seeds(target: str, corpus: Path) -> int:
@@ -63,6 +128,9 @@ def write_seeds(target: str, corpus: Path) -> int:
         for i, spec in enumerate(VOLUME_SPECS):
             (corpus / f"seed-vol-{i}").write_bytes(b"\x02" + spec.encode())
         n += len(COMMAND_LINES) + len(VOLUME_SPECS)
+    for i, data in enumerate(REPRODUCERS.get(target, [])):
+        (corpus / f"seed-issue19-{i}").write_bytes(data)
+        n += 1
     return n
 
 
@@ -70,7 +138,7 @@ def main(argv: List[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=int, default=60, help="fuzzing time per target (default 60)")
     ap.add_argument("--workdir", type=Path, default=ROOT / "build" / "fuzz")
-    ap.add_argument("targets", nargs="*", default=["jobfile", "cmdline", "json", "log", "hist", "predict"])
+    ap.add_argument("targets", nargs="*", default=FIO_TARGETS + list(READER_SEEDS))
     args = ap.parse_args(argv)
     failed: Dict[str, int] = {}
     for target in args.targets:
@@ -80,7 +148,7 @@ def main(argv: List[str]) -> int:
         print(f"fuzz {target}: {args.seconds} s, corpus {corpus} ({n} seeds)", flush=True)
         cmd = [
             sys.executable,
-            str(HARNESS),
+            str(READERS_HARNESS if target in READER_SEEDS else HARNESS),
             target,
             f"-max_total_time={args.seconds}",
             "-timeout=20",

@@ -16,6 +16,7 @@ import pytest
 
 MODULES = [
     "ebssim",
+    "ebssim._files",
     "ebssim._lazy",
     "ebssim._limits",
     "ebssim._outputs",

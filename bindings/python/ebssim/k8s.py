@@ -45,17 +45,19 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from dataclasses import dataclass
 from os import PathLike
-from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 import yaml
 
+from ._files import load_yaml_all, read_yaml_all, shown
 from .volumes import VOLUME_TYPES, Volume, volume_types
 
 __all__ = [
+    "MAX_MANIFEST_BYTES",
     "PROVISIONERS",
     "Claim",
     "read_claims",
@@ -64,6 +66,11 @@ __all__ = [
     "pvc_patch",
     "advice_manifests",
 ]
+
+#: Largest manifest file :func:`read_claims` reads (``kubectl get sc,pv,pvc -A -o yaml`` of a cluster
+#: with 10,000 volumes is about 30 MB, and YAML is parsed at about 0.5 MB/s). Read at each call.
+MAX_MANIFEST_BYTES = 32 << 20
+_WHAT = "Kubernetes manifests (YAML)"
 
 #: The EBS CSI driver's provisioner names (the driver; EKS Auto Mode's block storage).
 PROVISIONERS = ("ebs.csi.aws.com", "ebs.csi.eks.amazonaws.com")
@@ -186,16 +193,14 @@ def _documents(sources: Iterable[Source]) -> List[Tuple[Mapping[str, Any], str]]
     docs: List[Tuple[Mapping[str, Any], str]] = []
     for n, source in enumerate(sources):
         if isinstance(source, (str, PathLike)) and (not isinstance(source, str) or "\n" not in source):
-            path = Path(source)
-            where = str(path)
+            where = str(os.fspath(source))
             try:
-                text = path.read_text()
+                loaded: List[Any] = read_yaml_all(where, MAX_MANIFEST_BYTES, _WHAT, f"{__name__}.MAX_MANIFEST_BYTES")
             except OSError as e:
                 raise ValueError(f"{where}: cannot read the manifest ({e.strerror or e})") from None
-            loaded: List[Any] = _load_yaml(text, where)
         elif isinstance(source, str):
             where = f"manifest {n + 1}"
-            loaded = _load_yaml(source, where)
+            loaded = load_yaml_all(source, where, _WHAT)
         elif isinstance(source, Mapping):
             where, loaded = f"manifest {n + 1}", [source]
         elif isinstance(source, list):
@@ -223,11 +228,26 @@ def _documents(sources: Iterable[Source]) -> List[Tuple[Mapping[str, Any], str]]
     return docs
 
 
-def _load_yaml(text: str, where: str) -> List[Any]:
-    try:
-        return list(yaml.safe_load_all(text))
-    except yaml.YAMLError as e:
-        raise ValueError(f"{where}: not valid YAML ({' '.join(str(e).split())})") from None
+def _field(doc: Mapping[str, Any], path: str, where: str) -> Mapping[str, Any]:
+    """The mapping at the dotted ``path`` of ``doc`` (empty where a key is absent or null); a
+    value on the way that is not a mapping is a ValueError naming the field."""
+    node: Any = doc
+    for i, key in enumerate(path.split(".")):
+        node = node.get(key)
+        if node is None:
+            return {}
+        if not isinstance(node, Mapping):
+            field = ".".join(path.split(".")[: i + 1])
+            raise ValueError(f"{where}: {field} must be a mapping, not {type(node).__name__} {shown(node)}")
+    return node  # type: ignore[no-any-return]
+
+
+def _class_name(spec: Mapping[str, Any], key: str, where: str) -> Optional[str]:
+    """A StorageClass or VolumeAttributesClass name of a claim or volume spec (None when absent)."""
+    name = spec.get(key)
+    if name is not None and not isinstance(name, str):
+        raise ValueError(f"{where}: spec.{key} must be a name (text), not {type(name).__name__}")
+    return name
 
 
 def _name(doc: Mapping[str, Any], where: str) -> Tuple[str, str]:
@@ -309,8 +329,9 @@ def read_claims(*sources: Source) -> List[Claim]:
     Parameters
     ----------
     *sources : path, YAML text, dict or list
-        Manifest files (several documents each), YAML text (a string with a line break), or
-        parsed documents. Kinds other
+        Manifest files (several documents each; each a regular file, not a FIFO or device, of at
+        most :data:`MAX_MANIFEST_BYTES`, UTF-8), YAML text (a string with a line break), or
+        parsed documents. YAML may nest at most 100 levels (``ebssim._files.MAX_NESTING``). Kinds other
         than StorageClass, PersistentVolumeClaim, PersistentVolume and VolumeAttributesClass
         (Pods, Deployments, ...) are skipped, and so are claims of other provisioners.
 
@@ -318,7 +339,9 @@ def read_claims(*sources: Source) -> List[Claim]:
     -------
     list of Claim
         In the order of the claims, then the unclaimed volumes. Errors (ValueError) name the
-        file, the document and the rule: a claim without a size, an unknown parameter, a
+        file, the document and the rule (or the line, for YAML that does not read: a value its
+        tag does not fit such as ``!!int x``): a claim without a size, a ``spec``, ``spec.csi`` or
+        ``spec.capacity`` that is not a mapping, an unknown parameter, a
         StorageClass or VolumeAttributesClass that is not in the manifests, IOPS the driver
         would refuse, a volume whose type the manifests do not say.
     """
@@ -341,10 +364,8 @@ def read_claims(*sources: Source) -> List[Claim]:
             pvs.append((doc, where))
     defaults = [
         n
-        for n, (d, _) in classes.items()
-        if str(
-            (d.get("metadata") or {}).get("annotations", {}).get("storageclass.kubernetes.io/is-default-class", "")
-        ).lower()
+        for n, (d, w) in classes.items()
+        if str(_field(d, "metadata.annotations", w).get("storageclass.kubernetes.io/is-default-class", "")).lower()
         == "true"
     ]
 
@@ -375,28 +396,28 @@ def read_claims(*sources: Source) -> List[Claim]:
     for doc, where in pvs:
         name, _ = _name(doc, where)
         by_name[name] = (doc, where)
-        ref = (doc.get("spec") or {}).get("claimRef") or {}
-        if isinstance(ref, Mapping) and ref.get("name"):
+        ref = _field(doc, "spec.claimRef", where)
+        if ref.get("name"):
             bound[(str(ref.get("namespace") or "default"), str(ref["name"]))] = (doc, where)
     out: List[Claim] = []
     used_pvs = set()
     for doc, where in pvcs:
         name, ns = _name(doc, where)
         w = f"{where} (PersistentVolumeClaim {ns}/{name})"
-        spec = doc.get("spec") or {}
-        storage = ((spec.get("resources") or {}).get("requests") or {}).get("storage")
+        spec = _field(doc, "spec", w)
+        storage = _field(doc, "spec.resources.requests", w).get("storage")
         if storage is None:
             raise ValueError(f"{w}: no spec.resources.requests.storage: the claim's size is missing")
         size = _size_gib(storage, w)
-        sc_name = spec.get("storageClassName")
+        sc_name = _class_name(spec, "storageClassName", w)
         sc = sc_params(sc_name, w)
         if sc is None:
             continue
-        vac_name = spec.get("volumeAttributesClassName")
+        vac_name = _class_name(spec, "volumeAttributesClassName", w)
         pv = by_name.get(str(spec.get("volumeName"))) if spec.get("volumeName") else bound.get((ns, name))
         vid = f"pvc/{ns}/{name}"
         if pv is not None:
-            handle = ((pv[0].get("spec") or {}).get("csi") or {}).get("volumeHandle")
+            handle = _field(pv[0], "spec.csi", pv[1]).get("volumeHandle")
             if handle:
                 vid = str(handle)
             used_pvs.add(id(pv[0]))
@@ -406,15 +427,15 @@ def read_claims(*sources: Source) -> List[Claim]:
             continue
         name, _ = _name(doc, where)
         w = f"{where} (PersistentVolume {name})"
-        spec = doc.get("spec") or {}
-        csi = spec.get("csi") or {}
+        spec = _field(doc, "spec", w)
+        csi = _field(doc, "spec.csi", w)
         if csi.get("driver") not in PROVISIONERS:
             continue
-        storage = (spec.get("capacity") or {}).get("storage")
+        storage = _field(doc, "spec.capacity", w).get("storage")
         if storage is None:
             raise ValueError(f"{w}: no spec.capacity.storage: the volume's size is missing")
         size = _size_gib(storage, w)
-        sc_name = spec.get("storageClassName")
+        sc_name = _class_name(spec, "storageClassName", w)
         if sc_name is None:
             raise ValueError(
                 f"{w}: no storageClassName, so the manifests do not say the volume's type; give "
@@ -423,7 +444,7 @@ def read_claims(*sources: Source) -> List[Claim]:
         sc = sc_params(sc_name, w)
         if sc is None:
             continue
-        vac_name = spec.get("volumeAttributesClassName")
+        vac_name = _class_name(spec, "volumeAttributesClassName", w)
         vid = str(csi.get("volumeHandle") or f"pv/{name}")
         out.append(Claim(vid, _volume(size, sc, vac_params(vac_name, w), w), None, None, sc_name, vac_name, where))
     return out

@@ -132,6 +132,7 @@ def _looks_like_path(text: str) -> bool:
 def read_inputs(inputs: List[str]) -> Tuple[Dict[str, Volume], List[k8s.Claim]]:
     """Volumes by id from INPUTs, and the Kubernetes claims among them."""
     from .. import k8s
+    from .._files import load_json, read_text
     from ..fio.prediction import volume_from_spec
 
     volumes: Dict[str, Volume] = {}
@@ -144,12 +145,15 @@ def read_inputs(inputs: List[str]) -> Tuple[Dict[str, Volume], List[k8s.Claim]]:
 
     for item in inputs:
         path = Path(item)
-        if path.is_file():
-            text = path.read_text()
-            try:
-                doc: Any = json.loads(text)
-            except ValueError:
-                doc = None
+        if path.exists() and not path.is_dir():  # a FIFO or device too: the reader refuses it, naming it
+            what = "an INPUT: aws ec2 describe-volumes JSON or Kubernetes manifests"
+            text = read_text(item, aws.MAX_JSON_BYTES, what, "ebssim.aws.MAX_JSON_BYTES")
+            doc: Any = None
+            if text.lstrip("\ufeff \t\r\n")[:1] in ("{", "["):
+                try:
+                    doc = load_json(text, item, what)
+                except ValueError:  # YAML in flow style, or broken: the manifest reader says which
+                    doc = None
             pages = doc if isinstance(doc, list) else [doc]
             if pages and all(isinstance(p, dict) and "Volumes" in p for p in pages):
                 for vid, vol in aws.read_volumes(str(path)).items():

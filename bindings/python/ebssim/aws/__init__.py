@@ -9,6 +9,11 @@ Readers (each gives plain Python or pandas; errors name the document, the item a
 - :func:`read_volumes` — ``aws ec2 describe-volumes`` into :class:`~ebssim.Volume` configurations;
 - :func:`read_instances` — ``aws ec2 describe-instances`` into attachments.
 
+A path is read only if it is a regular file (a device or FIFO is refused before it can block)
+of at most :data:`MAX_JSON_BYTES` (JSON) or :data:`MAX_CSV_BYTES` (CSV), UTF-8, and a JSON
+document nested at most 100 levels deep (``ebssim._files.MAX_NESTING``); each is a ValueError
+naming the file and the limit.
+
 The three metric readers return one *metrics DataFrame* (:data:`COLUMNS`, one row per
 datapoint); :func:`check_metrics` checks one joined from several. Then:
 
@@ -33,7 +38,17 @@ if TYPE_CHECKING:  # imported on first use (ebssim._lazy); these are what mypy a
     from ._ec2 import Attachment, read_instances, read_volumes
     from ._replay import DEMAND_METRICS, Comparison, compare, replay, traces
 
+#: Largest JSON file the readers read (AWS CLI output: a day of one-minute datapoints of all 11
+#: metrics of 100 volumes is about 60 MB as ``get-metric-data`` prints it; decoded, a file takes
+#: about three times its size in memory). Read at each call: set ``ebssim.aws.MAX_JSON_BYTES``
+#: for a larger file.
+MAX_JSON_BYTES = 256 << 20
+#: Largest CSV file :func:`read_metrics_csv` reads (about 80 bytes a datapoint); read at each call.
+MAX_CSV_BYTES = 256 << 20
+
 __all__ = [
+    "MAX_CSV_BYTES",
+    "MAX_JSON_BYTES",
     "COLUMNS",
     "METRICS",
     "DEMAND_METRICS",

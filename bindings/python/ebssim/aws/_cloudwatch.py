@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-import json
+import io
 import math
+import os
 import re
 from os import PathLike
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+from .. import aws as _aws  # the package: its MAX_*_BYTES limits, read at each call
+from .._files import read_json, read_text
+from .._files import shown as _shown
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -47,24 +51,25 @@ _VOLUME_RE = re.compile(r"^vol-[0-9a-f]+$")
 _SPLIT_RE = re.compile(r"[\s,;|/]+")
 
 
-def _load(source: Any, what: str) -> Tuple[Any, str]:
-    """(parsed JSON, a name for messages) from a path or an already parsed document."""
+def _load(source: Any, expected: str) -> Tuple[Any, str]:
+    """(parsed JSON, a name for messages) from a path or an already parsed document.
+
+    A path is read as :func:`ebssim._files.read_json` reads it: a regular file of at most
+    :data:`ebssim.aws.MAX_JSON_BYTES`, UTF-8, nested at most ``MAX_NESTING`` deep.
+    """
     if isinstance(source, (str, PathLike)):
-        path = Path(source)
-        try:
-            return json.loads(path.read_text()), str(path)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{path}: not JSON ({e}); expected the output of {what}") from None
+        path = os.fspath(source)
+        return read_json(path, _aws.MAX_JSON_BYTES, expected, "ebssim.aws.MAX_JSON_BYTES"), str(path)
     if isinstance(source, (Mapping, list, tuple)):
         return source, "document"
-    raise ValueError(f"{what}: expected a path or a parsed JSON document, not {type(source).__name__}")
+    raise ValueError(f"{expected}: expected a path or a parsed JSON document, not {type(source).__name__}")
 
 
 def _pages(sources: Iterable[Any], what: str, key: str) -> List[Tuple[Mapping[str, Any], str]]:
     """Every page of every source, in order: a source is one page or a list of pages."""
     out: List[Tuple[Mapping[str, Any], str]] = []
     for src in sources:
-        doc, name = _load(src, what)
+        doc, name = _load(src, f"the output of {what}")
         pages = doc if isinstance(doc, (list, tuple)) else [doc]
         for i, page in enumerate(pages):
             where = name if len(pages) == 1 else f"{name} page {i}"
@@ -76,22 +81,58 @@ def _pages(sources: Iterable[Any], what: str, key: str) -> List[Tuple[Mapping[st
     return out
 
 
-def _timestamps(values: Sequence[Any], where: str) -> "pd.DatetimeIndex":
+# The range of pandas' nanosecond timestamps, which the metrics DataFrame holds.
+_TIME_RANGE = "1677-09-21 00:12:43 to 2262-04-11 23:47:16 UTC, the range of pandas' nanosecond timestamps"
+
+
+def _timestamps(values: Sequence[Any], where: str, field: str) -> "pd.DatetimeIndex":
+    """``values`` (ISO-8601 text) as UTC nanosecond timestamps; errors name ``field`` and the value."""
+    import pandas as pd
+
+    values = list(values)
+    for v in values:
+        if v is None:
+            raise ValueError(f"{where}: {field}: a timestamp is missing (null)")
+        if not isinstance(v, str):
+            raise ValueError(f"{where}: {field} {_shown(v)} is not an ISO-8601 timestamp (text)")
+    try:
+        ts = pd.DatetimeIndex(pd.to_datetime(values, utc=True, format="ISO8601"))
+        ts = ts.as_unit("ns") if hasattr(ts, "as_unit") else ts
+    except pd.errors.OutOfBoundsDatetime:
+        bad = next((v for v in values if not _in_range(v)), values[0])
+        raise ValueError(f"{where}: {field} {_shown(bad)} is outside {_TIME_RANGE}") from None
+    except (TypeError, ValueError, OverflowError) as e:
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise ValueError(f"{where}: {field}: a timestamp is not ISO-8601 ({reason})") from None
+    if ts.hasnans:
+        raise ValueError(f"{where}: {field}: a timestamp is missing (null)")
+    return ts
+
+
+def _in_range(value: str) -> bool:
     import pandas as pd
 
     try:
-        ts = pd.DatetimeIndex(pd.to_datetime(list(values), utc=True, format="ISO8601"))
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"{where}: a timestamp is not ISO-8601 ({e})") from None
-    if ts.hasnans:
-        raise ValueError(f"{where}: a timestamp is missing (null)")
-    return ts.as_unit("ns") if hasattr(ts, "as_unit") else ts
+        pd.DatetimeIndex(pd.to_datetime([value], utc=True, format="ISO8601")).as_unit("ns")
+    except pd.errors.OutOfBoundsDatetime:
+        return False
+    except (TypeError, ValueError, OverflowError):
+        pass
+    return True
+
+
+def _float(v: Any, where: str, what: str) -> float:
+    """A JSON number as a float: not a bool, not text, not an integer beyond a double's range."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ValueError(f"{where}: {what} {_shown(v)} is not a number")
+    try:
+        return float(v)
+    except OverflowError:
+        raise ValueError(f"{where}: {what} {_shown(v)} is out of range (beyond a double's 1.8e308)") from None
 
 
 def _number(v: Any, where: str) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise ValueError(f"{where}: value {v!r} is not a number")
-    return float(v)
+    return _float(v, where, "value")
 
 
 def _check_value(metric: str, value: float, where: str) -> None:
@@ -118,10 +159,10 @@ def _stat(stat: Any, where: str) -> str:
 
 def _period(period: Any, where: str) -> float:
     if isinstance(period, bool) or not isinstance(period, (int, float)):
-        raise ValueError(f"{where}: period {period!r} must be a number of seconds")
-    p = float(period)
+        raise ValueError(f"{where}: period {_shown(period)} must be a number of seconds")
+    p = _float(period, where, "period")
     if not (math.isfinite(p) and p > 0):
-        raise ValueError(f"{where}: period {period!r} must be a positive number of seconds")
+        raise ValueError(f"{where}: period {_shown(period)} must be a positive number of seconds")
     return p
 
 
@@ -225,7 +266,9 @@ def read_metric_data(
         merged or not), or a list of pages (``[page1, page2, ...]``, e.g. boto3 responses or
         ``--no-paginate`` runs), or several paths. A query's results are joined across pages by
         Id; each Id's last result must be ``Complete`` (``PartialData`` there: a page is
-        missing), and the last page may not hold a ``NextToken``.
+        missing), and the last page may not hold a ``NextToken``. A path (here and for every
+        reader) must be a regular file, not a FIFO or device, of at most
+        :data:`ebssim.aws.MAX_JSON_BYTES`, UTF-8 JSON nested at most 100 levels deep.
     queries : path, dict or list, optional
         The request's ``MetricDataQueries`` (a list, or the request holding them, as given to
         ``--metric-data-queries`` or ``--cli-input-json``): each result's Id then names the
@@ -327,7 +370,7 @@ def read_metric_data(
             ts_raw, vs = r.get("Timestamps", []), r.get("Values", [])
             if not isinstance(ts_raw, (list, tuple)) or not isinstance(vs, (list, tuple)) or len(ts_raw) != len(vs):
                 raise ValueError(f"{w}: Timestamps and Values must be lists of the same length")
-            ts = _timestamps(ts_raw, w)
+            ts = _timestamps(ts_raw, w, "Timestamps")
             d = ts.asi8[1:] - ts.asi8[:-1]
             if (d == 0).any():
                 raise ValueError(f"{w}: the timestamp {ts[int((d == 0).argmax()) + 1]} appears twice")
@@ -445,10 +488,11 @@ def read_metric_statistics(
     1 2024-05-01 00:05:00+00:00  Average   97.5
     """
     what = "aws cloudwatch get-metric-statistics"
-    doc, name = _load(source, what)
+    doc, name = _load(source, f"the output of {what}")
     if not isinstance(doc, Mapping) or not isinstance(doc.get("Datapoints"), (list, tuple)):
         raise ValueError(f"{name}: expected the output of {what}, a JSON object with a 'Datapoints' list")
     req: Mapping[str, Any] = {}
+    rname = name
     if request is not None:
         req, rname = _load(request, "the GetMetricStatistics request")
         if not isinstance(req, Mapping):
@@ -482,8 +526,9 @@ def read_metric_statistics(
         raise ValueError(
             f"{name}: get-metric-statistics output has no period: pass period= (the request's --period) or request="
         )
-    vid = _volume(found["volume_id"], name)
-    p = _period(found["period_s"], name)
+    # A value taken from the request file is named by that file.
+    vid = _volume(found["volume_id"], rname if volume_id is None and request is not None else name)
+    p = _period(found["period_s"], rname if period is None and request is not None else name)
     per_stat: Dict[str, Tuple[List[Any], List[float]]] = {}
     for i, dp in enumerate(doc["Datapoints"]):
         w = f"{name}: Datapoints[{i}]"
@@ -505,7 +550,7 @@ def read_metric_statistics(
     frames = []
     for s, (ts_raw, vs) in per_stat.items():
         info = {"metric": m, "volume_id": vid, "stat": s, "period_s": p, "unit": METRICS[m]}
-        frames.append(_frame(info, _timestamps(ts_raw, name), vs, f"{name} ({m} {s})"))
+        frames.append(_frame(info, _timestamps(ts_raw, name, "Datapoints[].Timestamp"), vs, f"{name} ({m} {s})"))
     if not frames:
         raise ValueError(f"{name}: no datapoints")
     return _finish(frames)
@@ -536,12 +581,18 @@ def read_metrics_csv(path: Union[str, "PathLike[str]"], *, volume_id: Optional[s
     ``Stat``), ``Period`` (seconds), ``Unit``, ``Value``; the metrics DataFrame's own names
     (``metric``, ``period_s``, ...) work too, so ``metrics.to_csv(path, index=False)`` reads
     back. Every row needs every field: a row without unit or period is an error, as are the
-    checks of :func:`check_metrics`.
+    checks of :func:`check_metrics`. The file must be a regular file (not a FIFO or device) of
+    at most :data:`ebssim.aws.MAX_CSV_BYTES`, UTF-8.
     """
     import pandas as pd
 
-    p = Path(path)
-    raw = pd.read_csv(p, dtype=str, keep_default_na=False)
+    p = os.fspath(path)
+    what = "CloudWatch datapoints as CSV (Timestamp, VolumeId, MetricName, Statistic, Period, Unit, Value)"
+    text = read_text(p, _aws.MAX_CSV_BYTES, what, "ebssim.aws.MAX_CSV_BYTES")
+    try:
+        raw = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as e:
+        raise ValueError(f"{p}: not CSV ({' '.join(str(e).split())}); expected {what}") from None
     cols: Dict[str, str] = {}
     for c in raw.columns:
         key = _CSV_NAMES.get(str(c).strip().lower())
@@ -597,5 +648,5 @@ def read_metrics_csv(path: Union[str, "PathLike[str]"], *, volume_id: Optional[s
                 raise ValueError(f"{where} at {t}: value {v!r} is not a number") from None
             _check_value(metric_, x, f"{where} at {t}")
             values.append(x)
-        frames.append(_frame(info, _timestamps(list(g["timestamp"]), where), values, where))
+        frames.append(_frame(info, _timestamps(list(g["timestamp"]), where, "Timestamp"), values, where))
     return _finish(frames)

@@ -3,10 +3,12 @@ attachments (which volume sits on which instance type)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional
 
+from .._files import shown as _shown
 from ..volumes import VOLUME_TYPES, Volume
-from ._cloudwatch import Source, _pages, _volume
+from ._cloudwatch import Source, _float, _pages, _volume
 
 __all__ = ["read_volumes", "read_instances", "Attachment"]
 
@@ -20,9 +22,10 @@ class Attachment(NamedTuple):
 
 
 def _whole(v: Any, field: str, where: str) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or float(v) != int(v) or v <= 0:
-        raise ValueError(f"{where}: {field}={v!r} must be a positive whole number")
-    return float(v)
+    x = _float(v, where, field) if isinstance(v, (int, float)) and not isinstance(v, bool) else math.nan
+    if not (math.isfinite(x) and x > 0 and x.is_integer()):  # NaN and infinities (1e400 reads as inf) too
+        raise ValueError(f"{where}: {field}={_shown(v)} must be a positive whole number")
+    return x
 
 
 def read_volumes(*sources: Source) -> Dict[str, Volume]:
@@ -31,7 +34,8 @@ def read_volumes(*sources: Source) -> Dict[str, Volume]:
     Parameters
     ----------
     *sources : path, dict or list
-        The output (``{"Volumes": [...]}``), a list of pages, or several paths.
+        The output (``{"Volumes": [...]}``), a list of pages, or several paths (each a regular
+        file of at most :data:`ebssim.aws.MAX_JSON_BYTES`, UTF-8 JSON nested at most 100 deep).
 
     Returns
     -------

@@ -1,85 +1,23 @@
-"""Reading input files: with a size limit, refusing devices, FIFOs and directories (job files and fio
-outputs come from users and from the internet, ``/dev/zero`` would be read forever and a FIFO would
-block ``open`` until a writer appears, so both are refused before a byte is read, and a regular file
-is read only up to its limit, named in the message by the public constant that holds it); and fio's
-tables of comma-separated integers (its logs and histogram logs), read fast by pandas or, where that
-refuses, line by line so that the message names the offending line.
+"""fio's tables of comma-separated integers (its logs and histogram logs), read fast by pandas or,
+where that refuses, line by line so that the message names the offending line; and the package's
+bounded file reader (:mod:`ebssim._files`: a size limit, devices, FIFOs and directories refused),
+which the fio readers take from here.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import os
 import re
-import stat
 import warnings
 from collections import Counter
-from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple, Union
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-if TYPE_CHECKING:
-    pass
-
-#: A file name, as the fio readers and parsers take it.
-PathLike = Union[str, "os.PathLike[str]"]
-
-
-def read_bounded(path: str, limit: int, what: str, limit_name: str) -> bytes:
-    """The bytes of the regular file ``path``, at most ``limit`` of them.
-
-    Raises
-    ------
-    ValueError
-        ``path`` is not a regular file, or holds more than ``limit`` bytes; the message names the
-        file, its size and the limit (``limit_name``, the public constant that holds it).
-    OSError
-        The file cannot be opened or read.
-    """
-    # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            kind = "a directory" if stat.S_ISDIR(st.st_mode) else "a device, FIFO or socket"
-            raise ValueError(f"{path}: is {kind}, not a regular file: expected {what}")
-        too_big = (
-            f"{path}: holds more than {limit:,} bytes, the limit for {what} ({limit_name}); "
-            f"split the file, or raise {limit_name} if it really is that large"
-        )
-        if st.st_size > limit:
-            raise ValueError(too_big)
-        chunks = []
-        left = limit + 1  # the file may have grown since fstat
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
-    if len(data) > limit:
-        raise ValueError(too_big)
-    return data
-
-
-def read_text(path: str, limit: int, what: str, limit_name: str) -> str:
-    """The UTF-8 text of the regular file ``path`` (see :func:`read_bounded`).
-
-    Raises
-    ------
-    ValueError
-        As :func:`read_bounded`, or the file is not UTF-8 text.
-    """
-    data = read_bounded(path, limit, what, limit_name)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ValueError(f"{path}: not a text file (expected {what})") from None
-
+from .._files import PathLike as PathLike
+from .._files import read_bounded as read_bounded
+from .._files import read_text as read_text
 
 _INT_FIELD_RE = re.compile(r"[+-]?[0-9]{1,19}")
 _HEX_FIELD_RE = re.compile(r"0[xX][0-9a-fA-F]{1,16}")
