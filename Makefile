@@ -101,8 +101,9 @@ test-asan: apt venv
 test-python: install
 	$(VPY) -m pytest
 
-# Fuzzing (atheris, the `fuzz` extra, installed on demand): each target in tests/fuzz/fuzz_fio.py
-# runs FUZZ_SECONDS, its corpus seeded from tests/data and kept in build/fuzz. Not part of `test`.
+# Fuzzing (atheris, the `fuzz` extra, installed on demand): each target (the fio front end's in
+# tests/fuzz/fuzz_fio.py, every other reader's in tests/fuzz/fuzz_readers.py) runs FUZZ_SECONDS,
+# its corpus seeded from tests/data and kept in build/fuzz. Not part of `test`.
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= jobfile cmdline json log hist predict \
 	volumes instances metric_data queries statistics request metrics_csv claims catalog_csv catalog_json

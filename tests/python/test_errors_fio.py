@@ -10,6 +10,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Tuple
 
@@ -409,3 +412,65 @@ def test_fit_bin_is_bounded(bin_s: float, surface: str, capsys: pytest.CaptureFi
     assert f"{span:g} s" in message and "10,000,000" in message
     smallest = float(message.rsplit("use --bin ", 1)[1].split()[0])
     assert span / limit <= smallest <= 1.01 * span / limit  # the smallest bin that would do, rounded up
+
+
+# ---------------------------------------------------------------------------------------------
+# Standard output is not an input either, and fit's inputs are bounded like every other
+# ---------------------------------------------------------------------------------------------
+
+
+def _ebssim(args: List[str], stdout: Any, cwd: Path, timeout: float = 120) -> "subprocess.CompletedProcess[bytes]":
+    """The command line in its own process, standard output redirected as a shell's >> would."""
+    return subprocess.run(
+        [sys.executable, "-m", "ebssim.cli", *args], stdout=stdout, stderr=subprocess.PIPE, cwd=cwd, timeout=timeout
+    )
+
+
+def _stdout_cases(tmp: Path) -> Dict[str, Tuple[List[str], Path]]:
+    """name -> (ebssim arguments, the input standard output is appended to)."""
+    (tmp / "job.fio").write_text(JOB)
+    fit_dir = tmp / "perio"
+    shutil.copytree(FIT / "02_gp2_perio", fit_dir)
+    volumes = tmp / "volumes.json"
+    shutil.copyfile(DATA / "aws" / "ec2-describe-volumes.moto.json", volumes)
+    return {
+        "fio: the job file": (["fio", "--volume", VOLUME, "--no-logs", "job.fio"], tmp / "job.fio"),
+        "fit: a log inside a directory given": (["fit", str(fit_dir)], fit_dir / "perio_iops.1.log"),
+        "advise: the volumes file": (["advise", "--region", "us-east-1", str(volumes)], volumes),
+    }
+
+
+@pytest.mark.parametrize(
+    "case", ["fio: the job file", "fit: a log inside a directory given", "advise: the volumes file"]
+)
+def test_standard_output_appended_to_an_input_is_refused(case: str, tmp_path: Path) -> None:
+    # `ebssim fio job.fio >> job.fio` would append the report to the job file, as `cat x >> x`
+    # would: refused (cat: "input file is output"), the input unchanged.
+    args, target = _stdout_cases(tmp_path)[case]
+    before = target.read_bytes()
+    with open(target, "ab") as out:
+        run = _ebssim(args, out, tmp_path)
+    err = run.stderr.decode()
+    assert run.returncode == 2, err
+    assert err.count("\n") == 1 and err.startswith("ebssim: error: standard output is one of the input files"), err
+    assert target.read_bytes() == before
+
+
+def test_standard_output_to_another_file_is_written(tmp_path: Path) -> None:
+    (tmp_path / "job.fio").write_text(JOB)
+    with open(tmp_path / "report.txt", "ab") as out:
+        run = _ebssim(["fio", "--volume", VOLUME, "--no-logs", "job.fio"], out, tmp_path)
+    assert (run.returncode, run.stderr) == (0, b"")
+    assert (tmp_path / "report.txt").read_text().startswith("x: (groupid=0")
+
+
+@pytest.mark.parametrize("name", ["run.fio", "run.json", "run_iops.1.log", "unnamed"])
+def test_fit_refuses_a_fifo_without_waiting(name: str, tmp_path: Path) -> None:
+    # Opening a FIFO for reading waits for a writer; fit refuses it first, whatever it is named
+    # (a name without a kind is opened to look at its first bytes).
+    fifo = tmp_path / name
+    os.mkfifo(fifo)
+    run = _ebssim(["fit", str(fifo)], subprocess.PIPE, tmp_path, timeout=30)  # a wait for a writer times out
+    err = run.stderr.decode()
+    assert run.returncode == 2, err
+    assert f"{fifo}: is a device, FIFO or socket, not a regular file" in err, err

@@ -11,16 +11,19 @@ manifests; instance catalogs) comes from users and from the internet. So, in one
 - :func:`load_json` and :func:`load_yaml_all` refuse documents nested more than
   :data:`MAX_NESTING` levels deep (the decoders recurse once per level, so a file of 100,000
   ``[`` would exhaust the stack), and turn every error of the decoders into a ValueError naming
-  the file, the line and what is wrong.
+  the file, the line and what is wrong;
+- :func:`tracking` notes the files read while a command line runs, so that its report is never
+  written over one of them (``ebssim._outputs``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import stat
-from typing import Any, List, Optional, Union
+from typing import Any, Iterator, List, Optional, Set, Tuple, Union
 
 #: A file name, as the readers take it.
 PathLike = Union[str, "os.PathLike[str]"]
@@ -42,6 +45,67 @@ def shown(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+# The files a command line has read (device, inode), while tracking() is on: the command refuses
+# to write its report to standard output when that is one of them (_outputs.check_stdout).
+_read_files: Optional[Set[Tuple[int, int]]] = None
+
+
+@contextlib.contextmanager
+def tracking() -> Iterator[Set[Tuple[int, int]]]:
+    """Note every file the readers open (device and inode) until the block ends.
+
+    The command line runs each command inside it, so that a report is never written over an
+    input through standard output (``ebssim fit run.json >> run.json``). Off otherwise: a
+    notebook that reads a million files keeps no list of them.
+    """
+    global _read_files
+    outer, _read_files = _read_files, set()
+    try:
+        yield _read_files
+    finally:
+        _read_files = outer
+
+
+def files_read() -> Set[Tuple[int, int]]:
+    """The files noted by the innermost :func:`tracking` block (empty outside one)."""
+    return set() if _read_files is None else set(_read_files)
+
+
+def _open_regular(path: str, what: str) -> Tuple[int, os.stat_result]:
+    """A descriptor of the regular file ``path`` and its status; a ValueError for anything else.
+
+    Opened without blocking: opening a FIFO for reading would otherwise wait for a writer, and
+    ``/dev/zero`` would be read forever, so both are refused before a byte is read.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except ValueError:  # os.open's own message names neither the file nor the input
+        raise ValueError(f"{path!r}: a file name cannot hold a NUL byte (expected {what})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = "a directory" if stat.S_ISDIR(st.st_mode) else "a device, FIFO or socket"
+            raise ValueError(f"{path}: is {kind}, not a regular file: expected {what}")
+    except BaseException:
+        os.close(fd)
+        raise
+    if _read_files is not None:
+        _read_files.add((st.st_dev, st.st_ino))
+    return fd, st
+
+
+def _read_up_to(fd: int, n: int) -> bytes:
+    chunks = []
+    left = n
+    while left > 0:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
 def read_bounded(path: str, limit: int, what: str, limit_name: str) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` of them.
 
@@ -54,36 +118,30 @@ def read_bounded(path: str, limit: int, what: str, limit_name: str) -> bytes:
     OSError
         The file cannot be opened or read.
     """
-    # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
+    fd, st = _open_regular(path, what)
+    too_big = (
+        f"{path}: holds more than {limit:,} bytes, the limit for {what} ({limit_name}); "
+        f"split the file, or raise {limit_name} if it really is that large"
+    )
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except ValueError:  # os.open's own message names neither the file nor the input
-        raise ValueError(f"{path!r}: a file name cannot hold a NUL byte (expected {what})") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            kind = "a directory" if stat.S_ISDIR(st.st_mode) else "a device, FIFO or socket"
-            raise ValueError(f"{path}: is {kind}, not a regular file: expected {what}")
-        too_big = (
-            f"{path}: holds more than {limit:,} bytes, the limit for {what} ({limit_name}); "
-            f"split the file, or raise {limit_name} if it really is that large"
-        )
         if st.st_size > limit:
             raise ValueError(too_big)
-        chunks = []
-        left = limit + 1  # the file may have grown since fstat
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
+        data = _read_up_to(fd, limit + 1)  # the file may have grown since fstat
     finally:
         os.close(fd)
-    data = b"".join(chunks)
     if len(data) > limit:
         raise ValueError(too_big)
     return data
+
+
+def read_head(path: str, n: int, what: str) -> bytes:
+    """The first ``n`` bytes (or fewer) of the regular file ``path``, to tell what kind of file
+    it is; refused as :func:`read_bounded` refuses anything but a regular file."""
+    fd, _ = _open_regular(path, what)
+    try:
+        return _read_up_to(fd, n)
+    finally:
+        os.close(fd)
 
 
 def decode(data: bytes, where: str, what: str) -> str:

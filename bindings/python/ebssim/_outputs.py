@@ -9,11 +9,13 @@ yet cannot be an input.
 from __future__ import annotations
 
 import os
-from typing import Iterable, Optional, Tuple, Union
+import stat
+import sys
+from typing import Any, Iterable, Optional, Tuple, Union
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-__all__ = ["check_output", "input_at"]
+__all__ = ["check_output", "check_stdout", "input_at"]
 
 
 def _identity(path: PathLike) -> Optional[Tuple[int, int]]:
@@ -71,4 +73,32 @@ def check_output(option: str, path: PathLike, inputs: Iterable[PathLike]) -> Non
         raise ValueError(
             f"{option} {os.fspath(path)!r} is the input {found!r}{same}: writing it would overwrite it; "
             f"choose another path"
+        )
+
+
+def check_stdout(stream: Any = None) -> None:
+    """Refuse to write a report to standard output when it is a file the command has read.
+
+    ``ebssim fit run.json >> run.json`` would append the report to its own input, as
+    ``cat x >> x`` would ("input file is output"). Standard output is compared (device and
+    inode) with the files the readers noted inside :func:`ebssim._files.tracking`, which the
+    command line turns on. A terminal, a pipe or a new file is never an input. (With ``>``
+    the shell has emptied the file before ebssim starts; the job then reads an empty input.)
+
+    Raises
+    ------
+    ValueError
+        Standard output is a regular file that the command read.
+    """
+    from ._files import files_read
+
+    stream = sys.stdout if stream is None else stream
+    try:
+        st = os.fstat(stream.fileno())
+    except (AttributeError, OSError, ValueError):  # not a file descriptor (a notebook, StringIO)
+        return
+    if stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) in files_read():
+        raise ValueError(
+            "standard output is one of the input files: writing the report would append it to that input; "
+            "redirect the output to another file"
         )

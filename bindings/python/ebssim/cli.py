@@ -43,7 +43,7 @@ def _one_line(text: str) -> str:
 
 
 def _fio(args: argparse.Namespace) -> int:
-    from ._outputs import check_output
+    from ._outputs import check_output, check_stdout
     from .fio.prediction import _input_files, _parse_runs, _predict, parse_volume_spec
 
     volumes = {}
@@ -69,6 +69,7 @@ def _fio(args: argparse.Namespace) -> int:
         with open(args.output, "w") as f:
             f.write(text)
     else:
+        check_stdout()
         sys.stdout.write(text)
     return 0
 
@@ -153,10 +154,14 @@ class _Warnings:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    from . import _files
+    from ._outputs import check_stdout
+
     args = _parser().parse_args(argv)
     shown = _Warnings(sys.stderr)
     try:
-        with warnings.catch_warnings():
+        # The files read are noted, so that no report goes to standard output over one of them.
+        with warnings.catch_warnings(), _files.tracking():
             # Every warning is shown (once, by _Warnings), whatever filters the caller had set.
             warnings.simplefilter("always")
             warnings.showwarning = shown.show
@@ -168,6 +173,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                 from .advise._cli import run_advise, run_cost
 
                 text, status = (run_cost if args.command == "cost" else run_advise)(args)
+                check_stdout()
                 sys.stdout.write(text)
                 return status
             return _fio(args)

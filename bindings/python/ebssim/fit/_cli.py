@@ -8,6 +8,7 @@ import math
 import sys
 from typing import Any
 
+from .._outputs import check_stdout
 from ..volumes import VOLUME_TYPES
 
 
@@ -62,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
         rate_limits=args.rate_limits,
         bin_s=args.bin,
     )
+    check_stdout()
     if args.output_format == "json":
         sys.stdout.write(json.dumps(_clean(result.to_dict()), indent=2) + "\n")
     else:

@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import fio
+from .._files import read_head
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -311,8 +312,7 @@ def _kind_of_file(path: str) -> str:
     if base.endswith((".fio", ".job", ".ini")):
         return "job"
     try:
-        with open(path, "rb") as f:
-            head = f.read(4096).decode("utf-8", "replace")
+        head = read_head(path, 4096, "a fio job file, JSON report or log").decode("utf-8", "replace")
     except OSError as e:
         raise ValueError(f"{path}: cannot read it: {e.strerror}") from None
     lines = [ln.strip() for ln in head.splitlines() if ln.strip() and not ln.strip().startswith((";", "#"))]
