@@ -8,6 +8,7 @@
 
 #include "ebssim/error.hpp"
 #include "ebssim/latency.hpp"
+#include "ebssim/throttle.hpp"
 #include "validate.hpp"
 
 namespace ebssim {

@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-#include "ebssim/engine.hpp"
+#include "ebssim/totals.hpp"
 
 namespace ebssim::detail {
 

@@ -1317,8 +1317,6 @@ void parallel_items(std::size_t n_items, int threads, const InterruptCheck& inte
     if (first) std::rethrow_exception(first);
 }
 
-}  // namespace
-
 // The share of a trace's steps that equal the next one, estimated from at most 1,024 evenly
 // spaced steps (so it costs nothing against the run, and depends on the trace alone: a volume's
 // results do not depend on the other volumes); -1 for a run too short to bother.
@@ -1364,6 +1362,8 @@ double load(const OpenLoop& o, const VolumeParams& p, std::int64_t n, double dt)
     }
     return seen > 0 ? sum / static_cast<double>(seen) / std::max(p.baseline_iops * dt, 1e-300) : 0.0;
 }
+
+}  // namespace
 
 int resolve_threads(const RunOptions& options) {
     if (options.threads < 0) {

@@ -618,7 +618,7 @@ LockstepGroup::LockstepGroup(std::span<const LockstepVolume> volumes, double dt,
         volumes_[l] = real ? volumes[l] : volumes[0];
         const VolumeParams& p = *volumes_[l].params;
         const OpenLoop& w = *volumes_[l].workload;
-        const Simulation::State& s = *volumes_[l].state;
+        const VolumeState& s = *volumes_[l].state;
         // As Stepper's constructor and OpenSource (engine.cpp).
         d_.earned[l] = p.baseline_iops * dt;
         d_.burst_cap[l] = p.burst_iops * dt;
@@ -674,7 +674,7 @@ void LockstepGroup::step(std::int64_t k0, std::int64_t k1) {
 bool LockstepGroup::finish() {
     bool ok = true;
     for (std::size_t l = 0; l < used_; ++l) {
-        Simulation::State& s = *volumes_[l].state;
+        VolumeState& s = *volumes_[l].state;
         s.credits = d_.credits[l];
         s.backlog_ops = d_.backlog_ops[l];
         s.backlog_bytes = d_.backlog_bytes[l];

@@ -11,7 +11,8 @@
 #include <span>
 
 #include "cliffs.hpp"
-#include "ebssim/engine.hpp"
+#include "ebssim/throttle.hpp"
+#include "ebssim/totals.hpp"
 #include "ebssim/volume.hpp"
 #include "ebssim/workload.hpp"
 
@@ -38,7 +39,7 @@ void set_lockstep_form(LockstepForm form) noexcept;
 /// One volume of a lockstep group: where its limits, state, workload and totals live.
 struct LockstepVolume {
     const VolumeParams* params;
-    Simulation::State* state;
+    VolumeState* state;
     const OpenLoop* workload;
     VolumeTotals* totals;
 };

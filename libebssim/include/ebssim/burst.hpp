@@ -5,7 +5,7 @@
 /// engine simulates (the same rules: workload.hpp, latency.hpp), and let callers skip constant
 /// stretches.
 
-#include "ebssim/engine.hpp"
+#include "ebssim/bound.hpp"
 #include "ebssim/volume.hpp"
 #include "ebssim/workload.hpp"
 

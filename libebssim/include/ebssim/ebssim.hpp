@@ -10,6 +10,8 @@
 #include "ebssim/latency.hpp"
 #include "ebssim/recorder.hpp"
 #include "ebssim/series.hpp"
+#include "ebssim/throttle.hpp"
+#include "ebssim/totals.hpp"
 #include "ebssim/units.hpp"
 #include "ebssim/volume.hpp"
 #include "ebssim/workload.hpp"

@@ -18,90 +18,12 @@
 #include "ebssim/error.hpp"
 #include "ebssim/instance.hpp"
 #include "ebssim/recorder.hpp"
+#include "ebssim/throttle.hpp"
+#include "ebssim/totals.hpp"
 #include "ebssim/volume.hpp"
 #include "ebssim/workload.hpp"
 
 namespace ebssim {
-
-/// What a volume's own limits let through in one step: the fraction `f` (<= 1) of what it is
-/// asked that it serves, and which limit bound. Whichever limit binds first wins; a tie goes to
-/// the IOPS limit.
-struct Throttle {
-    double f = 1.0;
-    Bound bound = Bound::demand;
-};
-
-/// The rounding margin of the limit rule: a limit binds when what is asked exceeds it by more
-/// than 1e-12 of it, and the IOPS limit binds when its fraction is within 1e-12 of the
-/// throughput limit's. Demand that meets a limit exactly (a backlog draining at the cap, 256 KiB
-/// I/Os on io1/io2, whose throughput cap is 256 KiB x IOPS, binding both limits at once) lands a
-/// rounding error either side of it from step to step; without the margin the bound would flip
-/// at random, a step would leave a backlog of 1e-17 I/Os, and a jump (which predicts the state
-/// of a stretch in closed form, a rounding error away from the stepped one) could disagree with
-/// stepping on which limit bound. A step may so serve at most 1e-12 more than a cap.
-inline constexpr double throttle_tie = 1.0 + 1e-12;
-
-/// Whether `want` exceeds the limit `cap` (by more than the rounding margin, throttle_tie).
-[[nodiscard, gnu::always_inline]] inline bool over_limit(double want, double cap) noexcept {
-    return want > cap * throttle_tie;
-}
-
-/// The volume's limit rule: f = min(1, cap_counted / want_counted, cap_bytes / want_bytes), each
-/// limit taken when over_limit().
-[[nodiscard, gnu::always_inline]] inline Throttle throttle(double want_counted, double want_bytes, double cap_counted,
-                                                           double cap_bytes) noexcept {
-    const bool over_cnt = over_limit(want_counted, cap_counted);
-    const bool over_bytes = over_limit(want_bytes, cap_bytes);
-    // Most steps are within both limits: divide only when one binds.
-    if (!(over_cnt || over_bytes)) return {};
-    const double f_cnt = over_cnt ? cap_counted / want_counted : 1.0;
-    const double f_bytes = over_bytes ? cap_bytes / want_bytes : 1.0;
-    if (f_cnt < 1.0 && f_cnt <= f_bytes * throttle_tie) return {f_cnt, Bound::volume_iops};
-    return {f_bytes, Bound::volume_throughput};
-}
-
-/// One stretch of time in which a credit bucket was empty (a "cliff" and what follows it, until
-/// the bucket earns again). Times are simulated seconds.
-struct CliffEpisode {
-    /// When the bucket ran dry: interpolated inside the step in which it did, at the rate the
-    /// demand drained it; the start of the run when it starts the run empty under demand that
-    /// spends faster than the bucket earns.
-    double start_s = unset;
-    /// Start of the first step that ends with credits in the bucket again (the demand fell below
-    /// what the bucket earns); NaN when the bucket was still empty at the end of the run.
-    double end_s = unset;
-};
-
-/// Cheap per-run totals of one volume, always computed.
-struct VolumeTotals {
-    double demanded_ops = 0;  ///< I/Os that arrived (open loop) or were issued (closed loop)
-    double demanded_bytes = 0;
-    double served_ops = 0;
-    double served_bytes = 0;
-    double served_counted = 0;  ///< EBS-counted operations
-    double latency_ops_s = 0;   ///< sum over steps of latency x I/Os completed
-    double backlog_ops = 0;     ///< queued at the end of the run (open loop)
-    double backlog_bytes = 0;
-    double credits_end = 0;
-    double cliff_time_s = unset;              ///< first time the credit bucket ran dry in this run (NaN: never)
-    std::int64_t steps_bound[n_bounds] = {};  ///< steps spent in each Bound
-    /// Every episode of this run in which the credit bucket was empty, in order; the first
-    /// starts at cliff_time_s. Recorded whether or not the run records series.
-    std::vector<CliffEpisode> cliffs;
-};
-
-/// Per-run totals of the instance.
-struct InstanceTotals {
-    double served_counted = 0;
-    double served_bytes = 0;
-    double io_credits_end = 0;
-    double bytes_credits_end = 0;
-    double io_cliff_time_s = unset;     ///< first time EBSIOBalance% reached 0 in this run
-    double bytes_cliff_time_s = unset;  ///< first time EBSByteBalance% reached 0 in this run
-    std::int64_t steps_bound[n_bounds] = {};
-    std::vector<CliffEpisode> io_cliffs;     ///< every episode with EBSIOBalance% at 0, in order
-    std::vector<CliffEpisode> bytes_cliffs;  ///< every episode with EBSByteBalance% at 0, in order
-};
 
 /// Outputs of one run.
 struct RunResult {
@@ -220,12 +142,7 @@ public:
     [[nodiscard]] double instance_io_credits() const noexcept { return inst_io_credits_; }
     [[nodiscard]] double instance_bytes_credits() const noexcept { return inst_bytes_credits_; }
 
-    struct State {
-        double credits = 0;
-        double backlog_ops = 0;
-        double backlog_bytes = 0;
-        double backlog_counted = 0;
-    };
+    using State = VolumeState;
 
 private:
     [[nodiscard]] std::size_t checked(std::size_t i) const;
