@@ -369,14 +369,17 @@ inline bool step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int6
     // and so is f: the branchy form skips two divisions and takes them out of the loop-carried
     // chain (credits and backlog -> f -> what is served -> credits and backlog). It pays where
     // throttling comes in runs of steps (a burst, an empty bucket) and few steps have it.
-    // over_limit(): the cap times the rounding margin.
-    const M over_cnt = Ops::lt(cap_cnt * throttle_tie, av_cnt);
-    const M over_bytes = Ops::lt(cap_bytes * throttle_tie, av_bytes);
-    const M throttled = Ops::mor(over_cnt, over_bytes);
+    // over_limit() is the cap times the rounding margin; what is within the cap itself is within
+    // that too, so the calm steps are told apart by the plain comparison and pay nothing for it.
+    const M over_any = Ops::mor(Ops::lt(cap_cnt, av_cnt), Ops::lt(cap_bytes, av_bytes));
+    M throttled = Ops::none();
     M iops_bound = Ops::none();
     M tput_bound = Ops::none();
     D f = one;
-    if (!Branchy || Ops::any(throttled)) {
+    if (!Branchy || Ops::any(over_any)) {
+        const M over_cnt = Ops::lt(cap_cnt * throttle_tie, av_cnt);
+        const M over_bytes = Ops::lt(cap_bytes * throttle_tie, av_bytes);
+        throttled = Ops::mor(over_cnt, over_bytes);
         const D f_cnt = Ops::div_where(over_cnt, cap_cnt, av_cnt, one);
         const D f_bytes = Ops::div_where(over_bytes, cap_bytes, av_bytes, one);
         iops_bound = Ops::mand(throttled, Ops::mand(Ops::lt(f_cnt, one), Ops::le(f_cnt, f_bytes * throttle_tie)));

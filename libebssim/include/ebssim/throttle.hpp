@@ -35,9 +35,11 @@ inline constexpr double throttle_tie = 1.0 + 1e-12;
 /// limit taken when over_limit().
 [[nodiscard, gnu::always_inline]] inline Throttle throttle(double want_counted, double want_bytes, double cap_counted,
                                                            double cap_bytes) noexcept {
+    // Most steps are within both limits (and so within the margin): the plain comparison tells
+    // them, and only a step above a cap pays for the margin and the divisions.
+    if (!(want_counted > cap_counted || want_bytes > cap_bytes)) return {};
     const bool over_cnt = over_limit(want_counted, cap_counted);
     const bool over_bytes = over_limit(want_bytes, cap_bytes);
-    // Most steps are within both limits: divide only when one binds.
     if (!(over_cnt || over_bytes)) return {};
     const double f_cnt = over_cnt ? cap_counted / want_counted : 1.0;
     const double f_bytes = over_bytes ? cap_bytes / want_bytes : 1.0;
