@@ -402,7 +402,7 @@ def case_c(args: argparse.Namespace) -> None:
     check("c", bad + more)
     del r0, tot, series, codes
     # At least 15 pairs: a pair takes 30 ms, and this VM has phases of a second or more in which
-    # a second thread runs slower (docs/design.md, "Served steps").
+    # a second thread runs slower (docs/performance.md, "Against a numba port").
     (e_best, e_med), (n_best, n_med) = interleaved([ebssim_rec, numba_rec], max(args.repeats, 15))
     ROWS.append(
         Row("c", "ebssim simulate(record=True)", e_best, e_med, n_best / e_best, ">= 2x numba", n_best / e_best >= 2)

@@ -78,8 +78,8 @@ struct ClosedSource {
 [[nodiscard]] inline std::int64_t pair_run_end(const double* a, const double* b, std::int64_t k,
                                                std::int64_t k_max) noexcept {
     // 16 steps at a time while every one equals the one before (two at a time in vector
-    // registers, without an exit in the loop: a long run is read at about the memory's speed,
-    // a month at 1 s of hourly levels 1.58 -> 1.1 ms), then the first difference step by step.
+    // registers, without an exit in the loop: a long run is read at about the memory's speed;
+    // docs/performance.md, "Finding runs in a trace"), then the first difference step by step.
     // The same test either way (x != y is !(x == y): a NaN ends a run, -0 equals +0).
     using v2 = double __attribute__((vector_size(2 * sizeof(double))));
     using m2 = std::int64_t __attribute__((vector_size(2 * sizeof(std::int64_t))));
@@ -311,9 +311,10 @@ public:
     /// What serving the fraction g (<= 1) of what offer() allowed does in step k; g < 1 means
     /// the instance bound. Changes nothing. The same arithmetic as commit(), operation for
     /// operation, as values instead of updates: jumps apply it m times at once. commit() keeps
-    /// its own copy because building this struct in the step loop cost 15-50 % of the loop's
-    /// speed (measured, GCC 12); the jump-vs-step tests (tests/cpp/test_jump.cpp,
-    /// tests/python/test_jump.py, hundreds of random configurations) fail if the two differ.
+    /// its own copy because building this struct in the step loop slowed the loop (GCC 12;
+    /// docs/performance.md), a second copy of the step that issue 20 is to remove; the jump-vs-step
+    /// tests (tests/cpp/test_jump.cpp, tests/python/test_jump.py, hundreds of random
+    /// configurations) fail if the two differ.
     [[gnu::always_inline]] [[nodiscard]] StepOutcome outcome(std::int64_t k, double g,
                                                              Bound instance_bound) const noexcept {
         StepOutcome o;
@@ -1098,19 +1099,17 @@ inline void in_chunks(std::int64_t n, std::size_t volumes, const InterruptCheck&
 // visit also handed that stepper to the jump path (run_constant is noinline; the chunk lambdas
 // may be compiled out of line): it escapes, GCC can no longer tell s_ and tot_ from pointers into
 // it, and the loop reloaded s_, tot_ and the constants and stored the scratch fields (a_, av_*,
-// pool_, cap_cnt_, f_, bound_) to memory in every step. Measured (GCC 12, CPU-time medians of 3,
-// interleaved, 2 busy cores): BM_ClosedLoop/gp3:1/record:0 14.0 ms in place, 8.4 ms on the copy
-// (8.2 ms before the jumps; 119 -> 91 instructions per step, callgrind); BM_OpenLoop_gp2/record:0
-// 6.4 ms, 5.4 ms (5.26 ms; 152 -> 131). A copy stepped inside the chunk lambda fixed the closed
-// loop only: GCC compiled the open loop's lambda out of line, so the copy escaped again. Copying
-// is cheap (references and scalars); the state and totals it writes are the caller's. noinline:
-// inlined into the visit, the piecewise source's loop stepped 15.2 ms against 12.7 ms in place
-// (BM_Piecewise_gp2/trace:0/jump:0); out of line, 12.9 ms, the others unchanged.
+// pool_, cap_cnt_, f_, bound_) to memory in every step, which made the closed and open loops
+// markedly slower (docs/performance.md, "The scalar step loop on a copy of the stepper"). A copy
+// stepped inside the chunk lambda fixed the closed loop only: GCC compiled the open loop's lambda
+// out of line, so the copy escaped again. Copying is cheap (references and scalars); the state
+// and totals it writes are the caller's. noinline: inlined into the visit, step_all slowed the
+// piecewise source's loop; out of line, it leaves that loop and the others as they were.
 // A helper thread for step_all's served steps (served.hpp, ServedFiller), which writes their
 // recorded values but the credits, for a recorded open loop long enough to be worth a thread when
 // there is a core to spare; none (empty) otherwise. It lives in step_all's caller: an object with
-// a destructor in step_all itself made GCC keep the step loop's values in memory (a month of a
-// throttled st1 trace, 18.1 against 15.0 ms).
+// a destructor in step_all itself made GCC keep the step loop's values in memory (a throttled
+// trace stepped slower: docs/performance.md, "Served steps").
 // Another recording than the default (some series, every N steps, float32, extremes) gets a
 // windowed filler: the loop records every value of a window of steps as the default would, and
 // the filler hands each window to the recorder while the loop goes on in the other buffer.
@@ -1152,8 +1151,8 @@ template <class Source>
             // stays a local whose address nothing takes), the others through offer() and commit().
             // A stretch that ends within a few steps makes the next look wait (doubling), so that
             // a throttled trace pays little for the looks. The kernel's call costs the loop some
-            // registers: a month of a throttled st1 trace (0.6 % of its steps served) steps about
-            // 10 % slower than before the kernel; a separate function for these steps was slower
+            // registers: a throttled trace, with few steps served, steps slower than before the
+            // kernel (docs/performance.md); a separate function for these steps was slower
             // still (GCC spilled its loop's values), and so was an object with a destructor here.
             for (std::int64_t k = k0; k < k1;) {
                 for (; k < k1; ++k) {
@@ -1333,15 +1332,15 @@ double equal_share(const OpenLoop& o, std::int64_t n) {
 }
 
 // Whether a totals-only trace has runs of equal values long enough that the scalar loop, which
-// jumps over them, beats the lockstep kernel, which steps every value. Measured (64 gp2/gp3
-// volumes, a day at 1 s, one core, runs of L equal values): lockstep 3.1-3.4 ns a volume-step
-// whatever L; the scalar loop with jumps 6.1 (L = 1), 3.7 (16), 2.2 (64), 1.4 (256), 0.9 (4,096).
-// The break-even is about L = 20, where about 95 % of the steps equal the next one.
+// jumps over them, beats the lockstep kernel, which steps every value: the kernel's speed does
+// not depend on the runs, the jumping loop's grows with their length L, and the two break even
+// at about L = 20, where about 95 % of the steps equal the next one (docs/performance.md, "Jumps
+// or the lockstep kernel").
 bool long_runs(const OpenLoop& o, std::int64_t n) { return equal_share(o, n) >= 0.95; }
 
-// Whether a trace stepped alone is worth looking at for runs to jump (a look every scan_every
-// steps costs a noisy gp3 trace about 20 %: BM_Jump_scan 9.5 against 11.5 ms): not when fewer
-// than one step in scan_every equals the next.
+// Whether a trace stepped alone is worth looking at for runs to jump (the looks every scan_every
+// steps cost a noisy trace more than its few runs save: docs/performance.md, BM_Jump_scan): not
+// when fewer than one step in scan_every equals the next.
 bool has_runs(const OpenLoop& o, std::int64_t n) {
     const double share = equal_share(o, n);
     return share < 0 || share * static_cast<double>(scan_every) >= 1.0;

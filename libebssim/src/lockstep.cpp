@@ -78,8 +78,8 @@ template <std::size_t V>
 struct VecOps {
     static constexpr std::size_t lanes = V;
     // Whether steps() chooses between step()'s branchy and branch-free forms as it goes (see
-    // there). With 4 lanes (AVX2) the branchy one paid on the diurnal fleet and cost about 4 %
-    // on the noisy one (BM_Fleet), so it is the only one.
+    // there). With 4 lanes (AVX2) the branchy one paid on the diurnal fleet and cost little on
+    // the noisy one (BM_Fleet; docs/performance.md), so it is the only one.
     static constexpr bool adaptive = false;
     typedef double D __attribute__((vector_size(sizeof(double) * V)));
     typedef std::int64_t M __attribute__((vector_size(sizeof(std::int64_t) * V)));
@@ -463,9 +463,9 @@ inline bool step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int6
 
 // How far ahead of the step being loaded the kernel prefetches each trace, in steps (64: 512
 // bytes, 8 cache lines). The kernel reads 2 x W streams at once (each lane's ops and bytes); the
-// hardware prefetchers kept up with some fleets' layouts and not others (BM_Fleet shape:1 went
-// from 364-389 to 533-550 M volume-steps/s with this at 32..256, busy machine; shape:0 from
-// 507-510 to 510-525).
+// hardware prefetchers kept up with some fleets' layouts and not others (BM_Fleet shape:1 waited
+// for memory without this, shape:0 did not; any distance from 32 to 256 does as well:
+// docs/performance.md, "The lockstep kernel").
 constexpr std::int64_t prefetch_ahead = 64;
 
 // Steps k .. k1 - 1 of the G vectors of pass `pass`, with step()'s branches around divisions
@@ -589,7 +589,7 @@ bool cpu_has(LockstepIsa isa) noexcept {
 }
 
 // The widest instruction set the CPU has; none (the scalar loop) when that is SSE2, whose two
-// lanes step slower than the scalar loop (bench/bench_engine.cpp, BM_Fleet isa:1).
+// lanes step no faster than the scalar loop (bench/bench_engine.cpp, BM_Fleet isa:2).
 LockstepIsa best_isa() noexcept {
     if (cpu_has(LockstepIsa::avx512)) return LockstepIsa::avx512;
     if (cpu_has(LockstepIsa::avx2)) return LockstepIsa::avx2;

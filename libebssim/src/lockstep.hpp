@@ -23,7 +23,7 @@ inline constexpr std::size_t lockstep_lanes = 8;
 
 /// The instruction set the kernel runs with: the widest the CPU has (AVX-512: 8 lanes per
 /// instruction, AVX2: 4), or none (volumes go through the scalar loop) on a CPU with only SSE2
-/// (2 lanes, slower than the scalar loop), unless a test or benchmark chose another.
+/// (2 lanes, no faster than the scalar loop), unless a test or benchmark chose another.
 enum class LockstepIsa : std::uint8_t { automatic, none, sse2, avx2, avx512 };
 [[nodiscard]] LockstepIsa lockstep_isa() noexcept;
 /// For tests and benchmarks, between runs (not while one is running): run the kernel with `isa`

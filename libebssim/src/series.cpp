@@ -11,8 +11,8 @@ namespace {
 
 constexpr std::size_t granule = std::size_t{1} << 16;  // cached sizes are rounded to 64 KiB
 // Smaller buffers go straight to malloc. Above this, glibc serves a buffer by mmap and returns
-// it to the kernel when freed, so each run paid a fault per page again: a day at 1 s (7 series
-// of 86,400 steps, 4 MB) spent most of its recorded run in the kernel before the cache took them.
+// it to the kernel when freed, so each run paid a fault per page again, which dominated short
+// recorded runs before the cache took them (docs/performance.md, "The output buffer cache").
 constexpr std::size_t pooled_min = 2 * granule;
 
 // Output buffers above pooled_min are kept for reuse after they are freed: fresh memory costs a page
@@ -79,7 +79,7 @@ void* series_alloc(std::size_t bytes) {
     const std::size_t size = rounded(bytes);
     if (void* p = cache().take(size)) return p;
     // Transparent huge pages were tried (madvise): fewer faults, but a first call could stall
-    // for 100-200 ms in the kernel's compaction, so plain pages plus the cache win.
+    // in the kernel's compaction (docs/performance.md), so plain pages plus the cache win.
     void* p = std::malloc(size);
     if (p == nullptr) throw std::bad_alloc();
     return p;

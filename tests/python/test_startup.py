@@ -1,7 +1,7 @@
 """Start-up: `import ebssim` and `ebssim --help` import no numpy or pandas; every public name resolves.
 
 The package namespaces are lazy (ebssim._lazy); these tests check what is imported, in a fresh
-interpreter, not how long it takes (times are measured by hand, README "Performance").
+interpreter, not how long it takes (times are measured by hand, docs/performance.md).
 """
 
 from __future__ import annotations

@@ -48,8 +48,8 @@ inline constexpr std::int64_t recorded_bytes_per_instance_step = 4 * 8 + 1;
 /// Bounds on the work and memory of one run, checked before it allocates or steps anything, so
 /// that a mistyped duration or step is an error instead of hours of CPU or an exhausted machine.
 struct RunLimits {
-    /// Most volume-steps (n_steps x volumes) in one run. The default, 1e10, is 100-200 s of one
-    /// core at the engine's 50-100 M volume-steps per second.
+    /// Most volume-steps (n_steps x volumes) in one run. The default, 1e10, is about a minute
+    /// or more of one core for the scalar step loop (its step rates: docs/performance.md).
     std::int64_t max_volume_steps = 10'000'000'000;
     /// Most bytes of per-step series one recorded run allocates, all volumes and the instance
     /// together: what the Recording chooses, at its interval and precision, except the series
@@ -87,17 +87,27 @@ struct RunOptions {
     /// whatever the count: each volume is stepped by one thread with the arithmetic of one.
     int threads = 0;
     /// Jump over constant stretches in closed form (docs/model.md, "Jumps over constant
-    /// stretches"): where a volume's demand is constant and its step steady (no backlog, every
-    /// output the same but the credits, which change by a constant amount per step), or an open
-    /// loop's backlog of the arrivals' composition grows or drains at the volume's cap, the engine
-    /// computes how many steps keep every branch of the step the same and advances them at once.
-    /// Results equal stepping's: bit for bit at fixed points (a full or empty bucket, no bucket);
-    /// otherwise up to the rounding of c + m*d against m repeated additions. False steps every
-    /// step (for checking and benchmarking). Volumes attached to an instance are always stepped.
+    /// stretches"): where a volume's demand is constant (a closed loop, idle, a run of equal
+    /// trace values, a PiecewiseOpenLoop segment), the engine computes how many steps keep every
+    /// branch of the step the same and advances them at once. Jumped: a steady step (no backlog,
+    /// every output the same but the credits, which stay or change by a constant amount per
+    /// step); an open loop's backlog held at the volume's IOPS or throughput cap, growing or
+    /// draining, of the arrivals' composition or, in a run that records no series, of another
+    /// mix; volumes on an instance, together with its buckets, while every one is steady.
+    /// Stepped: the steps where a branch changes (a bucket runs dry or fills, a cliff episode
+    /// starts or ends, the input changes, a backlog empties) and the two before them; open loops
+    /// with a max_in_flight while held back; closed loops with a backlog; traces in which fewer than
+    /// one step in 16 equals the next (not looked at for runs); the totals-only OpenLoop traces
+    /// that the lockstep kernel steps (`lockstep`). At fixed points (a full or empty bucket, no
+    /// bucket) the state and every per-step output equal stepping's bit for bit and totals differ
+    /// by the rounding of m*x against m additions; otherwise results agree up to the rounding of
+    /// c + m*d against m repeated additions. False steps every step (checking, benchmarking).
     bool jump = true;
     /// Step independent open-loop volumes (no instance, record = false) several at a time in the
-    /// lockstep kernel (docs/design.md), which gives bit-identical results faster. False forces
-    /// the one-volume-at-a-time loop: for checking the two against each other and benchmarking.
+    /// lockstep kernel (docs/design.md), which gives bit-identical results faster. With `jump`, a
+    /// trace whose steps mostly (95 %) equal the next goes to the one-volume-at-a-time loop
+    /// instead, which jumps its runs. False forces the one-volume-at-a-time loop for every
+    /// volume: for checking the two against each other and benchmarking.
     bool lockstep = true;
     /// What a recorded run keeps (which series, every how many steps, float64 or float32,
     /// caller buffers); used only when run's `record` is true. Default: everything, every step.
@@ -126,7 +136,8 @@ public:
     /// Volumes without an instance are independent and are stepped over options.threads threads
     /// (the InterruptCheck is called from the calling thread only); with an instance, the
     /// volumes are coupled in every step and one thread steps them all. options.jump: closed-form
-    /// jumps over constant stretches (independent volumes only).
+    /// jumps over constant stretches (RunOptions::jump), with an instance too (its volumes and
+    /// buckets jumped together).
     RunResult run(const std::vector<Workload>& workloads, std::int64_t n_steps, bool record = true,
                   const RunLimits& limits = {}, const InterruptCheck& interrupt = {}, const RunOptions& options = {});
 

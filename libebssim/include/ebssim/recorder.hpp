@@ -405,7 +405,7 @@ public:
 
 private:
     // Out of line, so that the step loops around record() stay as compact as with the direct
-    // path alone (inlined, it cost the coupled loop 20 % even when not taken).
+    // path alone (inlined, it slowed the coupled loop even when not taken: docs/performance.md).
     [[gnu::noinline]] void record_general(const Step& s) noexcept {
         if (extremes_ && every_ > 1) extend(s, s.latency, s.latency, s.end, s.end);
         add(s, 1, s.end);
