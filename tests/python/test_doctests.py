@@ -67,6 +67,7 @@ MODULES = [
     "ebssim.fit._native",
     "ebssim.fit._predict",
     "ebssim.fit._result",
+    "ebssim.fit._rules",
 ]
 
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE

@@ -8,8 +8,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 import numpy.typing as npt
 
-from ..volumes import VOLUME_TYPES, Volume
-from . import _native
+from ..volumes import VOLUME_TYPES, Volume, volume_types
+from . import _native, _rules
 from ._inputs import Capture, JobData, Source, load
 from ._levels import MIN_RELATIVE_CHANGE, Level, first_drop, fit_levels, window_weights
 from ._result import Fit, Parameter, Phase
@@ -18,23 +18,12 @@ FloatArray = npt.NDArray[np.float64]
 
 #: What :func:`fit` accepts for ``rate_limits``.
 RATE_LIMITS = ("workload", "volume")
-_BUCKET_TYPES = ("gp2", "st1", "sc1", "standard")
-_HDD = ("st1", "sc1", "standard")
 #: Most engine steps one forward run takes (the step grows for long captures).
 MAX_FIT_STEPS = 200_000
 
 
 def _vol(vtype: str, size: float, **kw: Any) -> Volume:
     return Volume(vtype, size, **kw)
-
-
-def _example_volume(vtype: str, size: Optional[float]) -> Volume:
-    """A volume of the type, for its counting rule and service-time defaults."""
-    default = {"gp2": 100, "gp3": 100, "io1": 100, "io2": 100, "st1": 1024, "sc1": 1024, "standard": 100}[vtype]
-    s = size if size is not None else default
-    if vtype in ("io1", "io2"):
-        return _vol(vtype, s, iops=100)
-    return _vol(vtype, s)
 
 
 def _counted(vol: Volume, job: JobData) -> float:
@@ -157,7 +146,7 @@ def fit(
         result.consistent = _consistent(levels, rate_limits)
         _service_time(result, capture, None, [j for j in capture.jobs if _demand_bound_by_fio(j, levels, rate_limits)])
         return result
-    if type in _BUCKET_TYPES:
+    if volume_types()[type].has_bucket:
         _fit_bucket(result, capture, levels, weights, type, size_gib, rate_limits)
     else:
         _fit_provisioned(result, capture, levels, weights, type, size_gib, rate_limits)
@@ -173,48 +162,89 @@ def _demand_bound_by_fio(job: JobData, levels: List[Level], rate_limits: str) ->
 
 
 def _consistent(levels: List[Level], rate_limits: str) -> List[Dict[str, Any]]:
-    """Which EBS types and sizes the levels are consistent with (no type declared)."""
+    """Which EBS types and sizes the levels are consistent with (no type declared).
+
+    Every rate and range is the core's: a bucket type's burst and baseline at a candidate size,
+    its baseline per GiB, its size range."""
     out: List[Dict[str, Any]] = []
     drop = first_drop(levels)
     top = max(levels, key=lambda lv: lv.iops)
-    gp2v = _example_volume("gp2", None)
+    gp2v = _rules.at("gp2")
+    burst = _rules.at("gp2", volume_types()["gp2"].min_size_gib).max_iops  # a gp2 that bursts
     if drop is not None:
         hi, lo = drop
-        c_hi, c_lo = hi.iops * _counted(gp2v, hi.job), lo.iops * _counted(gp2v, lo.job)
-        if abs(c_hi - 3000) <= 0.03 * 3000 and 100 <= c_lo < 3000:
-            out.append(
-                {
-                    "type": "gp2",
-                    "size_gib": round(c_lo / 3) if c_lo > 100 * 1.02 else None,
-                    "why": f"bursts at {c_hi:.0f} ~ 3,000 IOPS, then {c_lo:.0f} IOPS = 3 IOPS/GiB x size"
-                    + ("" if c_lo > 102 else " (the 100 IOPS floor: any size up to 33 GiB)"),
-                }
-            )
-        mib_hi, mib_lo = hi.throughput_mib_s, lo.throughput_mib_s
-        for t, base, burst in (("st1", 40.0, 250.0), ("sc1", 12.0, 80.0)):
-            size = mib_lo / base * 1024
-            if 125 <= size <= 16384 and abs(min(500.0 if t == "st1" else 250.0, burst * size / 1024) - mib_hi) <= (
-                0.05 * mib_hi
-            ):
-                out.append({"type": t, "size_gib": round(size), "why": f"{mib_hi:.1f} then {mib_lo:.1f} MiB/s"})
+        for t in _rules.bucket_types():
+            out.extend(_consistent_bucket(t, hi, lo))
         out.append({"type": "gp3", "size_gib": None, "why": "no: gp3, io1 and io2 have no burst bucket, the rate fell"})
     else:
         c = top.iops * _counted(gp2v, top.job)
-        out.append(
-            {
-                "type": "gp2",
-                "size_gib": None,
-                "why": f"no cliff in the capture: any gp2 whose bucket lasted it ({c:.0f} IOPS)"
-                if c <= 3000 * 1.03
-                else f"{c:.0f} IOPS: a gp2 of at least {math.ceil(c / 3)} GiB (no burst)",
-            }
-        )
-        if c >= 3000 * 0.97:
+        if c <= burst * 1.03:
+            why = f"no cliff in the capture: any gp2 whose bucket lasted it ({c:.0f} IOPS)"
+        else:
+            least = _rules.smallest_size_with_baseline("gp2", c)
+            why = (
+                f"{c:.0f} IOPS: a gp2 of at least {least:.0f} GiB (no burst)"
+                if least is not None
+                else f"no: {c:.0f} IOPS is above every gp2's baseline"
+                f" ({_rules.at('gp2', volume_types()['gp2'].max_size_gib).baseline_iops:,.0f})"
+            )
+        out.append({"type": "gp2", "size_gib": None, "why": why})
+        gp3_least = _rules.iops_range("gp3")
+        if gp3_least is not None and c >= gp3_least[0] * 0.97:
             out.append(
                 {"type": "gp3", "size_gib": None, "why": f"provisioned {c:.0f} IOPS (or more, if demand held it)"}
             )
     del rate_limits
     return out
+
+
+def _consistent_bucket(vtype: str, hi: Level, lo: Level) -> List[Dict[str, Any]]:
+    """A bucket type the fall from ``hi`` to ``lo`` fits: its burst then its baseline, in the unit
+    its bucket counts (operations for I/O credits, MiB/s for throughput credits)."""
+    info = volume_types()[vtype]
+    if info.bucket == "throughput_credits":
+        mib_hi, mib_lo = hi.throughput_mib_s, lo.throughput_mib_s
+        size = _rules.size_for_baseline(vtype, mib_lo, throughput=True)
+        if size is None or not info.min_size_gib <= size <= info.max_size_gib:
+            return []
+        at_size = _rules.at(vtype, float(round(size)))
+        if abs(at_size.max_throughput_mib_s - mib_hi) > 0.05 * mib_hi:
+            return []
+        return [{"type": vtype, "size_gib": round(size), "why": f"{mib_hi:.1f} then {mib_lo:.1f} MiB/s"}]
+    probe = _rules.at(vtype)
+    c_hi, c_lo = hi.iops * _counted(probe, hi.job), lo.iops * _counted(probe, lo.job)
+    if not _rules.size_matters(vtype):
+        # Every size performs alike (standard): the burst and the baseline, not the size, are seen.
+        base, burst = probe.baseline_iops, probe.max_iops
+        if abs(c_hi - burst) > 0.03 * burst or abs(c_lo - base) > 0.03 * base:
+            return []
+        return [
+            {
+                "type": vtype,
+                "size_gib": None,
+                "why": f"bursts at {c_hi:.0f} ~ {burst:,.0f} IOPS, then {c_lo:.0f} ~ {base:,.0f} IOPS: any size "
+                f"from {info.min_size_gib:g} to {info.max_size_gib:g} GiB",
+            }
+        ]
+    smallest = _rules.at(vtype, info.min_size_gib)
+    floor, burst = smallest.baseline_iops, smallest.max_iops
+    per_gib = _rules.per_gib(vtype)
+    if per_gib is None or abs(c_hi - burst) > 0.03 * burst or not floor <= c_lo < burst:
+        return []
+    size = _rules.size_for_baseline(vtype, c_lo)
+    above = c_lo > floor * 1.02
+    return [
+        {
+            "type": vtype,
+            "size_gib": round(size) if above and size is not None else None,
+            "why": f"bursts at {c_hi:.0f} ~ {burst:,.0f} IOPS, then {c_lo:.0f} IOPS = {per_gib:g} IOPS/GiB x size"
+            + (
+                ""
+                if above
+                else f" (the {floor:.0f} IOPS floor: any size up to {_rules.largest_size_at_floor(vtype):g} GiB)"
+            ),
+        }
+    ]
 
 
 def _fit_bucket(
@@ -228,27 +258,29 @@ def _fit_bucket(
 ) -> None:
     phases, members = _phase_tuples(capture, rate_limits)
     t0, t1, value, w = _observed(capture, members, weights)
-    probe = _example_volume(vtype, size_gib)
+    info = volume_types()[vtype]
+    probe = _rules.at(vtype, size_gib)
+    # A type whose every size performs alike (standard: a flat baseline and burst) cannot show its
+    # size: the fit runs at the console's size and reports the type's whole range.
+    unseen = size_gib is None and not _rules.size_matters(vtype)
+    known = info.default_size_gib if unseen else size_gib
     drop = first_drop(levels)
-    size_guess: Optional[float] = size_gib
+    size_guess: Optional[float] = known
     bal_guess = 100.0
     if drop is not None:
         hi, lo = drop
-        if vtype == "gp2":
-            base = lo.iops * _counted(probe, lo.job)
-            size_guess = size_guess or max(1.0, base / 3)
-        else:
-            base_mib = lo.iops * _counted(probe, lo.job)  # counted 1 MiB operations per second
-            per_tib = {"st1": 40.0, "sc1": 12.0, "standard": 100.0}[vtype]
-            size_guess = size_guess or max(125.0, base_mib / per_tib * 1024)
-        sv = _example_volume(vtype, float(round(size_guess)))
+        if size_guess is None:
+            # The baseline in the bucket's counted operations (1 MiB ones on HDD) gives the size.
+            by_baseline = _rules.size_for_baseline(vtype, lo.iops * _counted(probe, lo.job))
+            size_guess = max(info.min_size_gib, by_baseline if by_baseline is not None else info.default_size_gib)
+        sv = _rules.at(vtype, float(round(size_guess)))
         drain = hi.iops * _counted(sv, hi.job) - sv.baseline_iops
         if drain > 0 and sv.credit_capacity > 0:
             # The earliest cliff the data allow: the end of the last window at the high level.
             mid = (hi.job.t0 + hi.job.t1) / 2
             last = float(np.max(hi.job.t1[(mid >= hi.start_s) & (mid <= hi.end_s)], initial=hi.start_s))
             bal_guess = min(100.0, max(0.0, 100 * drain * last / sv.credit_capacity))
-    elif size_gib is None:
+    elif known is None:
         result.notes.append(
             "no cliff in the capture: the baseline (and so the size) is not observed; pass the size (--size) to fit "
             "the starting balance"
@@ -261,7 +293,7 @@ def _fit_bucket(
         _service_time(result, capture, vtype, [])
         return
     dt = _dt(capture)
-    r = _native.fit_bucket_volume(vtype, size_gib, size_guess, bal_guess, phases, t0, t1, value, w, dt)
+    r = _native.fit_bucket_volume(vtype, known, size_guess, bal_guess, phases, t0, t1, value, w, dt)
     size = r.size_gib
     bal = r.balance_pct
     cliff = r.cliff_time_s
@@ -269,6 +301,21 @@ def _fit_bucket(
     used_bal = float(r.balance_used_pct)
     if size_gib is not None:
         result.parameters.append(Parameter("size_gib", float(size_gib), None, None, None, "GiB", "given"))
+    elif unseen:
+        lo_s, hi_s = info.min_size_gib, info.max_size_gib
+        result.parameters.append(
+            Parameter(
+                "size_gib",
+                None,
+                None,
+                lo_s,
+                hi_s,
+                "GiB",
+                f"not determined (performance does not depend on it): every size from {lo_s:g} to {hi_s:g} GiB "
+                "fits alike",
+            )
+        )
+        result.notes.append(f"the size is not determined; the volume uses {used_size:g} GiB")
     elif size.determined:
         result.parameters.append(
             Parameter("size_gib", size.value, _f(size.se), None, None, "GiB", "whole GiB, profiled")
@@ -347,7 +394,10 @@ def _fit_provisioned(
     rate_limits: str,
 ) -> None:
     """gp3, io1, io2: constant caps, read from the levels of the jobs that ask for more than they get."""
-    probe = _example_volume(vtype, size_gib)
+    probe = _rules.at(vtype, size_gib)
+    iops_range = _rules.iops_range(vtype)
+    assert iops_range is not None  # gp3, io1, io2 provision their IOPS
+    least_iops, most_iops = iops_range
     sat = [lv for lv in levels if lv.iops < (1 - MIN_RELATIVE_CHANGE) * lv.job.rate_iops or rate_limits == "volume"]
     held = [lv.job for lv in levels if lv not in sat]  # held by their own rate caps: demand-bound
     if not sat:
@@ -382,18 +432,20 @@ def _fit_provisioned(
                     f"not determined: at least {tput:.1f} MiB/s (no job was throughput-bound)",
                 )
             )
-        prov_iops = min(max(prov_iops, 3000.0), 80000.0)
+        prov_iops = min(max(prov_iops, least_iops), most_iops)
         kw = {"iops": prov_iops}
-        if prov_tput is not None:
-            kw["throughput_mib_s"] = min(max(prov_tput, 125.0), min(2000.0, 0.25 * prov_iops))
-        if iops < 3000 * 0.97:
-            result.notes.append(f"{iops:.0f} IOPS is below gp3's 3,000: not a gp3 at its limit (demand-bound?)")
-        min_size = max(1.0, math.ceil(prov_iops / 500)) if prov_iops > 3000 else 1.0
+        tput_range = _rules.throughput_range(vtype, prov_iops)
+        if prov_tput is not None and tput_range is not None:
+            kw["throughput_mib_s"] = min(max(prov_tput, tput_range[0]), tput_range[1])
+        if iops < least_iops * 0.97:
+            result.notes.append(
+                f"{iops:.0f} IOPS is below gp3's {least_iops:,.0f}: not a gp3 at its limit (demand-bound?)"
+            )
     else:
         result.parameters.append(Parameter("iops", iops, iops_se, None, None, "IOPS", "provisioned IOPS"))
-        prov_iops = min(max(prov_iops, 100.0), 64000.0 if vtype == "io1" else 256000.0)
+        prov_iops = min(max(prov_iops, least_iops), most_iops)
         kw = {"iops": prov_iops}
-        min_size = max(4.0, math.ceil(prov_iops / (50 if vtype == "io1" else 1000)))
+    min_size = _rules.min_size(vtype, prov_iops)
     size = float(size_gib) if size_gib is not None else float(min_size)
     if size_gib is None:
         result.parameters.append(
@@ -439,7 +491,7 @@ def _f(x: Any) -> Optional[float]:
 def _service_time(result: Fit, capture: Capture, vtype: Optional[str], jobs: List[JobData]) -> Dict[str, float]:
     """s(b) = intercept + b x per_byte from the mean completion latency of jobs the volume did not hold
     back; and the gamma shape of their latency bins. Returns Volume keyword arguments."""
-    vol = _example_volume(vtype or "gp2", None)
+    vol = _rules.at(vtype or "gp2")
     default_per_byte = vol.service_time_s(2**20) - vol.service_time_s(0)
     default_per_byte /= 2**20
     pts = [(j.io_bytes, j.clat_mean_s, j.clat_n) for j in jobs if j.clat_mean_s and j.clat_n > 0]

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..volumes import Volume
 from . import _native
-from ._fit import _counted, _dt, _phase_tuples
+from ._fit import MAX_FIT_STEPS, _counted, _dt, _phase_tuples
 from ._inputs import Source, load
 from ._levels import MIN_RELATIVE_CHANGE, first_drop, fit_levels
 
@@ -87,7 +87,7 @@ def predict_cliff(
     horizon = vol.initial_credits / drain + capture.end_s + 1.0
     end = ph[-1][1]
     ph.append((end, end + horizon, ph[-1][2], ph[-1][3], ph[-1][4], ph[-1][5]))
-    dt = max(_dt(capture), horizon / 200_000)
+    dt = max(_dt(capture), horizon / MAX_FIT_STEPS)
     t0 = np.array([0.0, end + horizon - 1.0])
     t1 = np.array([min(1.0, end), end + horizon])
     sim = _native.simulate_windows(vol, ph, t0, t1, dt)
