@@ -28,9 +28,8 @@ if TYPE_CHECKING:
     from .instances import SHARE_POLICIES, Catalog, Instance, NoEbsLimitsWarning, instance, load_catalog
     from .latency import SERVICE_TIME_SHAPE, closed_loop_latency_s, latency_moments, latency_quantiles
     from .plot import plot
-    from .recording import INSTANCE_SERIES, VOLUME_SERIES, Recording
+    from .recording import BOUND_NAMES, INSTANCE_SERIES, VOLUME_SERIES, Recording
     from .simulation import (
-        BOUND_NAMES,
         CliffEpisode,
         InstanceResult,
         InstanceSeries,
@@ -128,9 +127,8 @@ _EXPORTS = {
     ".instances": ("SHARE_POLICIES", "Catalog", "Instance", "NoEbsLimitsWarning", "instance", "load_catalog"),
     ".latency": ("SERVICE_TIME_SHAPE", "closed_loop_latency_s", "latency_moments", "latency_quantiles"),
     ".plot": ("plot",),
-    ".recording": ("INSTANCE_SERIES", "VOLUME_SERIES", "Recording"),
+    ".recording": ("BOUND_NAMES", "INSTANCE_SERIES", "VOLUME_SERIES", "Recording"),
     ".simulation": (
-        "BOUND_NAMES",
         "CliffEpisode",
         "InstanceResult",
         "InstanceSeries",

@@ -116,7 +116,7 @@ def _has_series(r: Union["VolumeResult", "InstanceResult"], *names: str) -> bool
 
 
 def _need_series(r: Union["VolumeResult", "InstanceResult"], what: str, *names: str) -> None:
-    from .simulation import _need_per_step
+    from .recording import _need_per_step
 
     _need_per_step(r, what, *names)
 
@@ -185,7 +185,8 @@ def _step_range(r: Union["VolumeResult", "InstanceResult"], start_s: float, end_
 
 
 def _episodes(r: Union["VolumeResult", "InstanceResult"], raw: Sequence["CliffEpisode"], bucket: str) -> List[Cliff]:
-    from .simulation import BOUND_NAMES, VolumeResult
+    from .recording import BOUND_NAMES
+    from .simulation import VolumeResult
     from .workloads import OpenLoop, PiecewiseOpenLoop
 
     run_end = r.t0_s + r.n_steps * r.dt_s
@@ -233,7 +234,7 @@ def cliffs(r: Union["VolumeResult", "InstanceResult"]) -> Tuple[Cliff, ...]:
 def bound_seconds(r: Union["VolumeResult", "InstanceResult"]) -> Dict[str, float]:
     """Simulated seconds spent in each bound of :data:`ebssim.BOUND_NAMES` (steps x dt; also
     with ``record=False``). ``demand`` is the time nothing held the I/O back."""
-    from .simulation import BOUND_NAMES
+    from .recording import BOUND_NAMES
 
     return {name: n * r.dt_s for name, n in zip(BOUND_NAMES, r.totals.steps_bound)}
 
@@ -277,7 +278,7 @@ def spans_above_latency(r: "VolumeResult", ms: float) -> List[Span]:
 def bound_spans(r: Union["VolumeResult", "InstanceResult"], *limits: str) -> List[Span]:
     """The stretches of the run in which one of ``limits`` (names of :data:`ebssim.BOUND_NAMES`)
     held the I/O back, in order. Needs the per-step series."""
-    from .simulation import BOUND_NAMES
+    from .recording import BOUND_NAMES
 
     for name in limits:
         if name not in BOUND_NAMES:

@@ -36,11 +36,13 @@ from ._units import flag, integer, real
 from .instances import Instance, _resolve_instance
 from .latency import SERVICE_TIME_SHAPE, latency_quantiles
 from .recording import (
+    BOUND_NAMES,
     DEFAULT_INSTANCE_SERIES,
     DEFAULT_VOLUME_SERIES,
     INSTANCE_SERIES,
     VOLUME_SERIES,
     Recording,
+    _need_per_step,
     resolve,
 )
 from .volumes import Volume
@@ -66,9 +68,6 @@ __all__ = [
     "WindowStats",
     "VolumeSummary",
 ]
-
-#: What held a volume back in a step, indexed by the ``bound`` codes of the series (from the C++ ``Bound``).
-BOUND_NAMES: tuple[str, ...] = tuple(_core.BOUND_NAMES)
 
 FloatArray = npt.NDArray[np.float64]
 #: A recorded series: float64, or float32 when recorded with ``Recording(dtype="float32")``.
@@ -119,25 +118,6 @@ def _series(r: Union["VolumeResult", "InstanceResult"], name: str) -> Any:
             f"{name} was not recorded: this result records {', '.join(r.recorded)} (Recording(series=...))"
         )
     return a
-
-
-def _need_per_step(r: Union["VolumeResult", "InstanceResult"], what: str, *names: str) -> None:
-    """Raise a ValueError naming what is missing unless ``names`` were recorded at every step."""
-    if r.n_steps == 0:
-        return
-    if not r.recorded:
-        raise ValueError(f"{what} needs the per-step series, and this result was run with record=False")
-    missing = [n for n in names if n not in r.recorded]
-    if missing:
-        raise ValueError(
-            f"{what} needs the series {', '.join(missing)}, which this result did not record "
-            f"(it records {', '.join(r.recorded)}): add them to Recording(series=...)"
-        )
-    if r.record_every != 1:
-        raise ValueError(
-            f"{what} needs per-step series, and this result was recorded every {r.record_every} steps "
-            f"({r.record_every * r.dt_s:g} s): record every step (Recording(every_s=None))"
-        )
 
 
 _V = TypeVar("_V", covariant=True)

@@ -519,7 +519,7 @@ def served_reads(result: "VolumeResult") -> Optional[Tuple[FloatArray, FloatArra
     if not result.recorded:
         empty = np.empty(0)
         return empty, empty
-    from .simulation import _need_per_step
+    from .recording import _need_per_step
 
     _need_per_step(result, "the read/write split of a trace", "iops", "throughput_mib_s", "bound")
     dt = result.dt_s

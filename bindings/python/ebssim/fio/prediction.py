@@ -40,7 +40,8 @@ from .._outputs import input_at
 from ..burst import closed_loop_rate
 from ..instances import Instance
 from ..latency import closed_loop_latency_s, latency_moments, latency_quantiles
-from ..simulation import BOUND_NAMES, Simulation
+from ..recording import BOUND_NAMES
+from ..simulation import Simulation
 from ..volumes import VOLUME_TYPES, Volume, volume_types
 from ..workloads import ClosedLoop, Idle, Workload
 from ._files import PathLike
