@@ -17,6 +17,7 @@ import pytest
 MODULES = [
     "ebssim",
     "ebssim._files",
+    "ebssim._frames",
     "ebssim._lazy",
     "ebssim._limits",
     "ebssim._outputs",
