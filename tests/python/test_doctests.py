@@ -43,6 +43,7 @@ MODULES = [
     "ebssim.latency",
     "ebssim.plot",
     "ebssim.recording",
+    "ebssim.results",
     "ebssim.simulation",
     "ebssim.trace",
     "ebssim.testing",
