@@ -51,6 +51,7 @@ MODULES = [
     "ebssim.workloads",
     "ebssim.fio",
     "ebssim.fio._files",
+    "ebssim.fio._types",
     "ebssim.fio.cmdline",
     "ebssim.fio.cost",
     "ebssim.fio.histograms",
