@@ -29,18 +29,14 @@ if TYPE_CHECKING:
     from .latency import SERVICE_TIME_SHAPE, closed_loop_latency_s, latency_moments, latency_quantiles
     from .plot import plot
     from .recording import BOUND_NAMES, INSTANCE_SERIES, VOLUME_SERIES, Recording
+    from .results import InstanceResult, RunResult, VolumeResult, VolumeSummary, WindowStats
     from .simulation import (
         CliffEpisode,
-        InstanceResult,
         InstanceSeries,
         InstanceTotals,
-        RunResult,
         Simulation,
-        VolumeResult,
         VolumeSeries,
-        VolumeSummary,
         VolumeTotals,
-        WindowStats,
         simulate,
     )
     from .volumes import VOLUME_TYPES, Volume, VolumeTypeInfo, gp2, gp3, io1, io2, sc1, st1, standard, volume_types
@@ -128,18 +124,14 @@ _EXPORTS = {
     ".latency": ("SERVICE_TIME_SHAPE", "closed_loop_latency_s", "latency_moments", "latency_quantiles"),
     ".plot": ("plot",),
     ".recording": ("BOUND_NAMES", "INSTANCE_SERIES", "VOLUME_SERIES", "Recording"),
+    ".results": ("InstanceResult", "RunResult", "VolumeResult", "VolumeSummary", "WindowStats"),
     ".simulation": (
         "CliffEpisode",
-        "InstanceResult",
         "InstanceSeries",
         "InstanceTotals",
-        "RunResult",
         "Simulation",
-        "VolumeResult",
         "VolumeSeries",
-        "VolumeSummary",
         "VolumeTotals",
-        "WindowStats",
         "simulate",
     ),
     ".volumes": (

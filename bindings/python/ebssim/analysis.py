@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing_extensions import TypeGuard
 
     from ._core import CliffEpisode
-    from .simulation import InstanceResult, VolumeResult
+    from .results import InstanceResult, VolumeResult
 
 __all__ = [
     "Cliff",

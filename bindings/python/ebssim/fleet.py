@@ -46,7 +46,8 @@ from . import _core, _limits
 from ._units import flag, integer, real
 from .instances import Catalog, Instance, NoEbsLimitsWarning, _resolve_instance
 from .recording import BOUND_NAMES
-from .simulation import Simulation, VolumeResult, _threads
+from .results import VolumeResult
+from .simulation import Simulation, _threads
 from .volumes import Volume
 from .workloads import OpenLoop, Workload
 

@@ -27,7 +27,7 @@ import numpy.typing as npt
 
 from ._units import real
 from .recording import BOUND_NAMES
-from .simulation import InstanceResult, RunResult, VolumeResult
+from .results import InstanceResult, RunResult, VolumeResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes

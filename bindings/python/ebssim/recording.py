@@ -59,7 +59,7 @@ from . import _core
 from ._units import flag, real
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .simulation import InstanceResult, VolumeResult
+    from .results import InstanceResult, VolumeResult
 
 __all__ = [
     "Recording",

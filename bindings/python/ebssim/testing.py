@@ -40,7 +40,7 @@ from . import _repr
 from ._units import flag, real
 from .analysis import Span, _spans, bound_spans, spans_above_latency
 from .recording import BOUND_NAMES
-from .simulation import InstanceResult, RunResult, VolumeResult
+from .results import InstanceResult, RunResult, VolumeResult
 from .workloads import OpenLoop, PiecewiseOpenLoop
 
 __all__ = ["Plan", "PlanReport", "Check", "assert_plan", "check_plan"]

@@ -37,7 +37,7 @@ from .workloads import OpenLoop
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-    from .simulation import VolumeResult
+    from .results import VolumeResult
 
 __all__ = ["from_pandas", "GAPS", "COUNT_COLUMNS", "RATE_COLUMNS"]
 

@@ -11,7 +11,8 @@ import numpy as np
 
 from .._units import real
 from ..instances import Catalog
-from ..simulation import Simulation, VolumeResult
+from ..results import VolumeResult
+from ..simulation import Simulation
 from ..trace import from_pandas
 from ..volumes import Volume
 from ..workloads import OpenLoop
