@@ -17,6 +17,7 @@ import pytest
 MODULES = [
     "ebssim",
     "ebssim._files",
+    "ebssim._frames",
     "ebssim._lazy",
     "ebssim._limits",
     "ebssim._outputs",
@@ -42,6 +43,7 @@ MODULES = [
     "ebssim.latency",
     "ebssim.plot",
     "ebssim.recording",
+    "ebssim.results",
     "ebssim.simulation",
     "ebssim.trace",
     "ebssim.testing",
@@ -49,6 +51,7 @@ MODULES = [
     "ebssim.workloads",
     "ebssim.fio",
     "ebssim.fio._files",
+    "ebssim.fio._types",
     "ebssim.fio.cmdline",
     "ebssim.fio.cost",
     "ebssim.fio.histograms",

@@ -57,6 +57,32 @@ def test_every_public_name_resolves_in_a_fresh_interpreter() -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+_HELPERS = {"TYPE_CHECKING", "annotations", "importlib", "sys"}
+
+
+def test_dir_lists_only_public_names() -> None:
+    # In a fresh interpreter: dir() of each package is its __all__, the public submodules imported
+    # and its dunders; one imported since (ebssim.volumes, by gp3) joins it, a private one
+    # (ebssim._core, ebssim._units) does not.
+    code = (
+        "import json, ebssim, ebssim.fio, ebssim.fit, ebssim.advise, ebssim.aws\n"
+        "mods = (ebssim, ebssim.fio, ebssim.fit, ebssim.advise, ebssim.aws)\n"
+        "before = {m.__name__: dir(m) for m in mods}\n"
+        "ebssim.gp3(100)\n"
+        "print(json.dumps({'before': before, 'after': dir(ebssim), 'all': {m.__name__: m.__all__ for m in mods}}))"
+    )
+    out = json.loads(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout)
+    for name, names in out["before"].items():
+        assert not _HELPERS & set(names), name
+        public = [n for n in names if not (n.startswith("__") and n.endswith("__"))]
+        # ebssim.fio and ebssim.fit, not in ebssim.__all__, were imported by the first line.
+        imported = {"fio", "fit"} if name == "ebssim" else set()
+        assert public == sorted(set(out["all"][name]) | imported), name
+        assert "__version__" in names if name == "ebssim" else "__all__" in names
+    after = set(out["after"]) - set(out["before"]["ebssim"])
+    assert after == {"volumes"}, after
+
+
 @pytest.mark.parametrize("name", ebssim.__all__)
 def test_from_ebssim_import(name: str) -> None:
     exec(f"from ebssim import {name}", {})

@@ -28,20 +28,15 @@ if TYPE_CHECKING:
     from .instances import SHARE_POLICIES, Catalog, Instance, NoEbsLimitsWarning, instance, load_catalog
     from .latency import SERVICE_TIME_SHAPE, closed_loop_latency_s, latency_moments, latency_quantiles
     from .plot import plot
-    from .recording import INSTANCE_SERIES, VOLUME_SERIES, Recording
+    from .recording import BOUND_NAMES, INSTANCE_SERIES, VOLUME_SERIES, Recording
+    from .results import InstanceResult, RunResult, VolumeResult, VolumeSummary, WindowStats
     from .simulation import (
-        BOUND_NAMES,
         CliffEpisode,
-        InstanceResult,
         InstanceSeries,
         InstanceTotals,
-        RunResult,
         Simulation,
-        VolumeResult,
         VolumeSeries,
-        VolumeSummary,
         VolumeTotals,
-        WindowStats,
         simulate,
     )
     from .volumes import VOLUME_TYPES, Volume, VolumeTypeInfo, gp2, gp3, io1, io2, sc1, st1, standard, volume_types
@@ -128,20 +123,15 @@ _EXPORTS = {
     ".instances": ("SHARE_POLICIES", "Catalog", "Instance", "NoEbsLimitsWarning", "instance", "load_catalog"),
     ".latency": ("SERVICE_TIME_SHAPE", "closed_loop_latency_s", "latency_moments", "latency_quantiles"),
     ".plot": ("plot",),
-    ".recording": ("INSTANCE_SERIES", "VOLUME_SERIES", "Recording"),
+    ".recording": ("BOUND_NAMES", "INSTANCE_SERIES", "VOLUME_SERIES", "Recording"),
+    ".results": ("InstanceResult", "RunResult", "VolumeResult", "VolumeSummary", "WindowStats"),
     ".simulation": (
-        "BOUND_NAMES",
         "CliffEpisode",
-        "InstanceResult",
         "InstanceSeries",
         "InstanceTotals",
-        "RunResult",
         "Simulation",
-        "VolumeResult",
         "VolumeSeries",
-        "VolumeSummary",
         "VolumeTotals",
-        "WindowStats",
         "simulate",
     ),
     ".volumes": (

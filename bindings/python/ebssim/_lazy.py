@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from types import ModuleType
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Tuple
 
 
@@ -41,6 +42,15 @@ def attach(
         return value
 
     def __dir__() -> List[str]:
-        return sorted(set(vars(sys.modules[package])) | set(listed))
+        # Public names only: those of __all__, the public submodules imported so far
+        # (ebssim.simulation) and the module's own dunders (__version__, __all__), not the helpers
+        # the package's code imports (importlib, sys, TYPE_CHECKING, annotations) nor private names.
+        names = set(listed)
+        for name, value in vars(sys.modules[package]).items():
+            if name.startswith("__") and name.endswith("__"):
+                names.add(name)
+            elif not name.startswith("_") and isinstance(value, ModuleType) and value.__name__ == f"{package}.{name}":
+                names.add(name)
+        return sorted(names)
 
     return __getattr__, __dir__

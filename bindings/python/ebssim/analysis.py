@@ -29,11 +29,14 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _repr
+from ._core import VolumeTotals
 from ._units import real
 
 if TYPE_CHECKING:  # pragma: no cover
+    from typing_extensions import TypeGuard
+
     from ._core import CliffEpisode
-    from .simulation import InstanceResult, VolumeResult
+    from .results import InstanceResult, VolumeResult
 
 __all__ = [
     "Cliff",
@@ -110,13 +113,20 @@ class Span:
         return self.end_s - self.start_s
 
 
+def _is_volume(r: Union["VolumeResult", "InstanceResult"]) -> "TypeGuard[VolumeResult]":
+    """True for a volume's result, False for an instance's. Told apart by their totals (the core's
+    types), not by the result classes: their properties call this module, which therefore does
+    not import theirs."""
+    return isinstance(r.totals, VolumeTotals)
+
+
 def _has_series(r: Union["VolumeResult", "InstanceResult"], *names: str) -> bool:
     """True when ``names`` were recorded at every step (or the run has no steps)."""
     return r.n_steps == 0 or (r.record_every == 1 and all(n in r.recorded for n in names))
 
 
 def _need_series(r: Union["VolumeResult", "InstanceResult"], what: str, *names: str) -> None:
-    from .simulation import _need_per_step
+    from .recording import _need_per_step
 
     _need_per_step(r, what, *names)
 
@@ -168,9 +178,7 @@ def _default_limit(r: Union["VolumeResult", "InstanceResult"], bucket: str) -> s
         return "instance_iops"
     if bucket == "EBSByteBalance":
         return "instance_throughput"
-    from .simulation import VolumeResult
-
-    assert isinstance(r, VolumeResult)
+    assert _is_volume(r)
     # st1 and sc1 buckets hold MiB: what runs out is throughput; gp2 and standard count I/Os.
     return "volume_throughput" if r.volume.type in ("st1", "sc1") else "volume_iops"
 
@@ -185,7 +193,7 @@ def _step_range(r: Union["VolumeResult", "InstanceResult"], start_s: float, end_
 
 
 def _episodes(r: Union["VolumeResult", "InstanceResult"], raw: Sequence["CliffEpisode"], bucket: str) -> List[Cliff]:
-    from .simulation import BOUND_NAMES, VolumeResult
+    from .recording import BOUND_NAMES
     from .workloads import OpenLoop, PiecewiseOpenLoop
 
     run_end = r.t0_s + r.n_steps * r.dt_s
@@ -207,7 +215,7 @@ def _episodes(r: Union["VolumeResult", "InstanceResult"], raw: Sequence["CliffEp
             elif i1 > i0:
                 limit = "demand"
             iops = float(r.series.iops[i0:i1].mean()) if i1 > i0 else math.nan
-            if isinstance(r, VolumeResult) and isinstance(r.workload, (OpenLoop, PiecewiseOpenLoop)) and i1 > i0:
+            if _is_volume(r) and isinstance(r.workload, (OpenLoop, PiecewiseOpenLoop)) and i1 > i0:
                 offered = float(offered_iops(r)[i0:i1].mean())
         out.append(Cliff(float(ep.start_s), end, stop - float(ep.start_s), bucket, limit, iops, offered))
     return out
@@ -222,18 +230,17 @@ def cliffs(r: Union["VolumeResult", "InstanceResult"]) -> Tuple[Cliff, ...]:
     next run's starts at its own start if its demand keeps the bucket empty. Recorded by the
     engine also with ``record=False`` (``limit`` then follows the bucket and ``iops`` is NaN).
     """
-    from .simulation import VolumeResult
-
-    if isinstance(r, VolumeResult):
-        return tuple(_episodes(r, r.totals.cliffs, "BurstBalance"))
-    eps = _episodes(r, r.totals.io_cliffs, "EBSIOBalance") + _episodes(r, r.totals.bytes_cliffs, "EBSByteBalance")
+    totals = r.totals
+    if isinstance(totals, VolumeTotals):  # a volume's result (_is_volume)
+        return tuple(_episodes(r, totals.cliffs, "BurstBalance"))
+    eps = _episodes(r, totals.io_cliffs, "EBSIOBalance") + _episodes(r, totals.bytes_cliffs, "EBSByteBalance")
     return tuple(sorted(eps, key=lambda c: c.start_s))
 
 
 def bound_seconds(r: Union["VolumeResult", "InstanceResult"]) -> Dict[str, float]:
     """Simulated seconds spent in each bound of :data:`ebssim.BOUND_NAMES` (steps x dt; also
     with ``record=False``). ``demand`` is the time nothing held the I/O back."""
-    from .simulation import BOUND_NAMES
+    from .recording import BOUND_NAMES
 
     return {name: n * r.dt_s for name, n in zip(BOUND_NAMES, r.totals.steps_bound)}
 
@@ -277,7 +284,7 @@ def spans_above_latency(r: "VolumeResult", ms: float) -> List[Span]:
 def bound_spans(r: Union["VolumeResult", "InstanceResult"], *limits: str) -> List[Span]:
     """The stretches of the run in which one of ``limits`` (names of :data:`ebssim.BOUND_NAMES`)
     held the I/O back, in order. Needs the per-step series."""
-    from .simulation import BOUND_NAMES
+    from .recording import BOUND_NAMES
 
     for name in limits:
         if name not in BOUND_NAMES:

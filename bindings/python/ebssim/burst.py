@@ -13,7 +13,7 @@ from typing import Optional
 
 from . import _core
 from ._units import flag, real
-from .simulation import BOUND_NAMES
+from .recording import BOUND_NAMES
 from .volumes import Volume
 from .workloads import ClosedLoop, Idle, OpenLoop, PiecewiseOpenLoop, Workload
 

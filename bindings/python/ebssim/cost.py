@@ -36,7 +36,7 @@ from importlib import resources
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 from ._units import real
-from .volumes import Volume
+from .volumes import Volume, volume_spec
 
 __all__ = [
     "PRICES_AS_OF",
@@ -258,8 +258,6 @@ def monthly_cost(
     n_ios = io_requests_of(io_requests_per_month)
     parts = _parts(volume, p, Decimal(repr(n_ios)))
     if spec is None:
-        from .fio.prediction import volume_spec  # fio imports the package: resolve at call time
-
         spec = volume_spec(volume)
     names = ("storage", "iops", "throughput", "io_requests")
     return Cost(

@@ -45,7 +45,9 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence,
 from . import _core, _limits
 from ._units import flag, integer, real
 from .instances import Catalog, Instance, NoEbsLimitsWarning, _resolve_instance
-from .simulation import BOUND_NAMES, Simulation, VolumeResult, _threads
+from .recording import BOUND_NAMES
+from .results import VolumeResult
+from .simulation import Simulation, _threads
 from .volumes import Volume
 from .workloads import OpenLoop, Workload
 

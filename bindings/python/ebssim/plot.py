@@ -26,7 +26,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ._units import real
-from .simulation import BOUND_NAMES, InstanceResult, RunResult, VolumeResult
+from .recording import BOUND_NAMES
+from .results import InstanceResult, RunResult, VolumeResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -58,7 +58,17 @@ import numpy.typing as npt
 from . import _core
 from ._units import flag, real
 
-__all__ = ["Recording", "VOLUME_SERIES", "INSTANCE_SERIES", "DEFAULT_VOLUME_SERIES", "DEFAULT_INSTANCE_SERIES"]
+if TYPE_CHECKING:  # pragma: no cover
+    from .results import InstanceResult, VolumeResult
+
+__all__ = [
+    "Recording",
+    "BOUND_NAMES",
+    "VOLUME_SERIES",
+    "INSTANCE_SERIES",
+    "DEFAULT_VOLUME_SERIES",
+    "DEFAULT_INSTANCE_SERIES",
+]
 
 #: The series a volume can record, in the engine's order.
 VOLUME_SERIES: Tuple[str, ...] = tuple(_core.VOLUME_SERIES)
@@ -68,6 +78,9 @@ INSTANCE_SERIES: Tuple[str, ...] = tuple(_core.INSTANCE_SERIES)
 DEFAULT_VOLUME_SERIES: Tuple[str, ...] = tuple(_core.DEFAULT_VOLUME_SERIES)
 #: The instance series of the default recording: all but the extremes.
 DEFAULT_INSTANCE_SERIES: Tuple[str, ...] = tuple(_core.DEFAULT_INSTANCE_SERIES)
+
+#: What held a volume back in a step, indexed by the ``bound`` codes of the series (from the C++ ``Bound``).
+BOUND_NAMES: Tuple[str, ...] = tuple(_core.BOUND_NAMES)
 
 _DTYPES = ("float64", "float32")
 
@@ -220,3 +233,22 @@ def resolve(record: Union[bool, Recording, Any]) -> Optional[Recording]:
     except ValueError:
         raise ValueError(f"record={record!r} must be True, False or an ebssim.Recording") from None
     return Recording() if on else None
+
+
+def _need_per_step(r: Union["VolumeResult", "InstanceResult"], what: str, *names: str) -> None:
+    """Raise a ValueError naming what is missing unless ``names`` were recorded at every step."""
+    if r.n_steps == 0:
+        return
+    if not r.recorded:
+        raise ValueError(f"{what} needs the per-step series, and this result was run with record=False")
+    missing = [n for n in names if n not in r.recorded]
+    if missing:
+        raise ValueError(
+            f"{what} needs the series {', '.join(missing)}, which this result did not record "
+            f"(it records {', '.join(r.recorded)}): add them to Recording(series=...)"
+        )
+    if r.record_every != 1:
+        raise ValueError(
+            f"{what} needs per-step series, and this result was recorded every {r.record_every} steps "
+            f"({r.record_every * r.dt_s:g} s): record every step (Recording(every_s=None))"
+        )

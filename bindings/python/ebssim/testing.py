@@ -39,7 +39,8 @@ import numpy as np
 from . import _repr
 from ._units import flag, real
 from .analysis import Span, _spans, bound_spans, spans_above_latency
-from .simulation import BOUND_NAMES, InstanceResult, RunResult, VolumeResult
+from .recording import BOUND_NAMES
+from .results import InstanceResult, RunResult, VolumeResult
 from .workloads import OpenLoop, PiecewiseOpenLoop
 
 __all__ = ["Plan", "PlanReport", "Check", "assert_plan", "check_plan"]
@@ -235,7 +236,7 @@ class Plan:
                 "result was run with record=False: simulate with record=True"
             )
         if needs_series:
-            from .simulation import _need_per_step
+            from .recording import _need_per_step
 
             names = []
             if self._percentiles or self.max_latency_ms is not None:

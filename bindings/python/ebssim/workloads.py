@@ -312,18 +312,20 @@ class OpenLoop:
         >>> trace.dt, trace.ops, trace.read_fraction   # 90,000 reads of 108,000 I/Os
         (60.0, array([72000., 30000.,  6000.]), 0.8333333333333334)
         """
-        from .trace import from_pandas
+        from ._frames import trace_fields
 
-        return from_pandas(
-            data,
-            dt=dt,
-            period=period,
-            gaps=gaps,
-            io_size=io_size,
-            read_fraction=read_fraction,
-            pattern=pattern,
-            service_time_ms=service_time_ms,
-            max_memory_bytes=max_memory_bytes,
+        return cls(
+            **trace_fields(
+                data,
+                dt=dt,
+                period=period,
+                gaps=gaps,
+                io_size=io_size,
+                read_fraction=read_fraction,
+                pattern=pattern,
+                service_time_ms=service_time_ms,
+                max_memory_bytes=max_memory_bytes,
+            )
         )
 
     @classmethod

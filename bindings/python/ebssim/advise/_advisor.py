@@ -14,10 +14,9 @@ from .. import aws
 from .._units import real
 from ..burst import burst_duration_s, closed_loop_rate, refill_time_s
 from ..cost import Cost, RegionPrices, monthly_cost, prices
-from ..fio.prediction import volume_spec
 from ..instances import Instance
 from ..simulation import Simulation
-from ..volumes import Volume, volume_types
+from ..volumes import Volume, volume_spec, volume_types
 from ..workloads import ClosedLoop, OpenLoop
 from ._alarms import BurstBalanceAlarm, burst_balance_alarm, warning_minutes_of
 

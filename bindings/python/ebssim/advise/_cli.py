@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Tuple
 # Only what the parser needs is imported here (`ebssim --help` stays fast); the rest in run_*.
 from .. import aws
 from ..cost import PRICES_AS_OF, io_requests_of, monthly_cost, prices
-from ..volumes import VOLUME_TYPES
+from ..volumes import VOLUME_TYPES, volume_from_spec
 from ._plan import MODIFICATION_RULE, check_recent_modifications, modify_volume_plan
 
 if TYPE_CHECKING:
@@ -102,8 +102,6 @@ def add_parsers(sub: Any) -> None:
 
 def run_cost(args: argparse.Namespace) -> Tuple[str, int]:
     """The ``ebssim cost`` report and exit status."""
-    from ..fio.prediction import volume_from_spec
-
     p = prices(args.region)
     n = io_requests_of(args.io_requests_per_month, "--io-requests-per-month")
     costs = [monthly_cost(volume_from_spec(s), p, io_requests_per_month=n, spec=s) for s in args.specs]
@@ -133,7 +131,6 @@ def read_inputs(inputs: List[str]) -> Tuple[Dict[str, Volume], List[k8s.Claim]]:
     """Volumes by id from INPUTs, and the Kubernetes claims among them."""
     from .. import k8s
     from .._files import load_json, read_text
-    from ..fio.prediction import volume_from_spec
 
     volumes: Dict[str, Volume] = {}
     claims: List[k8s.Claim] = []

@@ -11,7 +11,8 @@ import numpy as np
 
 from .._units import real
 from ..instances import Catalog
-from ..simulation import Simulation, VolumeResult
+from ..results import VolumeResult
+from ..simulation import Simulation
 from ..trace import from_pandas
 from ..volumes import Volume
 from ..workloads import OpenLoop
@@ -339,7 +340,7 @@ def compare(result: VolumeResult, metrics: "pd.DataFrame", volume_id: Optional[s
         )
     if not result.recorded and result.n_steps > 0:
         raise ValueError("result was run with record=False and has no per-step series to compare")
-    from ..simulation import _need_per_step
+    from ..recording import _need_per_step
 
     _need_per_step(result, "comparing with CloudWatch", "iops", "credits", "latency_s")
     period = float(mine["period_s"].iloc[0])

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 from .. import _lazy
 
 if TYPE_CHECKING:  # imported on first use (ebssim._lazy); these are what mypy and IDEs see
+    from ..volumes import volume_from_spec, volume_spec
     from .cmdline import parse_command_line, parse_run
     from .histograms import (
         FIO_PERCENTILES,
@@ -45,7 +46,7 @@ if TYPE_CHECKING:  # imported on first use (ebssim._lazy); these are what mypy a
     from .job import FioJob, FioJobError, FioJobSet
     from .jobfile import parse_job_file
     from .logs import FioLogOrderWarning, read_log, read_logs
-    from .prediction import FioPrediction, JobPrediction, parse_volume_spec, predict, volume_from_spec, volume_spec
+    from .prediction import FioPrediction, JobPrediction, parse_volume_spec, predict
     from .report import FioResult, parse_json, read_json
 
 __all__ = [
@@ -93,10 +94,10 @@ _EXPORTS = {
         "JobPrediction",
         "parse_volume_spec",
         "predict",
-        "volume_from_spec",
-        "volume_spec",
     ),
     ".report": ("FioResult", "parse_json", "read_json"),
+    # The SPEC grammar is the volumes' (ebssim.volumes); fio's --volume reads it.
+    "..volumes": ("volume_from_spec", "volume_spec"),
 }
 
 if not TYPE_CHECKING:

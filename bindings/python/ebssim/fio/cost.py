@@ -14,7 +14,7 @@ from ..volumes import Volume
 from .logs import EMPTY_WHEN_PREDICTED, window_steps
 
 if TYPE_CHECKING:
-    from .prediction import _Clone
+    from ._types import _Clone
 
 __all__ = ["MAX_JOB_EVENTS", "MAX_JOB_STEPS", "MAX_LOG_ROWS", "MAX_VOLUME_STEPS"]
 

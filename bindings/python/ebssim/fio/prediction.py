@@ -29,8 +29,6 @@ import dataclasses
 import html
 import math
 import os
-import re
-from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -40,10 +38,12 @@ from .._outputs import input_at
 from ..burst import closed_loop_rate
 from ..instances import Instance
 from ..latency import closed_loop_latency_s, latency_moments, latency_quantiles
-from ..simulation import BOUND_NAMES, Simulation
-from ..volumes import VOLUME_TYPES, Volume, volume_types
+from ..recording import BOUND_NAMES
+from ..simulation import Simulation
+from ..volumes import Volume, _from_spec, volume_from_spec, volume_spec
 from ..workloads import ClosedLoop, Idle, Workload
 from ._files import PathLike
+from ._types import JobPrediction, _Clone
 from .cmdline import parse_run
 from .cost import _check_log_rows, _Work
 from .histograms import FIO_PERCENTILES
@@ -62,27 +62,12 @@ __all__ = [
 
 FloatArray = npt.NDArray[np.float64]
 
-# The SPEC grammar, in this one place: TYPE[:key=value,...], each value a number of ASCII
-# digits with an optional decimal part, optionally followed by its key's own unit. No sign,
-# exponent, digit separator or non-ASCII digit: float() would take "1_000", "+100", "1e3" and
-# full-width digits, and a SPEC that prices 1,000 GiB when 100 was meant must not pass.
-# --volume SPEC keys -> (Volume field, the unit a value may carry).
-_SPEC_KEYS = {
-    "size": ("size_gib", "GiB"),
-    "iops": ("iops", ""),
-    "throughput": ("throughput_mib_s", "MiB/s"),
-    "burst_balance": ("burst_balance_pct", "%"),
-    "latency_ms": ("latency_ms", "ms"),
-}
-_SPEC_NUMBER = re.compile(r"([0-9]+(?:\.[0-9]+)?)(.*)", re.ASCII | re.DOTALL)
-_SPEC_FORM = "TYPE[:key=value,...], e.g. gp3:size=100,iops=3000"
-
 
 def parse_volume_spec(arg: str) -> Tuple[str, Volume]:
     """``TARGET=TYPE[:key=value,...]`` -> (target, Volume).
 
-    The SPEC after ``=`` is read by :func:`volume_from_spec` (its grammar, keys and defaults);
-    invalid combinations raise ValueError naming AWS's rule.
+    The SPEC after ``=`` is read by :func:`ebssim.volumes.volume_from_spec` (the grammar, its keys
+    and defaults, are in :mod:`ebssim.volumes`); invalid combinations raise ValueError naming AWS's rule.
     """
     if "=" not in arg:
         raise ValueError(f"--volume {arg!r}: expected TARGET=TYPE[:key=value,...], e.g. /dev/nvme1n1=gp3:size=100")
@@ -90,190 +75,6 @@ def parse_volume_spec(arg: str) -> Tuple[str, Volume]:
     if not target:
         raise ValueError(f"--volume {arg!r}: the TARGET before '=' is empty")
     return target, _from_spec(spec, f"--volume {arg!r}")
-
-
-def volume_from_spec(spec: str) -> Volume:
-    """A volume from a SPEC ``TYPE[:key=value,...]``, as ``ebssim fio --volume TARGET=SPEC`` reads it.
-
-    Keys: ``size`` (GiB), ``iops``, ``throughput`` (MiB/s), ``burst_balance`` (percent),
-    ``latency_ms``. A value is ASCII digits with an optional decimal part, optionally followed
-    by its key's unit (``size=100GiB``, ``throughput=250MiB/s``, ``burst_balance=50%``,
-    ``latency_ms=0.5ms``); signs, exponents, ``_`` and non-ASCII digits are refused, and so are
-    empty items (``gp2:,``). Omitted keys take the EC2 console's defaults for a new volume (the
-    C++ type table); configurations AWS would reject are ValueErrors naming the SPEC and the rule.
-
-    Examples
-    --------
-    >>> from ebssim.fio import volume_from_spec
-    >>> print(volume_from_spec("gp3:size=2000,iops=7000,throughput=300"))
-    gp3 2000 GiB (7000 IOPS, 300 MiB/s)
-    >>> volume_from_spec("gp4:size=10")
-    Traceback (most recent call last):
-    ...
-    ValueError: SPEC 'gp4:size=10': volume type 'gp4' is not one of gp2, gp3, io1, io2, st1, sc1, standard
-    >>> volume_from_spec("gp2:size=1_000")
-    Traceback (most recent call last):
-    ...
-    ValueError: SPEC 'gp2:size=1_000': size='1_000' is not a number: expected a finite number of ASCII digits ...
-    """
-    if not isinstance(spec, str):
-        raise ValueError(f"SPEC {spec!r}: expected a string TYPE[:key=value,...], e.g. gp3:size=100")
-    return _from_spec(spec, f"SPEC {spec!r}")
-
-
-def volume_spec(volume: Volume) -> str:
-    """The SPEC (``TYPE:key=value,...``) that :func:`volume_from_spec` reads back as ``volume``.
-
-    Size always; IOPS for the types that provision it (gp3, io1, io2); throughput for gp3; the
-    initial BurstBalance and the service time only when they were set.
-
-    Examples
-    --------
-    >>> import ebssim
-    >>> from ebssim.fio import volume_spec
-    >>> volume_spec(ebssim.gp3(2000, iops=6000, throughput_mib_s=250))
-    'gp3:size=2000,iops=6000,throughput=250'
-    >>> volume_spec(ebssim.gp2(100))
-    'gp2:size=100'
-    """
-    if not isinstance(volume, Volume):
-        raise ValueError(f"volume={volume!r} must be an ebssim.Volume")
-    parts = [f"size={volume.size_gib:g}"]
-    if volume.type in ("gp3", "io1", "io2"):
-        parts.append(f"iops={volume.baseline_iops:g}")
-    if volume.type == "gp3":
-        parts.append(f"throughput={volume.max_throughput_mib_s:g}")
-    if volume.burst_balance_pct is not None:
-        parts.append(f"burst_balance={volume.burst_balance_pct:g}")
-    if volume.latency_ms is not None:
-        parts.append(f"latency_ms={volume.latency_ms:g}")
-    return f"{volume.type}:{','.join(parts)}"
-
-
-def _spec_number(label: str, key: str, value: str) -> float:
-    """A SPEC value: ASCII digits, an optional decimal part, optionally the key's unit (size=100GiB)."""
-    unit = _SPEC_KEYS[key][1]
-    m = _SPEC_NUMBER.fullmatch(value)
-    number = float(m.group(1)) if m and m.group(2) in ("", unit) and len(m.group(1)) <= 64 else math.nan
-    if not math.isfinite(number):
-        shown = repr(value) if len(value) <= 64 else f"{value[:40]!r}... ({len(value)} characters)"
-        example = f"{key}=100" + (f" or {key}=100{unit}" if unit else "")
-        raise ValueError(
-            f"{label}: {key}={shown} is not a number: expected a finite number of ASCII digits with an optional "
-            f"decimal part{f' and optionally the unit {unit}' if unit else ''} (no sign, exponent or '_'), "
-            f"e.g. {example}"
-        )
-    return number
-
-
-def _from_spec(spec: str, label: str) -> Volume:
-    vtype, colon, rest = spec.partition(":")
-    if vtype not in VOLUME_TYPES:
-        raise ValueError(f"{label}: volume type {vtype!r} is not one of {', '.join(VOLUME_TYPES)}")
-    kwargs: Dict[str, Any] = {}
-    for item in rest.split(",") if colon else []:
-        key, eq, value = item.partition("=")
-        if not item:
-            raise ValueError(
-                f"{label}: an empty key=value item (a ',' or ':' with nothing after it): expected {_SPEC_FORM}"
-            )
-        if not eq:
-            raise ValueError(f"{label}: {item[:64]!r} is not key=value: expected {_SPEC_FORM}")
-        if not key:
-            raise ValueError(f"{label}: {item[:64]!r} has an empty key before '=': expected {_SPEC_FORM}")
-        if key not in _SPEC_KEYS:
-            raise ValueError(f"{label}: unknown key {key[:64]!r}; expected one of {', '.join(_SPEC_KEYS)}")
-        field_name = _SPEC_KEYS[key][0]
-        if field_name in kwargs:
-            raise ValueError(f"{label}: key {key!r} is given twice; give each key once")
-        kwargs[field_name] = _spec_number(label, key, value)
-    # Omitted size and IOPS: the EC2 console's defaults for a new volume (the C++ type table).
-    info = volume_types()[vtype]
-    kwargs.setdefault("size_gib", info.default_size_gib)
-    if info.default_iops is not None:
-        kwargs.setdefault("iops", info.default_iops)
-    try:
-        return Volume(vtype, **kwargs)
-    except ValueError as e:
-        raise ValueError(f"{label}: {e}") from None
-
-
-@dataclass(eq=False)
-class _Clone:
-    """``count`` identical fio job clones being simulated (a job's ``numjobs``, on one of its volumes).
-
-    Clones of one job start together, offer the same load and are served the same fraction of it,
-    so one stands for all: the cost of a job does not grow with ``numjobs``. Per-step series are
-    one clone's; the volume's load is ``count`` times that.
-    """
-
-    job: FioJob
-    run: int
-    run_label: str
-    volume: int
-    loop: ClosedLoop  # the clone alone on its volume: depth, think time, mean I/O size, counting
-    service_s: float
-    io_bytes: float  # mean bytes per I/O
-    counted: float  # EBS-counted operations per I/O
-    rate: float  # offered I/Os per second, unthrottled
-    ramp_s: float
-    runtime_s: Optional[float]
-    byte_target: Optional[float]
-    count: int = 1
-    start_s: float = 0.0
-    end_s: Optional[float] = None
-    bytes_after_ramp: float = 0.0
-    # Per-step series while the clone ran (after the ramp): time, I/Os, latency, bound.
-    t: List[FloatArray] = field(default_factory=list)
-    ops: List[FloatArray] = field(default_factory=list)
-    lat: List[FloatArray] = field(default_factory=list)
-    bound: List[npt.NDArray[np.uint8]] = field(default_factory=list)
-    cliff_s: Optional[float] = None
-    instance_cliff_s: Optional[float] = None
-    balance_end: Optional[float] = None
-
-
-@dataclass
-class JobPrediction:
-    """What fio would report for one job clone (or one reporting group).
-
-    ``series`` holds per-step arrays: ``t`` (s from the end of the ramp), ``ops`` (I/Os done in
-    the step by all the clones the entry covers) and ``lat`` (mean latency, s); a reporting group
-    concatenates its jobs' series.
-    """
-
-    name: str
-    run: str
-    groupid: int
-    clones: int
-    read_fraction: float
-    io_bytes: float
-    total_ios: float
-    runtime_s: float
-    latency_mean_s: float
-    latency_stddev_s: float
-    latency_min_s: float
-    latency_max_s: float
-    percentiles_s: Dict[float, float]
-    cliff_time_s: Optional[float]
-    instance_cliff_time_s: Optional[float]
-    burst_balance_end_pct: Optional[float]
-    bound_fraction: Dict[str, float]
-    job_options: Dict[str, str]
-    series: Dict[str, FloatArray]
-
-    @property
-    def iops(self) -> float:
-        return self.total_ios / self.runtime_s if self.runtime_s > 0 else 0.0
-
-    @property
-    def bw_bytes_s(self) -> float:
-        return self.io_bytes / self.runtime_s if self.runtime_s > 0 else 0.0
-
-    @property
-    def bound(self) -> str:
-        """The limit that bound most of the time (``demand``: none)."""
-        return max(self.bound_fraction.items(), key=lambda kv: kv[1])[0] if self.bound_fraction else "demand"
 
 
 class FioPrediction:

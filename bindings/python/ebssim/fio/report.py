@@ -27,7 +27,7 @@ from .options import FIO_VERSION
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .prediction import JobPrediction
+    from ._types import JobPrediction
 
 __all__ = [
     "MAX_JSON_BYTES",

@@ -92,6 +92,6 @@ def fit_gamma(lower_s: FloatArray, upper_s: FloatArray, counts: FloatArray) -> _
 
 
 def bound_names() -> List[str]:
-    from ..simulation import BOUND_NAMES
+    from ..recording import BOUND_NAMES
 
     return list(BOUND_NAMES)

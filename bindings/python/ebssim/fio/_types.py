@@ -1,0 +1,98 @@
+"""The data types that the prediction (:mod:`ebssim.fio.prediction`), its cost
+(:mod:`ebssim.fio.cost`) and its report (:mod:`ebssim.fio.report`) share: the job clones being
+simulated (``_Clone``) and what fio would report for a job (:class:`JobPrediction`). In a module
+of their own, so that the three import them and not each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+import numpy as np
+import numpy.typing as npt
+
+from ..workloads import ClosedLoop
+from .job import FioJob
+
+__all__ = ["JobPrediction"]
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(eq=False)
+class _Clone:
+    """``count`` identical fio job clones being simulated (a job's ``numjobs``, on one of its volumes).
+
+    Clones of one job start together, offer the same load and are served the same fraction of it,
+    so one stands for all: the cost of a job does not grow with ``numjobs``. Per-step series are
+    one clone's; the volume's load is ``count`` times that.
+    """
+
+    job: FioJob
+    run: int
+    run_label: str
+    volume: int
+    loop: ClosedLoop  # the clone alone on its volume: depth, think time, mean I/O size, counting
+    service_s: float
+    io_bytes: float  # mean bytes per I/O
+    counted: float  # EBS-counted operations per I/O
+    rate: float  # offered I/Os per second, unthrottled
+    ramp_s: float
+    runtime_s: Optional[float]
+    byte_target: Optional[float]
+    count: int = 1
+    start_s: float = 0.0
+    end_s: Optional[float] = None
+    bytes_after_ramp: float = 0.0
+    # Per-step series while the clone ran (after the ramp): time, I/Os, latency, bound.
+    t: List[FloatArray] = field(default_factory=list)
+    ops: List[FloatArray] = field(default_factory=list)
+    lat: List[FloatArray] = field(default_factory=list)
+    bound: List[npt.NDArray[np.uint8]] = field(default_factory=list)
+    cliff_s: Optional[float] = None
+    instance_cliff_s: Optional[float] = None
+    balance_end: Optional[float] = None
+
+
+@dataclass
+class JobPrediction:
+    """What fio would report for one job clone (or one reporting group).
+
+    ``series`` holds per-step arrays: ``t`` (s from the end of the ramp), ``ops`` (I/Os done in
+    the step by all the clones the entry covers) and ``lat`` (mean latency, s); a reporting group
+    concatenates its jobs' series.
+    """
+
+    name: str
+    run: str
+    groupid: int
+    clones: int
+    read_fraction: float
+    io_bytes: float
+    total_ios: float
+    runtime_s: float
+    latency_mean_s: float
+    latency_stddev_s: float
+    latency_min_s: float
+    latency_max_s: float
+    percentiles_s: Dict[float, float]
+    cliff_time_s: Optional[float]
+    instance_cliff_time_s: Optional[float]
+    burst_balance_end_pct: Optional[float]
+    bound_fraction: Dict[str, float]
+    job_options: Dict[str, str]
+    series: Dict[str, FloatArray]
+
+    @property
+    def iops(self) -> float:
+        return self.total_ios / self.runtime_s if self.runtime_s > 0 else 0.0
+
+    @property
+    def bw_bytes_s(self) -> float:
+        return self.io_bytes / self.runtime_s if self.runtime_s > 0 else 0.0
+
+    @property
+    def bound(self) -> str:
+        """The limit that bound most of the time (``demand``: none)."""
+        return max(self.bound_fraction.items(), key=lambda kv: kv[1])[0] if self.bound_fraction else "demand"
