@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <string>
 #include <utility>
 
 #include <fmt/format.h>
@@ -414,16 +415,18 @@ struct SizeLimits {
     double lo, hi;
 };
 
+// The sizes AWS accepts for a type with a bucket, from the volume-type table (its one home).
 SizeLimits size_limits(VolumeType t) {
-    switch (t) {
-        case VolumeType::gp2: return {gp2::min_size_gib, gp2::max_size_gib};
-        case VolumeType::st1:
-        case VolumeType::sc1: return {125.0, 16384.0};
-        case VolumeType::standard: return {1.0, 1024.0};
-        default: break;
+    const VolumeTypeInfo& info = volume_type_info(t);
+    if (info.has_bucket()) return {info.min_size_gib, info.max_size_gib};
+    std::string with_bucket;
+    for (const VolumeTypeInfo& i : volume_types()) {
+        if (!i.has_bucket()) continue;
+        if (!with_bucket.empty()) with_bucket += ", ";
+        with_bucket += i.name;
     }
-    throw ConfigError(fmt::format("fit_bucket_volume: type {} has no burst bucket; expected gp2, st1, sc1 or standard",
-                                  to_string(t)));
+    throw ConfigError(
+        fmt::format("fit_bucket_volume: type {} has no burst bucket; expected one of {}", to_string(t), with_bucket));
 }
 
 // The fit of the balance at one size: least squares through the engine.

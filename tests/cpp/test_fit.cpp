@@ -1,5 +1,7 @@
 // The fitter (ebssim/fit.hpp): numbers worked out by hand from the problems' definitions.
 #include <cmath>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -78,6 +80,30 @@ TEST_CASE("fit_bucket_volume: a 100 GiB gp2 from its own engine's rates") {
     CHECK(r.size_gib.value == 100);
     CHECK(r.balance_pct.value == doctest::Approx(10).epsilon(1e-4));
     CHECK(r.cliff_time_s.value == doctest::Approx(200).epsilon(1e-4));
+}
+
+TEST_CASE("fit_bucket_volume: the sizes come from the volume-type table, and a type without a bucket is refused") {
+    // A size outside the type's range (st1: 125 to 16,384 GiB; standard: 1 to 1,024) is not fitted.
+    for (auto [type, bad] : {std::pair{VolumeType::st1, 124.0}, std::pair{VolumeType::standard, 1025.0}}) {
+        BucketFitInput in;
+        in.type = type;
+        in.size_gib = bad;
+        in.phases = {FitPhase{0, 10}};
+        in.observed.start_s = {0};
+        in.observed.end_s = {10};
+        in.observed.value = {10};
+        in.observed.weight = {1};
+        CHECK_THROWS_AS(fit_bucket_volume(in), ConfigError);
+    }
+    BucketFitInput gp3;
+    gp3.type = VolumeType::gp3;
+    std::string msg;
+    try {
+        (void)fit_bucket_volume(gp3);
+    } catch (const ConfigError& e) {
+        msg = e.what();
+    }
+    CHECK(msg.find("type gp3 has no burst bucket; expected one of gp2, st1, sc1, standard") != std::string::npos);
 }
 
 TEST_CASE("fit_gamma: the bins of a known gamma give back its shape and mean") {
