@@ -83,23 +83,29 @@ TEST_CASE("fit_bucket_volume: a 100 GiB gp2 from its own engine's rates") {
 }
 
 TEST_CASE("fit_bucket_volume: the sizes come from the volume-type table, and a type without a bucket is refused") {
-    // A size outside the type's range (st1: 125 to 16,384 GiB; standard: 1 to 1,024) is not fitted.
-    for (auto [type, bad] : {std::pair{VolumeType::st1, 124.0}, std::pair{VolumeType::standard, 1025.0}}) {
+    auto input = [](VolumeType type, double guess) {
         BucketFitInput in;
         in.type = type;
-        in.size_gib = bad;
-        in.phases = {FitPhase{0, 10}};
-        in.observed.start_s = {0};
-        in.observed.end_s = {10};
-        in.observed.value = {10};
-        in.observed.weight = {1};
-        CHECK_THROWS_AS(fit_bucket_volume(in), ConfigError);
-    }
-    BucketFitInput gp3;
-    gp3.type = VolumeType::gp3;
+        in.size_guess_gib = guess;
+        in.phases = {FitPhase{0, 2}};
+        in.observed.start_s = {0, 1};
+        in.observed.end_s = {1, 2};
+        in.observed.value = {10, 10};
+        in.observed.weight = {1, 1};
+        in.max_profile_sizes = 4;
+        return in;
+    };
+    // A guess outside the type's range starts the profile at its end: st1 125 to 16,384 GiB,
+    // standard 1 to 1,024 (volume.hpp's table); every size tried is one AWS accepts.
+    const BucketFit st1 = fit_bucket_volume(input(VolumeType::st1, 1));
+    CHECK(st1.size_gib.lower >= 125);
+    CHECK(st1.size_gib.upper <= 16384);
+    const BucketFit standard = fit_bucket_volume(input(VolumeType::standard, 5000));
+    CHECK(standard.size_gib.lower >= 1);
+    CHECK(standard.size_gib.upper <= 1024);
     std::string msg;
     try {
-        (void)fit_bucket_volume(gp3);
+        (void)fit_bucket_volume(input(VolumeType::gp3, 100));
     } catch (const ConfigError& e) {
         msg = e.what();
     }
