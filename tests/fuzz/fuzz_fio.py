@@ -14,12 +14,12 @@ numpy overflow or a pandas deprecation shows up as a finding too. Hangs are foun
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 import warnings
 from typing import Callable, Dict, List
 
 import atheris
+import harness
 
 with atheris.instrument_imports(include=["ebssim"]):
     import ebssim
@@ -116,13 +116,5 @@ TARGETS: Dict[str, Callable[[bytes], None]] = {
 }
 
 
-def main() -> None:
-    if len(sys.argv) < 2 or sys.argv[1] not in TARGETS:
-        sys.exit(f"usage: {sys.argv[0]} {{{','.join(TARGETS)}}} [libFuzzer options] [CORPUS_DIR ...]")
-    target = TARGETS[sys.argv[1]]
-    atheris.Setup([sys.argv[0], *sys.argv[2:]], target)
-    atheris.Fuzz()
-
-
 if __name__ == "__main__":
-    main()
+    harness.main(TARGETS)

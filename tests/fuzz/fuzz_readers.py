@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import tempfile
 import warnings
 from pathlib import Path
 from typing import Any, Callable, Dict
 
 import atheris
+import harness
 
 # The names are taken here, inside the block: ebssim's packages import a module on first use, and
 # only modules imported inside it are instrumented.
@@ -75,13 +75,5 @@ TARGETS: Dict[str, Callable[[bytes], None]] = {
 }
 
 
-def main() -> None:
-    if len(sys.argv) < 2 or sys.argv[1] not in TARGETS:
-        sys.exit(f"usage: {sys.argv[0]} {{{','.join(TARGETS)}}} [libFuzzer options] [CORPUS_DIR ...]")
-    target = TARGETS[sys.argv[1]]
-    atheris.Setup([sys.argv[0], *sys.argv[2:]], target)
-    atheris.Fuzz()
-
-
 if __name__ == "__main__":
-    main()
+    harness.main(TARGETS)

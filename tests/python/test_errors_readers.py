@@ -10,20 +10,19 @@ reproducers at the end are the fuzzing findings of the issue, one case each.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
-import signal
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, List
+from typing import Any, Callable, List
 
 import ebssim.aws as aws
 import ebssim.instances as instances
 import ebssim.k8s as k8s
 import pytest
 import yaml
+from deadlines import deadline
 from ebssim import Catalog
 from ebssim._files import MAX_NESTING
 
@@ -42,22 +41,6 @@ M5_JSON = AWS / "ec2-describe-instance-types.m5.large.from-moto.json"
 SHIPPED_CSV = Path(instances.__file__).with_name("data") / "instance_types.csv"
 SC_IO1 = K8S / "storageclass-io1.yaml"
 CLAIM = K8S / "claim-4Gi.yaml"
-
-
-@contextlib.contextmanager
-def deadline(seconds: int) -> Iterator[None]:
-    """Fail instead of hanging: opening a FIFO for reading waits for a writer."""
-
-    def expired(signum: int, frame: Any) -> None:
-        raise AssertionError(f"still running after {seconds} s")
-
-    old = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
 
 
 @dataclass(frozen=True)

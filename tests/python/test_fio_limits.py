@@ -8,16 +8,14 @@ derived from them in tmp_path.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import shutil
-import signal
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Iterator, List, Tuple
+from typing import Any, List, Tuple
 
 import ebssim.fio
 import ebssim.fio.cost as fio_cost
@@ -27,6 +25,7 @@ import ebssim.fio.logs as fio_logs
 import ebssim.fio.prediction as fio_prediction
 import ebssim.fio.report as fio_report
 import pytest
+from deadlines import deadline
 from ebssim import Volume
 from ebssim.cli import main
 from ebssim.fio import (
@@ -79,22 +78,6 @@ def one_line_error(result: Cli, *needles: str) -> str:
     for n in needles:
         assert n in lines[0], (n, err)
     return lines[0]
-
-
-@contextlib.contextmanager
-def deadline(seconds: int) -> Iterator[None]:
-    """Fail instead of hanging (a FIFO opened for reading waits for a writer)."""
-
-    def expired(signum: int, frame: Any) -> None:
-        raise AssertionError(f"still running after {seconds} s")
-
-    old = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
 
 
 def write_log(path: Path, text: str) -> Path:
