@@ -1,4 +1,4 @@
-#include "ebssim/recorder.hpp"
+#include "recorders.hpp"
 
 #include <fmt/format.h>
 

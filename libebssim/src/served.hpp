@@ -21,8 +21,8 @@
 #include <utility>
 #include <vector>
 
-#include "ebssim/recorder.hpp"
 #include "ebssim/workload.hpp"
+#include "recorders.hpp"
 
 namespace ebssim::detail {
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "../../libebssim/src/recorders.hpp"
 #include "ebssim/ebssim.hpp"
 #include "helpers.hpp"
 

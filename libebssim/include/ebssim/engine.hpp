@@ -6,10 +6,8 @@
 /// consecutive runs on the same Simulation.
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <span>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +15,7 @@
 #include "ebssim/bound.hpp"
 #include "ebssim/error.hpp"
 #include "ebssim/instance.hpp"
+#include "ebssim/interrupt.hpp"
 #include "ebssim/recorder.hpp"
 #include "ebssim/throttle.hpp"
 #include "ebssim/totals.hpp"
@@ -24,6 +23,10 @@
 #include "ebssim/workload.hpp"
 
 namespace ebssim {
+
+namespace detail {
+struct Recorders;  // the recorders of a run (libebssim/src/recorders.hpp)
+}  // namespace detail
 
 /// Outputs of one run.
 struct RunResult {
@@ -62,20 +65,6 @@ struct RunLimits {
 class LimitError : public ConfigError {
 public:
     using ConfigError::ConfigError;
-};
-
-/// Asked between chunks of a run whether to abandon it (e.g. the user pressed Ctrl-C). Returning
-/// true, or throwing, abandons the run and leaves the Simulation as it was before it.
-using InterruptCheck = std::function<bool()>;
-
-/// Volume-steps between two calls of the InterruptCheck: a few ms of stepping, so that a check
-/// costs nothing measurable and an interrupt is honoured promptly.
-inline constexpr std::int64_t interrupt_every_volume_steps = std::int64_t{1} << 18;
-
-/// Thrown by Simulation::run when its InterruptCheck returned true.
-class Interrupted : public std::runtime_error {
-public:
-    Interrupted() : std::runtime_error("the run was interrupted; the simulation is unchanged") {}
 };
 
 /// Options of one run, beside its workloads and bounds. Each field has a default that keeps the
@@ -160,10 +149,12 @@ private:
     void check_limits(std::int64_t n_steps, const Recording* recording, const RunLimits& limits) const;
     void init_volumes(const std::vector<VolumeSpec>& volumes, bool nitro);
     /// `rec`: one recorder per volume, or null (not recorded); `irec`: the instance's, or null.
-    bool run_independent(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, VolumeRecorder* rec,
+    /// (libebssim/src/independent.cpp)
+    bool run_independent(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, const detail::Recorders& rec,
                          const InterruptCheck& interrupt, int threads, const RunOptions& options);
-    bool run_shared(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, VolumeRecorder* rec,
-                    InstanceRecorder* irec, const InterruptCheck& interrupt, bool jump);
+    /// (libebssim/src/coupled.cpp)
+    bool run_shared(const std::vector<Workload>& ws, std::int64_t n, RunResult& r, const detail::Recorders& rec,
+                    const InterruptCheck& interrupt, bool jump);
 
     std::vector<VolumeParams> params_;
     std::vector<State> state_;

@@ -1,0 +1,499 @@
+#pragma once
+/// \file stepper.hpp
+/// One volume's step (the scalar stepper): Stepper<Source> offers what the volume's limits allow
+/// (offer), an instance may scale it, and commit applies it; outcome() works out a step without
+/// applying it, for the jumps (jumps.hpp, their definitions). make_stepper builds the stepper of
+/// a workload (sources.hpp). Private: the step loops (independent.cpp, coupled.cpp) use it.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <variant>
+
+#include "cliffs.hpp"
+#include "ebssim/bound.hpp"
+#include "ebssim/latency.hpp"
+#include "ebssim/throttle.hpp"
+#include "ebssim/totals.hpp"
+#include "ebssim/units.hpp"
+#include "ebssim/volume.hpp"
+#include "ebssim/workload.hpp"
+#include "mixing.hpp"
+#include "recorders.hpp"
+#include "served.hpp"
+#include "sources.hpp"
+
+namespace ebssim::detail {
+
+inline constexpr double inf = std::numeric_limits<double>::infinity();
+inline constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+
+// What one step does, worked out from the state and offer() before any of it is applied
+// (Stepper::outcome): a jump applies it m times at once.
+struct StepOutcome {
+    double f;  // share of what was available that was served
+    Bound bound;
+    double served_cnt, served_ops, served_bytes;
+    double demanded_ops, demanded_bytes;
+    double backlog_ops, backlog_bytes, backlog_counted;  // at the end of the step
+    double raw_credits;                                  // pool - served, before the clamp to [0, capacity]
+    double credits;                                      // at the end of the step (unchanged without a bucket)
+    double rate;                                         // completions per second
+    double latency;                                      // NaN when nothing completed
+};
+
+// Jumps (Stepper::run_constant): stretches shorter than this are stepped; a linear jump stops
+// this many steps short of the first step whose outcome differs, which is left to stepping.
+inline constexpr std::int64_t min_jump = 4;
+inline constexpr std::int64_t jump_margin = 2;
+// Steps between two looks for a run of equal values in a trace, and the shortest run worth a
+// probe: one comparison per scan_every steps is all a noisy trace pays.
+inline constexpr std::int64_t scan_every = 16;
+inline constexpr std::int64_t min_run = 8;
+// After a failed probe, step 1, 2, 4, ... up to this many steps before the next one.
+inline constexpr std::int64_t max_backoff = 64;
+// The served steps' kernel (served.hpp): a stretch of served steps shorter than this makes the loop wait before
+// the next look, up to served_max_backoff steps.
+inline constexpr std::int64_t served_min_stretch = 16;
+inline constexpr std::int64_t served_max_backoff = 1024;
+
+// The steps of a jump: `same(j)` tells whether step k + j of a stretch of `avail` steps still
+// has step k's outcome, and those that do are a prefix (each branch of the step changes at most
+// once along the stretch). Galloping then bisection find its end with O(log avail) probes; the
+// jump stops jump_margin steps short of the first step that differs, which is left to stepping.
+// Returns the steps to jump: avail if every step is the same, else 0 when fewer than min_jump.
+template <class Same>
+std::int64_t jump_length(std::int64_t avail, Same&& same) {
+    std::int64_t good = 0;     // step k + good has step k's outcome
+    std::int64_t bad = avail;  // the first step that does not (avail: none in the stretch)
+    for (std::int64_t stride = 1;; stride *= 2) {
+        const std::int64_t j = std::min(good + stride, avail - 1);
+        if (j == good) break;
+        if (!same(j)) {
+            bad = j;
+            break;
+        }
+        good = j;
+    }
+    while (bad - good > 1 && bad < avail) {
+        const std::int64_t mid = good + (bad - good) / 2;
+        (same(mid) ? good : bad) = mid;
+    }
+    const std::int64_t m = bad == avail ? avail : good + 1 - jump_margin;
+    return m < min_jump ? 0 : m;
+}
+
+// One volume's step, split in two so that an instance can scale what the volumes ask for
+// between `offer` and `commit`. Alone, the pair inlines into a tight loop.
+template <class Source>
+class Stepper {
+public:
+    Stepper(const VolumeParams& p, VolumeState& s, Source src, double dt, double t0, VolumeRecorder* out,
+            VolumeTotals& tot)
+        : p_(&p),
+          home_(&s),
+          s_(s),
+          src_(src),
+          out_(out),
+          tot_(&tot),
+          dt_(dt),
+          t0_(t0),
+          earned_(p.baseline_iops * dt),
+          burst_cap_(p.burst_iops * dt),
+          tput_hi_(p.tput_burst_bytes_s * dt),
+          tput_lo_(p.tput_base_bytes_s * dt),
+          inv_dt_(1.0 / dt),
+          inv_transfer_(1.0 / p.transfer_bytes_s),
+          bucket_(p.has_bucket()) {
+        if constexpr (std::is_same_v<Source, OpenSource>) served_ok_ = !(src.max_in_flight < inf) && served_kernel();
+        if (out != nullptr && out->direct()) {
+            sink_ = out->sink();
+            direct_ = true;
+        }
+    }
+
+    /// Volume limits for step k; returns what the volume would serve (counted ops, bytes).
+    [[gnu::always_inline]] void offer(std::int64_t k) noexcept {
+        a_ = src_(k);
+        input_ok_ &= a_.ok;
+        av_ops_ = s_.backlog_ops + a_.ops;
+        av_bytes_ = s_.backlog_bytes + a_.bytes;
+        av_cnt_ = s_.backlog_counted + a_.counted;
+        // Without a bucket credits stay 0 and burst == baseline, so the same expressions give
+        // the provisioned caps.
+        pool_ = s_.credits + earned_;
+        cap_cnt_ = std::min(burst_cap_, pool_);
+        const double cap_bytes = s_.credits > 0 ? tput_hi_ : tput_lo_;
+        const Throttle t = throttle(av_cnt_, av_bytes_, cap_cnt_, cap_bytes);
+        f_ = t.f;
+        bound_ = t.bound;
+        if constexpr (!Source::closed) {
+            // The application's bound on outstanding I/Os: at most max_in_flight / s completions
+            // per second (Little's law); what is beyond waits in the application.
+            if (src_.max_in_flight < inf && av_ops_ > 0) {
+                const double cap_ops = src_.max_in_flight * dt_ / service_time(av_ops_, av_bytes_);
+                if (cap_ops < f_ * av_ops_) {
+                    f_ = cap_ops / av_ops_;
+                    bound_ = Bound::max_in_flight;
+                }
+            }
+        }
+    }
+    [[nodiscard]] double want_counted() const noexcept {
+        return bound_ == Bound::volume_iops ? cap_cnt_ : f_ * av_cnt_;
+    }
+    [[nodiscard]] double want_bytes() const noexcept { return f_ * av_bytes_; }
+    void prefetch(std::int64_t k) const noexcept { src_.prefetch(k); }
+    /// False when some step of an open-loop trace was invalid (NaN, negative, ...).
+    [[nodiscard]] bool input_ok() const noexcept { return input_ok_; }
+
+    /// What serving the fraction g (<= 1) of what offer() allowed does in step k; g < 1 means
+    /// the instance bound. Changes nothing. The same arithmetic as commit(), operation for
+    /// operation, as values instead of updates: jumps apply it m times at once. commit() keeps
+    /// its own copy because building this struct in the step loop slowed the loop (GCC 12;
+    /// docs/performance.md), a second copy of the step that issue 20 is to remove; the jump-vs-step
+    /// tests (tests/cpp/test_jump.cpp, tests/python/test_jump.py, hundreds of random
+    /// configurations) fail if the two differ.
+    [[gnu::always_inline]] [[nodiscard]] StepOutcome outcome(std::int64_t k, double g,
+                                                             Bound instance_bound) const noexcept {
+        StepOutcome o;
+        double f = f_;
+        Bound bound = bound_;
+        double served_cnt;
+        if (g < 1.0) {
+            f *= g;
+            bound = instance_bound;
+            served_cnt = g * want_counted();
+        } else {
+            served_cnt = want_counted();  // exact at the IOPS cap, so the bucket empties to exactly zero
+        }
+        o.f = f;
+        o.bound = bound;
+        o.served_cnt = served_cnt;
+        o.served_ops = f * av_ops_;
+        o.served_bytes = f * av_bytes_;
+
+        if constexpr (Source::closed) {
+            // The closed loop waits instead of queueing: only an earlier backlog stays queued.
+            o.backlog_ops = s_.backlog_ops * (1.0 - f);
+            o.backlog_bytes = s_.backlog_bytes * (1.0 - f);
+            o.backlog_counted = s_.backlog_counted * (1.0 - f);
+            o.demanded_ops = f * a_.ops;
+            o.demanded_bytes = f * a_.bytes;
+        } else {
+            o.backlog_ops = av_ops_ - o.served_ops;
+            o.backlog_bytes = av_bytes_ - o.served_bytes;
+            o.backlog_counted = av_cnt_ - served_cnt;
+            o.demanded_ops = a_.ops;
+            o.demanded_bytes = a_.bytes;
+        }
+        o.raw_credits = pool_ - served_cnt;
+        const double c = o.raw_credits;
+        o.credits = bucket_ ? (c < 0 ? 0 : (c > p_->credit_capacity ? p_->credit_capacity : c)) : s_.credits;
+
+        // Little's law: mean latency = mean outstanding I/Os / completion rate. For an open loop
+        // with max_in_flight, the outstanding I/Os include those held in the application: latency
+        // counts from arrival.
+        const double rate = o.served_ops * inv_dt_;
+        double st;
+        if constexpr (Source::closed) {
+            st = src_.service_time_s;
+        } else {
+            st = service_time(av_ops_, av_bytes_);
+        }
+        const double waiting = 0.5 * (s_.backlog_ops + o.backlog_ops);
+        double outstanding;
+        double latency = nan;
+        if constexpr (Source::closed) {
+            // Little's law over the whole cycle (latency + think time) of each user.
+            outstanding = src_.in_flight(k) + waiting;
+            latency = closed_loop_latency_s(outstanding, rate, st, src_.think_time_s(k));
+        } else {
+            outstanding = rate * st + waiting;
+            // Nothing waiting: every I/O completes in its service time (no division needed).
+            if (rate > 0) latency = waiting > 0 ? std::max(st, outstanding / rate) : st;
+        }
+        o.rate = rate;
+        o.latency = latency;
+        return o;
+    }
+
+    /// Serve the fraction g (<= 1) of what offer() allowed; g < 1 means the instance bound.
+    [[gnu::always_inline]] void commit(std::int64_t k, double g, Bound instance_bound) noexcept {
+        double f = f_;
+        Bound bound = bound_;
+        double served_cnt;
+        if (g < 1.0) {
+            f *= g;
+            bound = instance_bound;
+            served_cnt = g * want_counted();
+        } else {
+            served_cnt = want_counted();  // exact at the IOPS cap, so the bucket empties to exactly zero
+        }
+        const double served_ops = f * av_ops_;
+        const double served_bytes = f * av_bytes_;
+        const double prev_b_ops = s_.backlog_ops;
+
+        if constexpr (Source::closed) {
+            // The closed loop waits instead of queueing: only an earlier backlog stays queued.
+            s_.backlog_ops *= 1.0 - f;
+            s_.backlog_bytes *= 1.0 - f;
+            s_.backlog_counted *= 1.0 - f;
+            acc_.demanded_ops += f * a_.ops;
+            acc_.demanded_bytes += f * a_.bytes;
+        } else {
+            s_.backlog_ops = av_ops_ - served_ops;
+            s_.backlog_bytes = av_bytes_ - served_bytes;
+            s_.backlog_counted = av_cnt_ - served_cnt;
+            acc_.demanded_ops += a_.ops;
+            acc_.demanded_bytes += a_.bytes;
+        }
+
+        if (bucket_) {
+            const double before = s_.credits;
+            double c = pool_ - served_cnt;
+            c = c < 0 ? 0 : (c > p_->credit_capacity ? p_->credit_capacity : c);
+            s_.credits = c;
+            if (cliffs_.changes(c)) {
+                // The bucket drained at the rate the demand asked for while credits last (the
+                // throughput cap with credits).
+                double wanted = credit_drain(av_cnt_, av_bytes_, burst_cap_, tput_hi_) * g;
+                // Behind an instance that held the volume back last step, its credits drained at
+                // the share the instance allowed, not at what the volume alone would ask.
+                if (prev_instance_bound_) wanted = std::min(wanted, prev_served_cnt_);
+                cliffs_.note(before, c, wanted - earned_, t0_ + static_cast<double>(k) * dt_, dt_, tot_->cliffs,
+                             tot_->cliff_time_s);
+            }
+        }
+
+        // Little's law: mean latency = mean outstanding I/Os / completion rate. For an open loop
+        // with max_in_flight, the outstanding I/Os include those held in the application: latency
+        // counts from arrival.
+        const double rate = served_ops * inv_dt_;
+        double st;
+        if constexpr (Source::closed) {
+            st = src_.service_time_s;
+        } else {
+            st = service_time(av_ops_, av_bytes_);
+        }
+        const double waiting = 0.5 * (prev_b_ops + s_.backlog_ops);
+        double outstanding;
+        double latency = nan;
+        if constexpr (Source::closed) {
+            // Little's law over the whole cycle (latency + think time) of each user.
+            outstanding = src_.in_flight(k) + waiting;
+            latency = closed_loop_latency_s(outstanding, rate, st, src_.think_time_s(k));
+        } else {
+            outstanding = rate * st + waiting;
+            // Nothing waiting: every I/O completes in its service time (no division needed).
+            if (rate > 0) latency = waiting > 0 ? std::max(st, outstanding / rate) : st;
+        }
+        if (rate > 0) acc_.latency_ops_s += latency * served_ops;
+
+        prev_instance_bound_ = g < 1.0;
+        prev_served_cnt_ = served_cnt;
+        acc_.served_ops += served_ops;
+        acc_.served_bytes += served_bytes;
+        acc_.served_counted += served_cnt;
+        acc_.steps_bound[static_cast<int>(bound)] += 1;
+
+        if (out_ != nullptr) {
+            const VolumeRecorder::Step v{{rate, served_cnt * inv_dt_, served_bytes * inv_dt_ * (1.0 / units::MiB)},
+                                         latency,
+                                         {s_.credits, s_.backlog_ops},
+                                         static_cast<std::uint8_t>(bound)};
+            if (direct_) {
+                sink_.put(k, v);
+            } else {
+                out_->record(k, v);
+            }
+        }
+    }
+
+    /// Whether the served steps' kernel (served.hpp) may take the next step: an open-loop trace
+    /// without an application bound on outstanding I/Os, with nothing queued (+0, as x - x
+    /// leaves it). Alone: no instance scales the step (the caller's to know).
+    [[nodiscard]] bool can_serve() const noexcept {
+        if constexpr (std::is_same_v<Source, OpenSource>) {
+            // (An open loop's backlog is never -0: x - x is +0, and it starts at +0.)
+            return served_ok_ && s_.backlog_ops == 0 && s_.backlog_bytes == 0 && s_.backlog_counted == 0;
+        } else {
+            return false;
+        }
+    }
+
+    /// The served steps' kernel (served.hpp) on this stepper's state, from step k.
+    [[nodiscard]] ServedRun served() const noexcept requires(std::is_same_v<Source, OpenSource>) {
+        ServedRun r;
+        r.in.ops = src_.ops;
+        r.in.bytes = src_.bytes;
+        r.in.count = src_.count;
+        r.in.own_service_time_s = src_.service_time_s;
+        r.in.latency_s = p_->latency_s;
+        r.in.inv_transfer = inv_transfer_;
+        r.in.inv_dt = inv_dt_;
+        r.credit_capacity = p_->credit_capacity;
+        r.earned = earned_;
+        r.burst_cap = burst_cap_;
+        r.tput_hi = tput_hi_;
+        r.tput_lo = tput_lo_;
+        r.bucket = bucket_;
+        r.dry = cliffs_.dry();
+        r.out = out_;
+        r.direct = direct_;
+        r.sink = sink_;
+        r.credits = s_.credits;
+        r.sums = acc_;  // (the sums of acc_)
+        r.last_counted = prev_served_cnt_;
+        return r;
+    }
+    /// Whether the served steps' kernel applies to this stepper at all (can_serve() without the state).
+    [[nodiscard]] bool can_serve_at_all() const noexcept { return served_ok_; }
+    /// Whether the stepper records into a direct sink (direct_sink()).
+    [[nodiscard]] bool records_direct() const noexcept { return out_ != nullptr && direct_; }
+    [[nodiscard]] const VolumeRecorder::Sink& direct_sink() const noexcept { return sink_; }
+    /// The recorder (null: the run records nothing).
+    [[nodiscard]] VolumeRecorder* recorder() const noexcept { return out_; }
+    /// Records the next steps into `sink` instead (a served filler's window).
+    void record_into(const VolumeRecorder::Sink& sink) noexcept {
+        sink_ = sink;
+        direct_ = true;
+    }
+    /// Takes back the state and sums of a served() run that the kernel advanced.
+    void served_done(const ServedRun& r) noexcept {
+        s_.credits = r.credits;
+        static_cast<RunningSums&>(acc_) = r.sums;
+        acc_.steps_bound[static_cast<int>(Bound::demand)] += r.taken;
+        if (r.taken > 0) {
+            prev_instance_bound_ = false;
+            prev_served_cnt_ = r.last_counted;
+        }
+    }
+
+    /// Writes the state and the totals accumulated since the last flush to where they live.
+    /// Every step loop calls it when it is done with the stepper.
+    void flush() noexcept {
+        *home_ = s_;
+        tot_->demanded_ops += acc_.demanded_ops;
+        tot_->demanded_bytes += acc_.demanded_bytes;
+        tot_->served_ops += acc_.served_ops;
+        tot_->served_bytes += acc_.served_bytes;
+        tot_->served_counted += acc_.served_counted;
+        tot_->latency_ops_s += acc_.latency_ops_s;
+        for (int b = 0; b < n_bounds; ++b) tot_->steps_bound[b] += acc_.steps_bound[b];
+        acc_ = Totals{};
+    }
+
+    /// The end of the stretch of constant offers that contains step k, at most k_max.
+    [[nodiscard]] std::int64_t run_end(std::int64_t k, std::int64_t k_max) noexcept { return src_.run_end(k, k_max); }
+    /// True when step k + 1 offers what step k offers (sources that compare their input).
+    [[nodiscard]] bool same_next(std::int64_t k) const noexcept requires(!Source::runs_known) {
+        return src_.same_next(k);
+    }
+
+    [[gnu::noinline]] void run_constant(std::int64_t k, std::int64_t end) noexcept;
+
+    // For the coupled loop's jumps (coupled_loop), which probe every volume of an instance
+    // together with the conditions jump_steady uses for one.
+    [[nodiscard]] double credits() const noexcept { return s_.credits; }
+    void set_credits(double c) noexcept { s_.credits = c; }
+    [[nodiscard]] bool has_backlog() const noexcept {
+        return s_.backlog_ops != 0 || s_.backlog_bytes != 0 || s_.backlog_counted != 0;
+    }
+    [[nodiscard]] bool steady(const StepOutcome& o, double c0, double& d) const noexcept;
+    [[nodiscard]] bool credit_step(const StepOutcome& o, double c0, double& d) const noexcept;
+    [[nodiscard]] bool same_step(const StepOutcome& o, const StepOutcome& q, double c0, double d) const noexcept;
+    void apply_steady(std::int64_t k, std::int64_t m, const StepOutcome& o, double c0, double d, double g) noexcept;
+
+private:
+    std::int64_t jump_steady(std::int64_t k, std::int64_t avail) noexcept;
+
+    std::int64_t jump_backlog(std::int64_t k, std::int64_t avail) noexcept;
+
+    std::int64_t jump_mixed(std::int64_t k, std::int64_t avail) noexcept;
+
+    void apply_run(std::int64_t k, std::int64_t m, const StepOutcome& o, double c0, double d,
+                   bool instance_bound = false) noexcept;
+
+    void record_run(std::int64_t k, std::int64_t m, const StepOutcome& o, double c0, double d) noexcept;
+
+private:
+    // Unloaded service time of an open loop's I/Os in a step: the workload's, else the volume's
+    // model at the mean size of the I/Os available.
+    [[nodiscard]] double service_time(double ops, double bytes) const noexcept {
+        if (!std::isnan(src_.service_time_s)) return src_.service_time_s;
+        return ops > 0 ? p_->latency_s + bytes / ops * inv_transfer_ : p_->latency_s;
+    }
+
+    const VolumeParams* p_;
+    // The volume's state and the run's totals are worked on in the stepper itself (s_, acc_)
+    // and written to where they live (*home_, *tot_) by flush(): a stepper that is a local of the
+    // step loop then keeps them in registers instead of a store and a load per field and step.
+    VolumeState* home_;
+    VolumeState s_;
+    struct Totals : RunningSums {
+        std::int64_t steps_bound[n_bounds] = {};
+    };
+    Totals acc_;
+    Source src_;
+    VolumeRecorder* out_;
+    VolumeRecorder::Sink sink_{};  // out_'s, when it records directly (a copy kept in registers)
+    bool direct_ = false;
+    VolumeTotals* tot_;
+    double dt_, t0_, earned_, burst_cap_, tput_hi_, tput_lo_, inv_dt_, inv_transfer_;
+    bool bucket_;
+    bool served_ok_ = false;  // the served steps' kernel applies (can_serve)
+    bool input_ok_ = true;
+    bool prev_instance_bound_ = false;
+    double prev_served_cnt_ = 0;
+    CliffTracker cliffs_;
+    // Scratch between offer() and commit().
+    Offer a_{};
+    double av_ops_ = 0, av_bytes_ = 0, av_cnt_ = 0, pool_ = 0, cap_cnt_ = 0, f_ = 1;
+    Bound bound_ = Bound::demand;
+};
+
+using AnyStepper = std::variant<Stepper<ClosedSource>, Stepper<OpenSource>, Stepper<IdleSource>, Stepper<PhasedSource>,
+                                Stepper<PiecewiseSource>>;
+
+inline AnyStepper make_stepper(const VolumeParams& p, VolumeState& s, const Workload& w, double dt, double t0,
+                               VolumeRecorder* out, VolumeTotals& tot) {
+    if (const auto* c = std::get_if<ClosedLoop>(&w)) {
+        // The closed-loop rules of workload.hpp, shared with closed_loop_rate (burst.hpp).
+        const double ops = offered_iops(p, *c) * dt;
+        return Stepper<ClosedSource>(p, s,
+                                     ClosedSource{{ops, ops * c->io_bytes, ops * counted_per_io(p, *c), true},
+                                                  c->in_flight,
+                                                  service_time_s(p, *c),
+                                                  c->think_time_s},
+                                     dt, t0, out, tot);
+    }
+    if (const auto* ph = std::get_if<PhasedClosedLoop>(&w)) {
+        return Stepper<PhasedSource>(
+            p, s,
+            PhasedSource{ph->in_flight.data(), ph->think_time_s.data(), service_time_s(p, ph->loop), ph->loop.io_bytes,
+                         counted_per_io(p, ph->loop), dt},
+            dt, t0, out, tot);
+    }
+    if (const auto* o = std::get_if<OpenLoop>(&w)) {
+        return Stepper<OpenSource>(
+            p, s,
+            OpenSource{o->ops.data(), o->bytes.data(), IoCounting(p, o->pattern), o->service_time_s, o->max_in_flight},
+            dt, t0, out, tot);
+    }
+    if (const auto* pw = std::get_if<PiecewiseOpenLoop>(&w)) {
+        return Stepper<PiecewiseSource>(
+            p, s,
+            PiecewiseSource{pw->change_steps.data(), pw->ops.data(), pw->bytes.data(), pw->change_steps.size(),
+                            IoCounting(p, pw->pattern), pw->service_time_s, pw->max_in_flight},
+            dt, t0, out, tot);
+    }
+    return Stepper<IdleSource>(p, s, IdleSource{}, dt, t0, out, tot);
+}
+
+}  // namespace ebssim::detail
+
+// The jumps' definitions (Stepper::run_constant and the closed forms it takes).
+#include "jumps.hpp"  // IWYU pragma: export
