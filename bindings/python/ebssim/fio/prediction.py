@@ -35,7 +35,6 @@ import numpy as np
 import numpy.typing as npt
 
 from .._outputs import input_at
-from ..burst import closed_loop_rate
 from ..instances import Instance
 from ..latency import closed_loop_latency_s, latency_moments, latency_quantiles
 from ..recording import BOUND_NAMES
@@ -171,41 +170,7 @@ def _match_volumes(job: FioJob, targets: Sequence[str], where: str) -> List[int]
 
 
 def _clone(job: FioJob, run: int, label: str, vi: int, vol: Volume, share: float = 1.0) -> _Clone:
-    rf = job.read_fraction
-    pattern = "sequential" if job.sequential else "random"
-    # Mean EBS-counted operations per I/O over the read/write mix.
-    counted = sum(
-        dshare * vol.counted_ops_per_io(bs, pattern)
-        for dshare, bs in ((rf, job.bs_read), (1 - rf, job.bs_write))
-        if dshare > 0
-    )
-    mean_size = job.mean_io_size
-    st = vol.service_time_s(mean_size)
-    depth = float(job.effective_depth)
-    think = 0.0
-    if job.thinktime > 0:
-        # fio issues thinktime_blocks I/Os (at most the depth at a time), then thinks: with the
-        # default of 1 block the queue depth is effectively 1 whatever iodepth says.
-        blocks = max(1, job.thinktime_blocks)
-        d = min(depth, float(blocks))
-        cycle_rate = blocks / (math.ceil(blocks / d) * st + job.thinktime)
-        depth = d
-        think = max(0.0, d / cycle_rate - st)
-    depth *= share
-    loop = ClosedLoop(
-        depth, mean_size, read_fraction=rf, pattern=pattern, think_time_ms=think * 1e3, counted_per_io=counted
-    )
-    rate = closed_loop_rate(vol, loop).offered_iops  # depth / (service time + think time)
-    # rate_iops / rate cap each direction separately (fio: 100 reads/s and 100 writes/s).
-    for cap_iops, cap_bytes, dshare, bs in (
-        (job.rate_iops_read, job.rate_read, rf, job.bs_read),
-        (job.rate_iops_write, job.rate_write, 1 - rf, job.bs_write),
-    ):
-        if dshare <= 0:
-            continue
-        for cap in (cap_iops, cap_bytes / bs if cap_bytes else 0):
-            if cap and cap > 0:
-                rate = min(rate, cap * share / dshare)
+    load = job.offered_load(vol, share)  # the one mapping from a fio job to the model's load
     size = job.size
     if size is None and job.size_percent is not None:
         size = int(vol.size_gib * 2**30 * job.size_percent / 100)
@@ -222,11 +187,12 @@ def _clone(job: FioJob, run: int, label: str, vi: int, vol: Volume, share: float
         run=run,
         run_label=label,
         volume=vi,
-        loop=loop,
-        service_s=st,
-        io_bytes=mean_size,
-        counted=counted,
-        rate=rate,
+        loop=load.loop,
+        service_s=load.service_s,
+        io_bytes=load.loop.io_bytes,
+        counted=load.counted,
+        rate=load.offered_iops,
+        cap=load.cap_iops,
         ramp_s=job.ramp_time,
         runtime_s=runtime,
         byte_target=byte_target,
