@@ -36,11 +36,11 @@ import numpy.typing as npt
 
 from .._outputs import input_at
 from ..instances import Instance
-from ..latency import closed_loop_latency_s, latency_moments, latency_quantiles
+from ..latency import latency_moments, latency_quantiles
 from ..recording import BOUND_NAMES
 from ..simulation import Simulation
 from ..volumes import Volume, _from_spec, volume_from_spec, volume_spec
-from ..workloads import ClosedLoop, Idle, Workload
+from ..workloads import Idle, LoopResult, SharedClosedLoops, Workload
 from ._files import PathLike
 from ._types import JobPrediction, _Clone
 from .cmdline import parse_run
@@ -376,10 +376,8 @@ def _run_phase(sim: Simulation, clones: List[_Clone], n_volumes: int, work: _Wor
                     horizon = min(horizon, (c.byte_target - c.bytes_after_ramp) / r)
         n = 1 if math.isinf(horizon) else max(1, int(math.floor(horizon / dt + 1e-9)))
         n = min(n, 1_000_000)
-        # One aggregated closed loop per volume, described by its means; a _Clone offers
-        # `count` clones' load.
-        workloads: List[Workload] = []
-        offered = [0.0] * n_volumes
+        # The clones on each volume share its limits (SharedClosedLoops); a _Clone is `count` copies.
+        workloads: List[Union[Workload, SharedClosedLoops]] = []
         by_volume: Dict[int, List[_Clone]] = {}
         for c in active:
             by_volume.setdefault(c.volume, []).append(c)
@@ -388,34 +386,28 @@ def _run_phase(sim: Simulation, clones: List[_Clone], n_volumes: int, work: _Wor
             if not mine:
                 workloads.append(Idle())
                 continue
-            r = sum(c.rate * c.count for c in mine)
-            inflight = sum(c.rate * c.count * c.service_s for c in mine)
-            bytes_per = sum(c.rate * c.count * c.io_bytes for c in mine) / r
-            counted = sum(c.rate * c.count * c.counted for c in mine) / r
-            rf = sum(c.rate * c.count * c.job.read_fraction for c in mine) / r
-            offered[vi] = r
             workloads.append(
-                ClosedLoop(
-                    inflight, bytes_per, read_fraction=rf, service_time_ms=inflight / r * 1e3, counted_per_io=counted
+                SharedClosedLoops(
+                    [c.loop for c in mine], max_iops=[c.cap for c in mine], copies=[c.count for c in mine]
                 )
             )
         work.spend(n, len(active), now)
         res = sim.run(workloads, n * dt)
+        parts: Dict[int, LoopResult] = {}
+        for vi, mine in by_volume.items():
+            shared = workloads[vi]
+            assert isinstance(shared, SharedClosedLoops)
+            parts.update(zip((id(c) for c in mine), shared.split(res[vi])))
         ended: List[_Clone] = []
         for c in active:
             vr = res[c.volume]
-            f = np.minimum(vr.iops / offered[c.volume], 1.0) if offered[c.volume] > 0 else np.ones(n)
+            mine_now = parts[id(c)]
+            f = mine_now.fraction
             f_prev[c.volume] = float(f[-1])
-            served = c.rate * f  # I/Os per second
+            served = mine_now.iops  # I/Os per second: the clone's offer times f
             elapsed = vr.time_s - c.start_s  # at each step's start
             after_ramp = elapsed >= c.ramp_s - 1e-9
-            # Unthrottled, the service time (a rate_iops cap holds I/Os back before submission,
-            # not in the volume); throttled, the clone's own closed-loop latency.
-            lat = np.where(
-                f >= 1 - 1e-12,
-                c.service_s,
-                closed_loop_latency_s(sim.volumes[c.volume], c.loop, np.maximum(served, 1e-300)),
-            )
+            lat = mine_now.latency_s  # the service time unthrottled; throttled, Little's law over the clone's loop
             ops: FloatArray = served * dt * after_ramp
             end_k = n
             by_runtime = False
