@@ -308,3 +308,41 @@ def test_bad_arguments() -> None:
         fit.fit([DATA / "01_gp2_windowed"], size_gib=-3)
     with pytest.raises(ValueError, match="no such file"):
         fit.fit([DATA / "nope"])
+
+
+# ---- the offered load: one mapping for ebssim fio and the fit -------------------------------------
+
+
+def test_thinktime_job_offers_the_same_load_to_fio_prediction_and_to_the_fit() -> None:
+    # fio issues thinktime_blocks=8 I/Os, at most iodepth=4 at a time, then thinks 1 ms. On a gp3
+    # (s = 0.5 ms + 16 KiB / 1,024 MiB/s = 0.515259 ms) a cycle moves 8 I/Os in 2 s + 1 ms =
+    # 2.030518 ms: 3,939.88 IOPS a clone, 7,879.76 for numjobs=2, below the volume's 16,000 IOPS
+    # and 500 MiB/s (123 MiB/s), so unthrottled. (The fit once took 1 ms / 8 per I/O: 6,248 a clone.)
+    from ebssim.fit._inputs import JobData, _from_fio_job
+
+    cmd = (
+        "fio --name=t --filename=/dev/x --rw=randread --bs=16k --ioengine=libaio --iodepth=4 --thinktime=1000 "
+        "--thinktime_blocks=8 --numjobs=2 --group_reporting --runtime=10 --time_based"
+    )
+    vol = ebssim.gp3(100, iops=16000, throughput_mib_s=500)
+    s = 0.5e-3 + 16384 / (1024 * 2**20)
+    expected = 2 * 8 / (2 * s + 1e-3)
+    assert expected == pytest.approx(7879.76, abs=0.01)
+    predicted = fio.predict([cmd], {"/dev/x": vol}, log_dir=None).jobs[0]
+    assert predicted.iops == pytest.approx(expected, rel=1e-9)
+    job = fio.parse_run(cmd).jobs[0]
+    data = JobData(name="t", invocation=0, phase=0, thread=1)
+    _from_fio_job(data, job)
+    assert data.demand_iops(vol) == pytest.approx(expected, rel=1e-12)
+    # Without thinktime the fit takes a job as asking for more than the volume gives (no rate cap).
+    _from_fio_job(data, fio.parse_run(cmd.replace("--thinktime=1000 ", "")).jobs[0])
+    assert data.demand_iops(vol) == math.inf
+
+
+def test_rate_cap_of_a_mix_is_where_its_first_direction_reaches_its_cap() -> None:
+    # rate_iops=100,600 on a 25 % read mix: reads reach 100/s at 400 I/Os a second, writes 600/s at 800.
+    job = fio.parse_run("fio --name=m --filename=/dev/x --rw=randrw --rwmixread=25 --rate_iops=100,600").jobs[0]
+    assert job.rate_cap_iops == pytest.approx(400.0)
+    load = job.offered_load(ebssim.gp3(100))
+    assert load.cap_iops == pytest.approx(400.0) and load.offered_iops == pytest.approx(400.0)
+    assert job.offered_load(ebssim.gp3(100), share=0.5).cap_iops == pytest.approx(200.0)

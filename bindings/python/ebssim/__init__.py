@@ -40,7 +40,16 @@ if TYPE_CHECKING:
         simulate,
     )
     from .volumes import VOLUME_TYPES, Volume, VolumeTypeInfo, gp2, gp3, io1, io2, sc1, st1, standard, volume_types
-    from .workloads import ClosedLoop, Idle, OpenLoop, PhasedClosedLoop, PiecewiseOpenLoop, Workload
+    from .workloads import (
+        ClosedLoop,
+        Idle,
+        LoopResult,
+        OpenLoop,
+        PhasedClosedLoop,
+        PiecewiseOpenLoop,
+        SharedClosedLoops,
+        Workload,
+    )
 
 __version__ = "0.1.0"
 
@@ -63,12 +72,14 @@ __all__ = [
     "Idle",
     "LimitError",
     "Limits",
+    "LoopResult",
     "NoEbsLimitsWarning",
     "OpenLoop",
     "PhasedClosedLoop",
     "PiecewiseOpenLoop",
     "Recording",
     "RunResult",
+    "SharedClosedLoops",
     "Simulation",
     "Volume",
     "VolumeResult",
@@ -147,7 +158,16 @@ _EXPORTS = {
         "standard",
         "volume_types",
     ),
-    ".workloads": ("ClosedLoop", "Idle", "OpenLoop", "PhasedClosedLoop", "PiecewiseOpenLoop", "Workload"),
+    ".workloads": (
+        "ClosedLoop",
+        "Idle",
+        "LoopResult",
+        "OpenLoop",
+        "PhasedClosedLoop",
+        "PiecewiseOpenLoop",
+        "SharedClosedLoops",
+        "Workload",
+    ),
 }
 
 if not TYPE_CHECKING:  # mypy sees the imports above, not a catch-all __getattr__

@@ -24,7 +24,17 @@ from .recording import (
 )
 from .results import InstanceResult, RunResult, VolumeResult, VolumeSummary, WindowStats
 from .volumes import Volume
-from .workloads import ClosedLoop, Idle, OpenLoop, PhasedClosedLoop, PiecewiseOpenLoop, Workload, _dt, _steps
+from .workloads import (
+    ClosedLoop,
+    Idle,
+    OpenLoop,
+    PhasedClosedLoop,
+    PiecewiseOpenLoop,
+    SharedClosedLoops,
+    Workload,
+    _dt,
+    _steps,
+)
 
 __all__ = [
     "simulate",
@@ -144,7 +154,7 @@ class Simulation:
 
     def run(
         self,
-        workloads: Sequence[Workload],
+        workloads: Sequence[Union[Workload, SharedClosedLoops]],
         duration_s: Optional[float] = None,
         *,
         record: Union[bool, Recording] = True,
@@ -155,6 +165,10 @@ class Simulation:
         lockstep: bool = True,
     ) -> RunResult:
         """Advance the simulation with one workload per volume.
+
+        A :class:`SharedClosedLoops` runs as its sum on its volume (:meth:`SharedClosedLoops.on`:
+        the volume's result has that loop as its ``workload``); :meth:`SharedClosedLoops.split`
+        gives each loop's figures.
 
         ``duration_s`` may be omitted when an :class:`OpenLoop` trace sets the length.
         ``record`` keeps every series but the extremes per interval at every step (True, the
@@ -239,20 +253,29 @@ class Simulation:
         on this simulation's ``dt`` and the run's length)."""
         return [w._native_for(self.dt, n) if isinstance(w, PiecewiseOpenLoop) else w._native for w in ws]
 
-    def _prepare(self, workloads: Sequence[Workload], duration_s: Optional[float]) -> Tuple[List[Workload], int]:
-        """The workloads of :meth:`run`, checked against the volumes, and the run's steps."""
-        if isinstance(workloads, (ClosedLoop, OpenLoop, PhasedClosedLoop, Idle, str)) or not isinstance(
-            workloads, Iterable
-        ):
+    def _prepare(
+        self, workloads: Sequence[Union[Workload, SharedClosedLoops]], duration_s: Optional[float]
+    ) -> Tuple[List[Workload], int]:
+        """The workloads of :meth:`run`, checked against the volumes (shared loops as the one loop
+        each volume runs), and the run's steps."""
+        if isinstance(
+            workloads, (ClosedLoop, OpenLoop, PhasedClosedLoop, Idle, SharedClosedLoops, str)
+        ) or not isinstance(workloads, Iterable):
             raise ValueError(f"workloads={workloads!r} must be a sequence with one workload per volume")
-        ws = list(workloads)
-        if len(ws) != len(self.volumes):
-            raise ValueError(f"workloads has {len(ws)} entries but the simulation has {len(self.volumes)} volumes")
-        for i, w in enumerate(ws):
+        given = list(workloads)
+        if len(given) != len(self.volumes):
+            raise ValueError(f"workloads has {len(given)} entries but the simulation has {len(self.volumes)} volumes")
+        ws: List[Workload] = []
+        for i, (w, v) in enumerate(zip(given, self.volumes)):
+            if isinstance(w, SharedClosedLoops):
+                ws.append(w.on(v))
+                continue
             if not isinstance(w, (ClosedLoop, OpenLoop, PiecewiseOpenLoop, PhasedClosedLoop, Idle)):
                 raise ValueError(
-                    f"workloads[{i}]={w!r} must be a ClosedLoop, OpenLoop, PiecewiseOpenLoop, PhasedClosedLoop or Idle"
+                    f"workloads[{i}]={w!r} must be a ClosedLoop, OpenLoop, PiecewiseOpenLoop, PhasedClosedLoop or Idle "
+                    f"(or SharedClosedLoops, several closed loops on the volume)"
                 )
+            ws.append(w)
             if isinstance(w, OpenLoop) and w.dt is not None and w.dt != self.dt:
                 raise ValueError(_dt_mismatch(f"workloads[{i}]", w.dt, self.dt, "Simulation(..., dt=)"))
         return ws, self._n_steps(ws, duration_s)
@@ -393,7 +416,7 @@ def _dt_mismatch(what: str, trace_dt: float, dt: float, where: str) -> str:
 
 def simulate(
     volume: Volume,
-    workload: Workload,
+    workload: Union[Workload, SharedClosedLoops],
     duration_s: Optional[float] = None,
     *,
     dt: Optional[float] = None,
@@ -410,7 +433,7 @@ def simulate(
     ----------
     volume : Volume
         For example ``ebssim.gp2(100)``.
-    workload : ClosedLoop, OpenLoop, PiecewiseOpenLoop, PhasedClosedLoop or Idle
+    workload : ClosedLoop, OpenLoop, PiecewiseOpenLoop, PhasedClosedLoop, SharedClosedLoops or Idle
     duration_s : float, optional
         Length of the run; optional for an OpenLoop trace (its length sets it).
     dt : float, optional

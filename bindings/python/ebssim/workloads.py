@@ -10,12 +10,25 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core, _limits, _pickle, _repr
-from ._units import SizeLike, parse_size, real
+from ._units import SizeLike, integer, parse_size, real
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["ClosedLoop", "OpenLoop", "PhasedClosedLoop", "PiecewiseOpenLoop", "Idle", "Workload", "PATTERNS"]
+    from .results import VolumeResult
+    from .volumes import Volume
+
+__all__ = [
+    "ClosedLoop",
+    "OpenLoop",
+    "PhasedClosedLoop",
+    "PiecewiseOpenLoop",
+    "Idle",
+    "LoopResult",
+    "SharedClosedLoops",
+    "Workload",
+    "PATTERNS",
+]
 
 PATTERNS = ("random", "sequential")
 
@@ -789,6 +802,168 @@ class Idle:
 
     def _repr_html_(self) -> str:
         return "<b>Idle</b>: no new I/O (a queued backlog still drains; gp2 earns credits)"
+
+
+@dataclass(frozen=True)
+class LoopResult:
+    """One loop of a :class:`SharedClosedLoops` run, per step (one copy of it): what
+    :meth:`SharedClosedLoops.split` gives."""
+
+    loop: ClosedLoop
+    fraction: npt.NDArray[np.float64]
+    """The share of its offer the volume served in each step (1: nothing held it back)."""
+    iops: npt.NDArray[np.float64]
+    """I/Os it completed per second: its offer times ``fraction``."""
+    throughput_mib_s: npt.NDArray[np.float64]
+    latency_s: npt.NDArray[np.float64]
+    """Mean latency, seconds: its service time while ``fraction`` is 1, else Little's law over its loop."""
+
+    @property
+    def latency_ms(self) -> npt.NDArray[np.float64]:
+        """:attr:`latency_s` in ms."""
+        return self.latency_s * 1e3
+
+    @property
+    def mean_iops(self) -> float:
+        """I/Os per second over the run."""
+        return float(self.iops.mean()) if self.iops.size else math.nan
+
+    @property
+    def mean_latency_ms(self) -> float:
+        """Mean latency of the run's I/Os (each step weighted by what it completed)."""
+        done = float(self.iops.sum())
+        return float((self.latency_s * self.iops).sum() / done) * 1e3 if done > 0 else math.nan
+
+
+@dataclass(frozen=True, eq=False)
+class SharedClosedLoops:
+    """Several closed loops on one volume, sharing its limits: fio's jobs (and their clones) on
+    one device at the same time, several applications on one disk.
+
+    Each loop offers what it would alone, ``in_flight / (service time + think time)``, at most
+    its ``max_iops`` (fio's ``rate_iops``); the volume runs their sum as one :class:`ClosedLoop`
+    (:meth:`on`: the offers' total, their mean I/O size, read fraction and counting weighted by
+    offer) and, when a limit binds, serves every loop the same fraction ``f`` of its offer. A
+    loop's latency is its service time while ``f`` is 1 (a ``max_iops`` cap holds I/Os before
+    they are submitted, not in the volume); throttled, Little's law over its own loop,
+    ``in_flight / (f x offer) - think time``, never below its service time.
+
+    In :meth:`Simulation.run` it stands for one volume's workload; the volume's result describes
+    the sum (its ``workload`` is :meth:`on`'s loop) and :meth:`split` gives each loop's.
+
+    Parameters
+    ----------
+    loops : sequence of ClosedLoop
+    max_iops : sequence of float, optional
+        Each loop's cap on its offered I/Os per second (``inf``: none); default none.
+    copies : sequence of int, optional
+        Identical copies of each loop (fio's ``numjobs``), each offering the loop's load; default 1.
+
+    Examples
+    --------
+    Depth 8 and depth 24 of 16 KiB random reads on a gp3 (3,000 IOPS): they offer
+    8 / 0.5153 ms and 24 / 0.5153 ms, 62,105 I/Os per second in all, of which the volume serves
+    3,000, f = 4.83 %: 750 and 2,250 IOPS, each waiting 8 / 750 = 24 / 2,250 = 10.7 ms:
+
+    >>> import ebssim
+    >>> from ebssim import ClosedLoop, SharedClosedLoops
+    >>> w = SharedClosedLoops([ClosedLoop(8, "16k"), ClosedLoop(24, "16k")])
+    >>> r = ebssim.simulate(ebssim.gp3(100), w, duration_s=60)
+    >>> [(round(p.mean_iops), round(p.mean_latency_ms, 2)) for p in w.split(r)]
+    [(750, 10.67), (2250, 10.67)]
+    """
+
+    loops: Sequence[ClosedLoop]
+    max_iops: Optional[Sequence[float]] = None
+    copies: Optional[Sequence[int]] = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.loops, ClosedLoop) or not isinstance(self.loops, Sequence) or not self.loops:
+            raise ValueError(f"loops={self.loops!r} must be a non-empty sequence of ClosedLoop")
+        loops = tuple(self.loops)
+        for i, lp in enumerate(loops):
+            if not isinstance(lp, ClosedLoop):
+                raise ValueError(f"loops[{i}]={lp!r} must be a ClosedLoop, not {type(lp).__name__}")
+        n = len(loops)
+        caps = [math.inf] * n if self.max_iops is None else list(self.max_iops)
+        if len(caps) != n:
+            raise ValueError(f"max_iops has {len(caps)} entries but loops has {n}: give one cap per loop")
+        for i, c in enumerate(caps):
+            v = real(c, f"max_iops[{i}]", "a number of I/Os per second")
+            if not v > 0:  # also NaN
+                raise ValueError(f"max_iops[{i}]={c!r} must be a positive number of I/Os per second (inf: no cap)")
+            caps[i] = v
+        copies = [1] * n if self.copies is None else list(self.copies)
+        if len(copies) != n:
+            raise ValueError(f"copies has {len(copies)} entries but loops has {n}: give one count per loop")
+        for i, k in enumerate(copies):
+            if integer(k, f"copies[{i}]", "a whole number of copies") < 1:
+                raise ValueError(f"copies[{i}]={k!r} must be at least 1")
+            copies[i] = int(k)
+        object.__setattr__(self, "loops", loops)
+        object.__setattr__(self, "max_iops", tuple(caps))
+        object.__setattr__(self, "copies", tuple(copies))
+
+    def _copies(self) -> Tuple[int, ...]:
+        return tuple(self.copies or ())
+
+    def _service_s(self, volume: "Volume") -> List[float]:
+        return [
+            lp.service_time_ms / 1e3 if lp.service_time_ms is not None else volume.service_time_s(lp.io_bytes)
+            for lp in self.loops
+        ]
+
+    def offered_iops(self, volume: "Volume") -> List[float]:
+        """Each loop's offer on ``volume`` (one copy): ``in_flight / (service time + think time)``
+        (the core's closed-loop rule), at most its ``max_iops``."""
+        caps = tuple(self.max_iops or ())
+        return [
+            min(float(_core.closed_loop_rate(volume._params, lp._native, True).offered_iops), cap)
+            for lp, cap in zip(self.loops, caps)
+        ]
+
+    def on(self, volume: "Volume") -> ClosedLoop:
+        """The one closed loop the volume runs: the loops' offers summed (in flight: the I/Os
+        they keep in service, ``offer x service time``), their I/O size, read fraction and
+        counted operations per I/O weighted by offer."""
+        rates = self.offered_iops(volume)
+        service = self._service_s(volume)
+        weights = [rate * k for rate, k in zip(rates, self._copies())]
+        counted = [
+            lp.counted_per_io if lp.counted_per_io is not None else volume.counted_ops_per_io(lp.io_bytes, lp.pattern)
+            for lp in self.loops
+        ]
+        r = sum(weights)
+        inflight = sum(w * s for w, s in zip(weights, service))
+        return ClosedLoop(
+            inflight,
+            sum(w * lp.io_bytes for w, lp in zip(weights, self.loops)) / r,
+            read_fraction=sum(w * lp.read_fraction for w, lp in zip(weights, self.loops)) / r,
+            service_time_ms=inflight / r * 1e3,
+            counted_per_io=sum(w * c for w, c in zip(weights, counted)) / r,
+        )
+
+    def split(self, result: "VolumeResult") -> List[LoopResult]:
+        """Each loop's figures in a run of this workload (``result``: the volume's, with its
+        per-step ``iops``), in the order of :attr:`loops`; one copy each."""
+        volume = result.volume
+        rates = self.offered_iops(volume)
+        total = sum(rate * k for rate, k in zip(rates, self._copies()))
+        served_all = np.asarray(result.iops, dtype=np.float64)
+        f = np.minimum(served_all / total, 1.0)
+        out: List[LoopResult] = []
+        for lp, rate, st in zip(self.loops, rates, self._service_s(volume)):
+            served = rate * f
+            little = _core.closed_loop_latency_s(volume._params, lp._native, np.maximum(served, 1e-300))
+            lat = np.where(f >= 1 - 1e-12, st, little)
+            out.append(LoopResult(lp, f, served, served * lp.io_bytes / 2**20, lat))
+        return out
+
+    def __str__(self) -> str:
+        n = sum(self._copies())
+        return f"{n} closed loop{'s' * (n != 1)} sharing one volume: " + "; ".join(
+            (f"{k} x " if k > 1 else "") + str(lp) for lp, k in zip(self.loops, self._copies())
+        )
 
 
 Workload = Union[ClosedLoop, OpenLoop, PiecewiseOpenLoop, PhasedClosedLoop, Idle]

@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # imported on first use (ebssim._lazy); these are what mypy a
         plat_val_to_idx,
         read_hist_log,
     )
-    from .job import FioJob, FioJobError, FioJobSet
+    from .job import FioJob, FioJobError, FioJobSet, FioLoad
     from .jobfile import parse_job_file
     from .logs import FioLogOrderWarning, read_log, read_logs
     from .prediction import FioPrediction, JobPrediction, parse_volume_spec, predict
@@ -54,6 +54,7 @@ __all__ = [
     "FioJob",
     "FioJobError",
     "FioJobSet",
+    "FioLoad",
     "FioLogOrderWarning",
     "FioPrediction",
     "FioResult",
@@ -86,7 +87,7 @@ _EXPORTS = {
         "plat_val_to_idx",
         "read_hist_log",
     ),
-    ".job": ("FioJob", "FioJobError", "FioJobSet"),
+    ".job": ("FioJob", "FioJobError", "FioJobSet", "FioLoad"),
     ".jobfile": ("parse_job_file",),
     ".logs": ("FioLogOrderWarning", "read_log", "read_logs"),
     ".prediction": (

@@ -38,6 +38,7 @@ class _Clone:
     io_bytes: float  # mean bytes per I/O
     counted: float  # EBS-counted operations per I/O
     rate: float  # offered I/Os per second, unthrottled
+    cap: float  # the rate_iops/rate caps, I/Os per second (inf: none)
     ramp_s: float
     runtime_s: Optional[float]
     byte_target: Optional[float]

@@ -8,14 +8,19 @@ and :class:`FioJobError`, every problem with a job file or command line, naming 
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple
 
 from .logs import LOG_OPTIONS, log_file_name
 from .values import split_paths
 
-__all__ = ["FioJob", "FioJobError", "FioJobSet"]
+if TYPE_CHECKING:  # the model is imported when a load is asked for: parsing jobs needs none of it
+    from ..volumes import Volume
+    from ..workloads import ClosedLoop
+
+__all__ = ["FioJob", "FioJobError", "FioJobSet", "FioLoad"]
 
 
 class FioJobError(ValueError):
@@ -66,6 +71,23 @@ def _where(source: Optional[str], line: Optional[int], argument: Optional[str], 
         num = f" {index}" if index is not None else ""
         return f"{source}, argument{num} {argument!r}"
     return source
+
+
+@dataclass(frozen=True)
+class FioLoad:
+    """What one fio job clone offers a volume (:meth:`FioJob.offered_load`)."""
+
+    loop: "ClosedLoop"
+    """The closed loop the model runs: depth, think time, mean I/O size, read fraction, pattern, counting."""
+    service_s: float
+    """Unloaded service time of the mean I/O on the volume, seconds (the latency fio sees while nothing throttles)."""
+    counted: float
+    """EBS-counted operations per I/O, the mean over the read/write mix."""
+    cap_iops: float
+    """I/Os per second the ``rate_iops``/``rate`` caps allow (:attr:`FioJob.rate_cap_iops` of the share); inf: none."""
+    offered_iops: float
+    """I/Os per second the clone asks for when the volume holds nothing back: the loop's
+    ``depth / (service time + think time)``, at most :attr:`cap_iops`."""
 
 
 @dataclass(frozen=True)
@@ -299,6 +321,97 @@ class FioJob:
         """Mean bytes per I/O over the read/write mix."""
         rf = self.read_fraction
         return rf * self.bs_read + (1.0 - rf) * self.bs_write
+
+    # ---- the load a job offers (the one mapping from fio to the model) ------------------------
+
+    def _rate_cap(self, share: float) -> float:
+        """The I/Os per second of the whole mix at which the first direction reaches its
+        ``rate_iops``/``rate`` cap, for ``share`` of one clone (inf: no cap)."""
+        rate = math.inf
+        # fio caps each direction separately: rate_iops=100 is 100 reads/s and 100 writes/s.
+        for cap_iops, cap_bytes, dshare, bs in (
+            (self.rate_iops_read, self.rate_read, self.read_fraction, self.bs_read),
+            (self.rate_iops_write, self.rate_write, 1 - self.read_fraction, self.bs_write),
+        ):
+            if dshare <= 0:
+                continue
+            for cap in (cap_iops, cap_bytes / bs if cap_bytes else 0):
+                if cap and cap > 0:
+                    rate = min(rate, cap * share / dshare)
+        return rate
+
+    @property
+    def rate_cap_iops(self) -> float:
+        """I/Os per second (reads and writes together) one clone may issue under its
+        ``rate_iops``/``rate`` caps: the rate at which the first direction reaches its cap;
+        ``inf`` without caps. ``rw=randrw:rwmixread=50`` with ``rate_iops=100`` gives 200."""
+        return self._rate_cap(1.0)
+
+    def offered_load(self, volume: "Volume", share: float = 1.0) -> "FioLoad":
+        """What one clone of this job offers ``volume``: the closed loop the model runs for it and
+        the rate it asks for (docs/fio.md, *How fio's options map onto the model*).
+
+        The loop keeps :attr:`effective_depth` I/Os of :attr:`mean_io_size` in flight, counted
+        by the volume's rule for each direction's block size. With ``thinktime``, fio issues
+        ``thinktime_blocks`` I/Os (at most the depth at a time), then stalls ``thinktime`` after
+        their completion: the depth becomes ``d = min(depth, blocks)``, a cycle moves ``blocks``
+        I/Os in ``ceil(blocks / d)`` service times plus ``thinktime``, and each user's think time
+        is what makes the loop's offer that cycle's rate, ``d / rate - service time``. The
+        default ``thinktime_blocks=1`` makes any ``iodepth`` a depth of 1, as fio says.
+        ``thinktime_spin`` is part of ``thinktime`` (the stall is the same length);
+        ``thinktime_blocks_type=issue`` is taken as ``complete``. The offer is the loop's, at
+        most :attr:`rate_cap_iops`.
+
+        Parameters
+        ----------
+        volume : Volume
+            The volume the clone does I/O to (its service time and counting rule).
+        share : float, default 1.0
+            The part of the clone on this volume: a job on ``k`` files puts ``1/k`` on each
+            (its depth and its caps are shared).
+
+        Examples
+        --------
+        16 KiB random reads at iodepth 16 with ``thinktime=1ms`` every 4 blocks on a gp3, whose
+        service time for 16 KiB is 0.5153 ms: depth 4, a cycle of 4 I/Os in 0.5153 + 1 ms, so
+        4 / 1.5153 ms = 2,639.8 I/Os per second, each user thinking 1 ms:
+
+        >>> import ebssim
+        >>> from ebssim.fio import FioJob
+        >>> job = FioJob("j", ioengine="libaio", sync_engine=False, iodepth=16, rw="randread", bs_read=16384,
+        ...              thinktime=0.001, thinktime_blocks=4)
+        >>> load = job.offered_load(ebssim.gp3(100))
+        >>> round(load.service_s * 1e3, 4), load.loop.in_flight, load.loop.think_time_ms, round(load.offered_iops, 1)
+        (0.5153, 4.0, 1.0, 2639.8)
+        """
+        from ..burst import closed_loop_rate
+        from ..workloads import ClosedLoop
+
+        rf = self.read_fraction
+        pattern = "sequential" if self.sequential else "random"
+        # Mean EBS-counted operations per I/O over the read/write mix.
+        counted = sum(
+            dshare * volume.counted_ops_per_io(bs, pattern)
+            for dshare, bs in ((rf, self.bs_read), (1 - rf, self.bs_write))
+            if dshare > 0
+        )
+        mean_size = self.mean_io_size
+        st = volume.service_time_s(mean_size)
+        depth = float(self.effective_depth)
+        think = 0.0
+        if self.thinktime > 0:
+            blocks = max(1, self.thinktime_blocks)
+            d = min(depth, float(blocks))
+            cycle_rate = blocks / (math.ceil(blocks / d) * st + self.thinktime)
+            depth = d
+            think = max(0.0, d / cycle_rate - st)
+        depth *= share
+        loop = ClosedLoop(
+            depth, mean_size, read_fraction=rf, pattern=pattern, think_time_ms=think * 1e3, counted_per_io=counted
+        )
+        cap = self._rate_cap(share)
+        offered = min(closed_loop_rate(volume, loop).offered_iops, cap)  # depth / (service time + think time)
+        return FioLoad(loop=loop, service_s=st, counted=counted, cap_iops=cap, offered_iops=offered)
 
     @property
     def filenames(self) -> Tuple[str, ...]:

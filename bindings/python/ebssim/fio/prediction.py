@@ -35,13 +35,12 @@ import numpy as np
 import numpy.typing as npt
 
 from .._outputs import input_at
-from ..burst import closed_loop_rate
 from ..instances import Instance
-from ..latency import closed_loop_latency_s, latency_moments, latency_quantiles
+from ..latency import latency_moments, latency_quantiles
 from ..recording import BOUND_NAMES
 from ..simulation import Simulation
 from ..volumes import Volume, _from_spec, volume_from_spec, volume_spec
-from ..workloads import ClosedLoop, Idle, Workload
+from ..workloads import Idle, LoopResult, SharedClosedLoops, Workload
 from ._files import PathLike
 from ._types import JobPrediction, _Clone
 from .cmdline import parse_run
@@ -171,41 +170,7 @@ def _match_volumes(job: FioJob, targets: Sequence[str], where: str) -> List[int]
 
 
 def _clone(job: FioJob, run: int, label: str, vi: int, vol: Volume, share: float = 1.0) -> _Clone:
-    rf = job.read_fraction
-    pattern = "sequential" if job.sequential else "random"
-    # Mean EBS-counted operations per I/O over the read/write mix.
-    counted = sum(
-        dshare * vol.counted_ops_per_io(bs, pattern)
-        for dshare, bs in ((rf, job.bs_read), (1 - rf, job.bs_write))
-        if dshare > 0
-    )
-    mean_size = job.mean_io_size
-    st = vol.service_time_s(mean_size)
-    depth = float(job.effective_depth)
-    think = 0.0
-    if job.thinktime > 0:
-        # fio issues thinktime_blocks I/Os (at most the depth at a time), then thinks: with the
-        # default of 1 block the queue depth is effectively 1 whatever iodepth says.
-        blocks = max(1, job.thinktime_blocks)
-        d = min(depth, float(blocks))
-        cycle_rate = blocks / (math.ceil(blocks / d) * st + job.thinktime)
-        depth = d
-        think = max(0.0, d / cycle_rate - st)
-    depth *= share
-    loop = ClosedLoop(
-        depth, mean_size, read_fraction=rf, pattern=pattern, think_time_ms=think * 1e3, counted_per_io=counted
-    )
-    rate = closed_loop_rate(vol, loop).offered_iops  # depth / (service time + think time)
-    # rate_iops / rate cap each direction separately (fio: 100 reads/s and 100 writes/s).
-    for cap_iops, cap_bytes, dshare, bs in (
-        (job.rate_iops_read, job.rate_read, rf, job.bs_read),
-        (job.rate_iops_write, job.rate_write, 1 - rf, job.bs_write),
-    ):
-        if dshare <= 0:
-            continue
-        for cap in (cap_iops, cap_bytes / bs if cap_bytes else 0):
-            if cap and cap > 0:
-                rate = min(rate, cap * share / dshare)
+    load = job.offered_load(vol, share)  # the one mapping from a fio job to the model's load
     size = job.size
     if size is None and job.size_percent is not None:
         size = int(vol.size_gib * 2**30 * job.size_percent / 100)
@@ -222,11 +187,12 @@ def _clone(job: FioJob, run: int, label: str, vi: int, vol: Volume, share: float
         run=run,
         run_label=label,
         volume=vi,
-        loop=loop,
-        service_s=st,
-        io_bytes=mean_size,
-        counted=counted,
-        rate=rate,
+        loop=load.loop,
+        service_s=load.service_s,
+        io_bytes=load.loop.io_bytes,
+        counted=load.counted,
+        rate=load.offered_iops,
+        cap=load.cap_iops,
         ramp_s=job.ramp_time,
         runtime_s=runtime,
         byte_target=byte_target,
@@ -410,10 +376,8 @@ def _run_phase(sim: Simulation, clones: List[_Clone], n_volumes: int, work: _Wor
                     horizon = min(horizon, (c.byte_target - c.bytes_after_ramp) / r)
         n = 1 if math.isinf(horizon) else max(1, int(math.floor(horizon / dt + 1e-9)))
         n = min(n, 1_000_000)
-        # One aggregated closed loop per volume, described by its means; a _Clone offers
-        # `count` clones' load.
-        workloads: List[Workload] = []
-        offered = [0.0] * n_volumes
+        # The clones on each volume share its limits (SharedClosedLoops); a _Clone is `count` copies.
+        workloads: List[Union[Workload, SharedClosedLoops]] = []
         by_volume: Dict[int, List[_Clone]] = {}
         for c in active:
             by_volume.setdefault(c.volume, []).append(c)
@@ -422,34 +386,28 @@ def _run_phase(sim: Simulation, clones: List[_Clone], n_volumes: int, work: _Wor
             if not mine:
                 workloads.append(Idle())
                 continue
-            r = sum(c.rate * c.count for c in mine)
-            inflight = sum(c.rate * c.count * c.service_s for c in mine)
-            bytes_per = sum(c.rate * c.count * c.io_bytes for c in mine) / r
-            counted = sum(c.rate * c.count * c.counted for c in mine) / r
-            rf = sum(c.rate * c.count * c.job.read_fraction for c in mine) / r
-            offered[vi] = r
             workloads.append(
-                ClosedLoop(
-                    inflight, bytes_per, read_fraction=rf, service_time_ms=inflight / r * 1e3, counted_per_io=counted
+                SharedClosedLoops(
+                    [c.loop for c in mine], max_iops=[c.cap for c in mine], copies=[c.count for c in mine]
                 )
             )
         work.spend(n, len(active), now)
         res = sim.run(workloads, n * dt)
+        parts: Dict[int, LoopResult] = {}
+        for vi, mine in by_volume.items():
+            shared = workloads[vi]
+            assert isinstance(shared, SharedClosedLoops)
+            parts.update(zip((id(c) for c in mine), shared.split(res[vi])))
         ended: List[_Clone] = []
         for c in active:
             vr = res[c.volume]
-            f = np.minimum(vr.iops / offered[c.volume], 1.0) if offered[c.volume] > 0 else np.ones(n)
+            mine_now = parts[id(c)]
+            f = mine_now.fraction
             f_prev[c.volume] = float(f[-1])
-            served = c.rate * f  # I/Os per second
+            served = mine_now.iops  # I/Os per second: the clone's offer times f
             elapsed = vr.time_s - c.start_s  # at each step's start
             after_ramp = elapsed >= c.ramp_s - 1e-9
-            # Unthrottled, the service time (a rate_iops cap holds I/Os back before submission,
-            # not in the volume); throttled, the clone's own closed-loop latency.
-            lat = np.where(
-                f >= 1 - 1e-12,
-                c.service_s,
-                closed_loop_latency_s(sim.volumes[c.volume], c.loop, np.maximum(served, 1e-300)),
-            )
+            lat = mine_now.latency_s  # the service time unthrottled; throttled, Little's law over the clone's loop
             ops: FloatArray = served * dt * after_ramp
             end_k = n
             by_runtime = False

@@ -30,8 +30,11 @@ def _counted(vol: Volume, job: JobData) -> float:
     return vol.counted_ops_per_io(job.io_bytes, "sequential" if job.sequential else "random")
 
 
-def _phase_tuples(capture: Capture, rate_limits: str) -> Tuple[List[_native.PhaseTuple], List[List[JobData]]]:
-    """One engine phase per fio phase (concurrent jobs together)."""
+def _phase_tuples(
+    capture: Capture, rate_limits: str, volume: Volume
+) -> Tuple[List[_native.PhaseTuple], List[List[JobData]]]:
+    """One engine phase per fio phase (concurrent jobs together), each asking ``volume`` for its
+    jobs' demand (:meth:`JobData.demand_iops`)."""
     groups: Dict[Tuple[int, int], List[JobData]] = {}
     for j in capture.jobs:
         groups.setdefault((j.invocation, j.phase), []).append(j)
@@ -39,7 +42,7 @@ def _phase_tuples(capture: Capture, rate_limits: str) -> Tuple[List[_native.Phas
     members: List[List[JobData]] = []
     for key in sorted(groups, key=lambda k: min(j.start_s for j in groups[k])):
         js = groups[key]
-        demand = sum(j.rate_iops for j in js) if rate_limits == "workload" else math.inf
+        demand = sum(j.demand_iops(volume) for j in js) if rate_limits == "workload" else math.inf
         weights = [1.0 for _ in js]
         io_bytes = float(np.average([j.io_bytes for j in js], weights=weights))
         rf = float(np.average([j.read_fraction for j in js], weights=weights))
@@ -256,10 +259,10 @@ def _fit_bucket(
     size_gib: Optional[float],
     rate_limits: str,
 ) -> None:
-    phases, members = _phase_tuples(capture, rate_limits)
+    probe = _rules.at(vtype, size_gib)
+    phases, members = _phase_tuples(capture, rate_limits, probe)
     t0, t1, value, w = _observed(capture, members, weights)
     info = volume_types()[vtype]
-    probe = _rules.at(vtype, size_gib)
     # A type whose every size performs alike (standard: a flat baseline and burst) cannot show its
     # size: the fit runs at the console's size and reports the type's whole range.
     unseen = size_gib is None and not _rules.size_matters(vtype)
@@ -398,8 +401,12 @@ def _fit_provisioned(
     iops_range = _rules.iops_range(vtype)
     assert iops_range is not None  # gp3, io1, io2 provision their IOPS
     least_iops, most_iops = iops_range
-    sat = [lv for lv in levels if lv.iops < (1 - MIN_RELATIVE_CHANGE) * lv.job.rate_iops or rate_limits == "volume"]
-    held = [lv.job for lv in levels if lv not in sat]  # held by their own rate caps: demand-bound
+    sat = [
+        lv
+        for lv in levels
+        if lv.iops < (1 - MIN_RELATIVE_CHANGE) * lv.job.demand_iops(probe) or rate_limits == "volume"
+    ]
+    held = [lv.job for lv in levels if lv not in sat]  # held by their own rate caps or think time: demand-bound
     if not sat:
         sat = list(levels)
         result.notes.append("every job was held by its own rate cap: the caps are only bounded below")
@@ -461,11 +468,12 @@ def _fit_provisioned(
         )
     else:
         result.parameters.append(Parameter("size_gib", float(size_gib), None, None, None, "GiB", "given"))
-    phases, members = _phase_tuples(capture, rate_limits)
-    t0, t1, value, w = _observed(capture, members, weights)
     unique = list({id(j): j for j in held}.values())
     st = _service_time(result, capture, vtype, unique)
     result.volume = _vol(vtype, size, **kw, **st)
+    # The jobs' demand on the fitted volume: a thinktime job's offer depends on its service time.
+    phases, members = _phase_tuples(capture, rate_limits, result.volume)
+    t0, t1, value, w = _observed(capture, members, weights)
     dt = _dt(capture)
     sim = _native.simulate_windows(result.volume, phases, t0, t1, dt)
     pred = np.asarray(sim.predicted, dtype=float)

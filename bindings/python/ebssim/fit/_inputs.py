@@ -36,12 +36,13 @@ from .._files import read_head
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ..volumes import Volume
+
 FloatArray = npt.NDArray[np.float64]
 PathLike = Union[str, "os.PathLike[str]"]
 Source = Union[PathLike, "fio.FioResult", "fio.FioJobSet", "pd.DataFrame"]
 
 _LOG_RE = re.compile(r"^(?P<prefix>.+)_(?P<kind>iops|bw|lat|clat|slat|clat_hist)(?:\.(?P<n>\d+))?\.log$")
-_SYNC = {"psync", "sync", "pvsync", "pvsync2", "vsync", "mmap", "null", "filecreate", "filestat", "filedelete"}
 #: Fewest windows a job needs for its level to be fitted.
 MIN_WINDOWS = 3
 #: Most bins a per-I/O log may be counted in (``--bin``/``bin_s``): checked from the log's time
@@ -63,9 +64,8 @@ class JobData:
     io_bytes: float = 4096.0
     read_fraction: float = 1.0
     sequential: bool = False
-    in_flight: int = 1
-    think_s: float = 0.0
     rate_iops: float = math.inf  # fio's rate_iops/rate caps for all clones together (I/Os per second)
+    fio_job: Optional["fio.FioJob"] = None  # the job as its job file gives it (its offered load)
     ramp_s: float = 0.0
     runtime_s: Optional[float] = None  # from the JSON or the job file
     start_s: float = 0.0  # the job's log time 0 on the capture's clock
@@ -79,6 +79,19 @@ class JobData:
     clat_n: float = 0.0
     clat_bins: Optional[Tuple[FloatArray, FloatArray, FloatArray]] = None  # lower_s, upper_s, counts
     directions: Tuple[str, ...] = ()
+
+    def demand_iops(self, volume: "Volume") -> float:
+        """I/Os per second the job (all its clones) asks of ``volume``.
+
+        A job with ``thinktime`` (known from its job file) offers what its closed loop does,
+        :meth:`ebssim.fio.FioJob.offered_load` (the one mapping, as ``ebssim fio`` predicts
+        it), at most its rate caps. Any other job is taken to ask for more than the volume
+        gives unless a rate cap holds it (the fit reads the volume's limits from such jobs).
+        """
+        fj = self.fio_job
+        if fj is None or fj.thinktime <= 0:
+            return self.rate_iops
+        return fj.offered_load(volume).offered_iops * fj.numjobs
 
     @property
     def window_s(self) -> float:
@@ -127,11 +140,7 @@ def _from_options(job: JobData, opts: Dict[str, str]) -> None:
     job.sequential = rw in ("read", "write", "rw")
     bs = opts.get("bs", opts.get("blocksize"))
     job.io_bytes = _size(bs, 4096.0)
-    engine = opts.get("ioengine", "psync")
-    depth = int(float(opts.get("iodepth", "1")))
     job.clones = max(1, int(float(opts.get("numjobs", "1"))))
-    job.in_flight = job.clones * (1 if engine in _SYNC else depth)
-    job.think_s = float(opts.get("thinktime", "0") or 0) / 1e6 if opts.get("thinktime", "0").isdigit() else 0.0
     rate = opts.get("rate_iops")
     job.rate_iops = float(rate.split(",")[0]) * job.clones if rate and rate.split(",")[0].isdigit() else math.inf
     job.ramp_s = float(opts.get("ramp_time", "0")) if opts.get("ramp_time", "0").isdigit() else 0.0
@@ -142,23 +151,8 @@ def _from_fio_job(job: JobData, fj: "fio.FioJob") -> None:
     job.sequential = fj.sequential
     job.io_bytes = fj.mean_io_size
     job.clones = fj.numjobs
-    job.in_flight = fj.in_flight
-    job.think_s = fj.thinktime / max(1, fj.thinktime_blocks)
-    caps = []
-    rf = fj.read_fraction
-    for share, iops_cap, bytes_cap, bs in (
-        (rf, fj.rate_iops_read, fj.rate_read, fj.bs_read),
-        (1 - rf, fj.rate_iops_write, fj.rate_write, fj.bs_write),
-    ):
-        if share <= 0:
-            continue
-        cap = math.inf
-        if iops_cap:
-            cap = min(cap, iops_cap)
-        if bytes_cap:
-            cap = min(cap, bytes_cap / bs)
-        caps.append(cap / share)  # the whole job's I/Os when this direction holds at its cap
-    job.rate_iops = min(caps) * fj.numjobs if caps else math.inf
+    job.fio_job = fj
+    job.rate_iops = fj.rate_cap_iops * fj.numjobs
     job.ramp_s = fj.ramp_time
     if fj.time_based and fj.runtime is not None:
         job.runtime_s = fj.runtime
@@ -518,7 +512,6 @@ def _jobs_of(inv: _Invocation, k: int, capture: Capture, bin_s: Optional[float])
             # Without group_reporting every clone has its own jobs[] entry.
             per_entry = jd.clones if str(opts.get("group_reporting", "0")) not in ("0", "") else 1
             if per_entry == 1 and jd.clones > 1:
-                jd.in_flight //= jd.clones
                 jd.rate_iops /= jd.clones
                 jd.clones = 1
             entries.append((jd.name, thread, per_entry, jd))

@@ -67,7 +67,7 @@ def predict_cliff(
             f"the capture already falls from {a.iops:.0f} to {b.iops:.0f} IOPS at {b.start_s:.3f} s: predict_cliff "
             f"takes the part before any cliff (fit the whole capture with ebssim.fit.fit)"
         )
-    phases, members = _phase_tuples(capture, rate_limits)
+    phases, members = _phase_tuples(capture, rate_limits, vol)
     last = max(levels, key=lambda lv: lv.end_s)
     cpi = _counted(vol, last.job)
     cap = vol.max_iops / cpi
