@@ -8,7 +8,7 @@
 
 #include "ebssim/error.hpp"
 #include "ebssim/latency.hpp"
-#include "ebssim/throttle.hpp"
+#include "step.hpp"
 #include "validate.hpp"
 
 namespace ebssim {
@@ -47,16 +47,23 @@ ClosedLoopRate closed_loop_rate(const VolumeParams& p, const ClosedLoop& w, bool
     const double st = service_time_s(p, w);
     const double per = counted_per_io(p, w);
     r.offered_iops = offered_iops(p, w);
-    // The engine's step: without credits the bucket grants only what it earns, the baseline.
-    const double cap_counted = with_credits ? p.burst_iops : std::min(p.burst_iops, p.baseline_iops);
-    const double cap_bytes = with_credits ? p.tput_burst_bytes_s : p.tput_base_bytes_s;
+    // The engine's step (step.hpp) per second: with credits the pool is unbounded and the byte
+    // cap the burst's; without, the bucket grants only what it earns, the baseline.
+    const detail::StepLimits lim = detail::StepLimits::of(p, 1.0);
+    const double credits = with_credits ? 1.0 : 0.0;
+    const double pool = with_credits ? inf : detail::pool_of(0.0, lim.earned);
+    const detail::Caps<detail::ScalarOps> caps =
+        detail::limits_at<detail::ScalarOps>(credits, pool, lim.burst_cap, lim.tput_hi, lim.tput_lo);
+    const double cap_counted = caps.counted;
+    const double cap_bytes = caps.bytes;
     const double want_counted = r.offered_iops * per;
     const double want_bytes = r.offered_iops * w.io_bytes;
-    const Throttle t = throttle(want_counted, want_bytes, cap_counted, cap_bytes);
+    const detail::Throttle t = detail::throttle(want_counted, want_bytes, cap_counted, cap_bytes);
     r.bound = t.bound;
     r.iops = t.f * r.offered_iops;
     // As in the engine: exactly the cap when the IOPS limit binds.
-    r.counted_iops = t.bound == Bound::volume_iops ? cap_counted : t.f * want_counted;
+    r.counted_iops =
+        detail::served_counted<detail::ScalarOps>(t.bound == Bound::volume_iops, cap_counted, t.f, want_counted);
     r.throughput_bytes_s = t.f * want_bytes;
     r.latency_s = closed_loop_latency_s(w.in_flight, r.iops, st, w.think_time_s);
     return r;

@@ -50,10 +50,10 @@ bool Stepper<Source>::steady(const StepOutcome& o, double c0, double& d) const n
 template <class Source>
 bool Stepper<Source>::credit_step(const StepOutcome& o, double c0, double& d) const noexcept {
     d = 0;
-    if (!bucket_ || (o.credits == c0 && !cliffs_.changes(c0))) return true;
-    if (!(o.raw_credits > 0 && o.raw_credits < p_->credit_capacity)) return false;  // clamped: not linear
-    if (cliffs_.changes(o.raw_credits)) return false;                               // ends an episode: step it
-    d = earned_ - o.served_cnt;
+    if (!lim_.bucket || (o.credits == c0 && !cliffs_.changes(c0))) return true;
+    if (!(o.raw_credits > 0 && o.raw_credits < lim_.capacity)) return false;  // clamped: not linear
+    if (cliffs_.changes(o.raw_credits)) return false;                         // ends an episode: step it
+    d = lim_.earned - o.served_cnt;
     return true;
 }
 
@@ -62,7 +62,7 @@ bool Stepper<Source>::credit_step(const StepOutcome& o, double c0, double& d) co
 template <class Source>
 bool Stepper<Source>::same_step(const StepOutcome& o, const StepOutcome& q, double c0, double d) const noexcept {
     const bool credits_ok =
-        d == 0 ? (!bucket_ || q.credits == c0) : (q.raw_credits > 0 && q.raw_credits < p_->credit_capacity);
+        d == 0 ? (!lim_.bucket || q.credits == c0) : (q.raw_credits > 0 && q.raw_credits < lim_.capacity);
     return q.bound == o.bound && q.f == o.f && q.served_cnt == o.served_cnt && q.served_ops == o.served_ops &&
            q.served_bytes == o.served_bytes && credits_ok;
 }
@@ -156,7 +156,7 @@ std::int64_t Stepper<Source>::jump_backlog(std::int64_t k, std::int64_t avail) n
         const StepOutcome o = outcome(k, 1.0, Bound::demand);
         if (!(o.rate > 0) || std::isnan(o.latency)) return 0;
         const double c0 = s_.credits;
-        const double cap = p_->credit_capacity;
+        const double cap = lim_.capacity;
         double d = 0;
         if (!credit_step(o, c0, d)) return 0;
         const double d_ops = a_.ops - o.served_ops;
@@ -235,7 +235,7 @@ std::int64_t Stepper<Source>::jump_backlog(std::int64_t k, std::int64_t avail) n
 template <class Source>
 std::int64_t Stepper<Source>::jump_mixed(std::int64_t k, std::int64_t avail) noexcept {
     const bool by_cnt = bound_ == Bound::volume_iops;
-    if (!by_cnt && bucket_) return 0;
+    if (!by_cnt && lim_.bucket) return 0;
     const int q = by_cnt ? 2 : 1;  // index of the binding quantity in {ops, bytes, counted}
     const double x0[3] = {s_.backlog_ops, s_.backlog_bytes, s_.backlog_counted};
     const double ax[3] = {a_.ops, a_.bytes, a_.counted};
@@ -249,7 +249,7 @@ std::int64_t Stepper<Source>::jump_mixed(std::int64_t k, std::int64_t avail) noe
     const double eps = a - 2 * s;
     if (eps != 0 && std::abs(eps) < 1e-6 * a) return 0;
     const double c0 = s_.credits;
-    const double cap = p_->credit_capacity;
+    const double cap = lim_.capacity;
     double d = 0;
     if (!credit_step(o, c0, d)) return 0;
     // The backlog after j steps.
@@ -321,7 +321,7 @@ template <class Source>
 void Stepper<Source>::apply_run(std::int64_t k, std::int64_t m, const StepOutcome& o, double c0, double d,
                                 bool instance_bound) noexcept {
     const auto mm = static_cast<double>(m);
-    if (bucket_ && d != 0) s_.credits = c0 + mm * d;
+    if (lim_.bucket && d != 0) s_.credits = c0 + mm * d;
     s_.backlog_ops = o.backlog_ops;
     s_.backlog_bytes = o.backlog_bytes;
     s_.backlog_counted = o.backlog_counted;

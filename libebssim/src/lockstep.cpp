@@ -361,9 +361,10 @@ inline bool step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int6
     const D av_ops = x.b_ops + o;
     const D av_bytes = x.b_bytes + b;
     const D av_cnt = x.b_cnt + cnt;
-    const D pool = x.credits + x.earned;
-    const D cap_cnt = Ops::min(pool, x.burst_cap);  // std::min(burst_cap, pool) = pool < burst_cap ? pool : burst_cap
-    const D cap_bytes = Ops::sel(Ops::lt(zero, x.credits), x.tput_hi, x.tput_lo);
+    const D pool = pool_of(x.credits, x.earned);
+    const Caps<Ops> caps = limits_at<Ops>(x.credits, pool, x.burst_cap, x.tput_hi, x.tput_lo);
+    const D cap_cnt = caps.counted;
+    const D cap_bytes = caps.bytes;
     // throttle(): both quotients, each by the scalar rule's division in the lanes where it
     // applies (div_where), 1 in the others. Where no lane is throttled both are 1 in every lane,
     // and so is f: the branchy form skips two divisions and takes them out of the loop-carried
@@ -377,27 +378,21 @@ inline bool step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int6
     M tput_bound = Ops::none();
     D f = one;
     if (!Branchy || Ops::any(over_any)) {
-        const M over_cnt = Ops::lt(cap_cnt * throttle_tie, av_cnt);
-        const M over_bytes = Ops::lt(cap_bytes * throttle_tie, av_bytes);
-        throttled = Ops::mor(over_cnt, over_bytes);
-        const D f_cnt = Ops::div_where(over_cnt, cap_cnt, av_cnt, one);
-        const D f_bytes = Ops::div_where(over_bytes, cap_bytes, av_bytes, one);
-        iops_bound = Ops::mand(throttled, Ops::mand(Ops::lt(f_cnt, one), Ops::le(f_cnt, f_bytes * throttle_tie)));
-        tput_bound = Ops::andnot(throttled, iops_bound);
-        f = Ops::sel(iops_bound, f_cnt, f_bytes);  // 1 where nothing binds: f_bytes is then 1
+        const Throttled<Ops> t = throttle_over<Ops>(av_cnt, av_bytes, cap_cnt, cap_bytes);
+        throttled = t.throttled;
+        iops_bound = t.iops;
+        tput_bound = t.tput;
+        f = t.f;  // 1 where nothing binds
     }
 
     // Stepper::service_time: the workload's, else the volume's model at the mean size.
     D st = x.st_fixed;
     if constexpr (ModelSt) {
-        const M has_ops = Ops::lt(zero, av_ops);
-        const D st_model = Ops::sel(
-            has_ops, x.latency_s + Ops::div_where(has_ops, av_bytes, av_ops, one) * x.inv_transfer, x.latency_s);
-        st = Ops::sel(x.has_st, x.st_fixed, st_model);
+        st = Ops::sel(x.has_st, x.st_fixed, model_service_time<Ops>(x.latency_s, av_ops, av_bytes, x.inv_transfer));
     }
     // The open loop's max_in_flight (a lane without a finite one is never bound by it).
     if constexpr (Mif) {
-        const D cap_ops = x.mif_dt / st;
+        const D cap_ops = in_flight_cap(x.mif_dt, st);
         const M mif_bound = Ops::mand(Ops::mand(x.mif_finite, Ops::lt(zero, av_ops)), Ops::lt(cap_ops, f * av_ops));
         f = Ops::div_where(mif_bound, cap_ops, av_ops, f);
         iops_bound = Ops::andnot(iops_bound, mif_bound);
@@ -406,20 +401,18 @@ inline bool step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int6
     }
 
     // Stepper::commit with g = 1 (no instance).
-    const D served_cnt = Ops::sel(iops_bound, cap_cnt, f * av_cnt);  // want_counted()
+    const D served_cnt = served_counted<Ops>(iops_bound, cap_cnt, f, av_cnt);  // want_counted()
     const D served_ops = f * av_ops;
     const D served_bytes = f * av_bytes;
     const D prev_b_ops = x.b_ops;
-    x.b_ops = av_ops - served_ops;
-    x.b_bytes = av_bytes - served_bytes;
-    x.b_cnt = av_cnt - served_cnt;
+    x.b_ops = open_backlog(av_ops, served_ops);
+    x.b_bytes = open_backlog(av_bytes, served_bytes);
+    x.b_cnt = open_backlog(av_cnt, served_cnt);
     x.demanded_ops += o;
     x.demanded_bytes += b;
 
-    // The bucket: clamped to [0, capacity], c < 0 ? 0 : (c > capacity ? capacity : c); lanes
-    // without one keep their credits (0). With capacity >= 0 the inner min is < 0 exactly where c
-    // is (NaN stays NaN), so the outer test may look at it: max(0, min(capacity, c)).
-    const D c = Ops::max(zero, Ops::min(x.capacity, pool - served_cnt));
+    // The bucket (bucket_after); lanes without one keep their credits (0).
+    const D c = bucket_after<Ops>(pool, served_cnt, x.capacity);
     const D before = x.credits;
     x.credits = Ops::sel(x.bucket, c, x.credits);
     const M change = Ops::mand(x.bucket, Ops::mxor(Ops::le(c, zero), x.dry));  // CliffTracker::changes
@@ -442,15 +435,11 @@ inline bool step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int6
     // (latency = max(st, q)); where nothing waits the latency is st. In a group where no lane
     // has a backlog, this step or the last, the branch skips the division.
     const D rate = served_ops * d.inv_dt;
-    const D waiting = 0.5 * (prev_b_ops + x.b_ops);
+    const D waiting = mean_waiting(prev_b_ops, x.b_ops);
     const M completes = Ops::lt(zero, rate);
     const M queued = Ops::mand(completes, Ops::lt(zero, waiting));
     D latency = st;
-    if (!Branchy || Ops::any(queued)) {
-        const D outstanding = rate * st + waiting;
-        const D q = Ops::div_where(queued, outstanding, rate, one);
-        latency = Ops::sel(queued, Ops::max(q, st), st);  // std::max(st, q) = st < q ? q : st
-    }
+    if (!Branchy || Ops::any(queued)) latency = open_latency<Ops>(rate, st, waiting);
     x.latency_ops_s += Ops::sel(completes, latency * served_ops, zero);
 
     x.served_ops += served_ops;
@@ -623,12 +612,13 @@ LockstepGroup::LockstepGroup(std::span<const LockstepVolume> volumes, double dt,
         const OpenLoop& w = *volumes_[l].workload;
         const VolumeState& s = *volumes_[l].state;
         // As Stepper's constructor and OpenSource (engine.cpp).
-        d_.earned[l] = p.baseline_iops * dt;
-        d_.burst_cap[l] = p.burst_iops * dt;
-        d_.tput_hi[l] = p.tput_burst_bytes_s * dt;
-        d_.tput_lo[l] = p.tput_base_bytes_s * dt;
-        d_.capacity[l] = p.credit_capacity;
-        d_.bucket[l] = p.has_bucket() ? -1 : 0;
+        const StepLimits lim = StepLimits::of(p, dt);
+        d_.earned[l] = lim.earned;
+        d_.burst_cap[l] = lim.burst_cap;
+        d_.tput_hi[l] = lim.tput_hi;
+        d_.tput_lo[l] = lim.tput_lo;
+        d_.capacity[l] = lim.capacity;
+        d_.bucket[l] = lim.bucket ? -1 : 0;
         d_.has_st[l] = std::isnan(w.service_time_s) ? 0 : -1;
         d_.st_fixed[l] = std::isnan(w.service_time_s) ? 0.0 : w.service_time_s;
         d_.latency[l] = p.latency_s;

@@ -11,10 +11,10 @@
 #include <span>
 
 #include "cliffs.hpp"
-#include "ebssim/throttle.hpp"
 #include "ebssim/totals.hpp"
 #include "ebssim/volume.hpp"
 #include "ebssim/workload.hpp"
+#include "step.hpp"
 
 namespace ebssim::detail {
 

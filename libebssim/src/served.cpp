@@ -45,7 +45,7 @@ constexpr int block_max = 256;
         std::fill_n(st, m, in.own_service_time_s);
     } else {
         const double lat0 = in.latency_s, inv_transfer = in.inv_transfer;
-        for (int j = 0; j < m; ++j) st[j] = 0.0 + o[j] > 0 ? lat0 + st[j] * inv_transfer : lat0;
+        for (int j = 0; j < m; ++j) st[j] = 0.0 + o[j] > 0 ? transfer_service_time(lat0, st[j], inv_transfer) : lat0;
     }
 }
 
@@ -93,9 +93,9 @@ constexpr int block_max = 256;
     const double* const ops = in.ops;
     const double* const bytes = in.bytes;
     const double inv_dt = in.inv_dt;
-    const double cap = r.credit_capacity, earned = r.earned, burst_cap = r.burst_cap;
-    const double tput_hi = r.tput_hi, tput_lo = r.tput_lo;
-    const bool bucket = r.bucket, dry = r.dry;
+    const double cap = r.lim.capacity, earned = r.lim.earned, burst_cap = r.lim.burst_cap;
+    const double tput_hi = r.lim.tput_hi, tput_lo = r.lim.tput_lo;
+    const bool bucket = r.lim.bucket, dry = r.dry;
     alignas(64) double cnt[block_max];  // available counted I/Os, 0 + counted (NaN: not taken)
     alignas(64) double st[block_max];   // service time
     alignas(64) double cred_block[block_max];
@@ -141,12 +141,11 @@ constexpr int block_max = 256;
         // from j0 that is not taken at c (throttled, an input not taken, or, full, one that
         // drains the bucket), found over the block in a vectorised loop; m if none.
         auto first_not_kept = [&](int j0, bool full) {
-            const double pool = c + earned;
-            const double cap_cnt = std::min(burst_cap, pool);
-            const double cap_bytes = c > 0 ? tput_hi : tput_lo;
+            const double pool = pool_of(c, earned);
+            const Caps<ScalarOps> caps = limits_at<ScalarOps>(c, pool, burst_cap, tput_hi, tput_lo);
             for (int i = j0; i < m; ++i) {
-                // !over_limit() of both, written out so that the loop vectorises.
-                const bool kept = (cnt[i] <= cap_cnt * throttle_tie) & !(0.0 + b[i] > cap_bytes * throttle_tie) &
+                // Within both limits (& rather than &&, so that the loop vectorises).
+                const bool kept = within_limit(cnt[i], caps.counted) & !over_limit(0.0 + b[i], caps.bytes) &
                                   (!full | (pool - cnt[i] >= cap));
                 flag[i] = kept ? 0 : 1;
             }
@@ -169,15 +168,13 @@ constexpr int block_max = 256;
                     // Step j is throttled or not taken (the chain's step below stops), or it drains.
                 }
                 for (; j < m; ++j) {
-                    const double pool = c + earned;
-                    const double cap_cnt = std::min(burst_cap, pool);
-                    const double cap_bytes = c > 0 ? tput_hi : tput_lo;
-                    if (!(cnt[j] <= cap_cnt * throttle_tie) || over_limit(0.0 + b[j], cap_bytes)) {
+                    const double pool = pool_of(c, earned);
+                    const Caps<ScalarOps> caps = limits_at<ScalarOps>(c, pool, burst_cap, tput_hi, tput_lo);
+                    if (!within_limit(cnt[j], caps.counted) || over_limit(0.0 + b[j], caps.bytes)) {
                         stop = true;
                         break;
                     }
-                    double nc = pool - cnt[j];
-                    nc = nc < 0 ? 0 : (nc > cap ? cap : nc);
+                    const double nc = bucket_after<ScalarOps>(pool, cnt[j], cap);
                     if ((nc <= 0) != dry) {  // CliffTracker::changes: commit() notes a cliff
                         stop = true;
                         break;

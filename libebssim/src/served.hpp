@@ -23,6 +23,7 @@
 
 #include "ebssim/workload.hpp"
 #include "recorders.hpp"
+#include "step.hpp"
 
 namespace ebssim::detail {
 
@@ -47,9 +48,7 @@ struct RunningSums {
 
 struct ServedRun {
     ServedInput in;
-    // The volume's limits per step (those of Stepper).
-    double credit_capacity = 0, earned = 0, burst_cap = 0, tput_hi = 0, tput_lo = 0;
-    bool bucket = false;
+    StepLimits lim;    // the volume's limits per step (those of Stepper)
     bool dry = false;  // a cliff episode is open (CliffTracker::dry)
     // Where the steps are recorded: nothing (out null), the direct sink, or out->record; with a
     // filler (direct sink only), the kernel writes the credits and the filler the rest.

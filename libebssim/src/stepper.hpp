@@ -15,7 +15,6 @@
 #include "cliffs.hpp"
 #include "ebssim/bound.hpp"
 #include "ebssim/latency.hpp"
-#include "ebssim/throttle.hpp"
 #include "ebssim/totals.hpp"
 #include "ebssim/units.hpp"
 #include "ebssim/volume.hpp"
@@ -24,6 +23,7 @@
 #include "recorders.hpp"
 #include "served.hpp"
 #include "sources.hpp"
+#include "step.hpp"
 
 namespace ebssim::detail {
 
@@ -100,13 +100,9 @@ public:
           tot_(&tot),
           dt_(dt),
           t0_(t0),
-          earned_(p.baseline_iops * dt),
-          burst_cap_(p.burst_iops * dt),
-          tput_hi_(p.tput_burst_bytes_s * dt),
-          tput_lo_(p.tput_base_bytes_s * dt),
+          lim_(StepLimits::of(p, dt)),
           inv_dt_(1.0 / dt),
-          inv_transfer_(1.0 / p.transfer_bytes_s),
-          bucket_(p.has_bucket()) {
+          inv_transfer_(1.0 / p.transfer_bytes_s) {
         if constexpr (std::is_same_v<Source, OpenSource>) served_ok_ = !(src.max_in_flight < inf) && served_kernel();
         if (out != nullptr && out->direct()) {
             sink_ = out->sink();
@@ -121,19 +117,16 @@ public:
         av_ops_ = s_.backlog_ops + a_.ops;
         av_bytes_ = s_.backlog_bytes + a_.bytes;
         av_cnt_ = s_.backlog_counted + a_.counted;
-        // Without a bucket credits stay 0 and burst == baseline, so the same expressions give
-        // the provisioned caps.
-        pool_ = s_.credits + earned_;
-        cap_cnt_ = std::min(burst_cap_, pool_);
-        const double cap_bytes = s_.credits > 0 ? tput_hi_ : tput_lo_;
-        const Throttle t = throttle(av_cnt_, av_bytes_, cap_cnt_, cap_bytes);
+        pool_ = pool_of(s_.credits, lim_.earned);
+        const Caps<ScalarOps> caps =
+            limits_at<ScalarOps>(s_.credits, pool_, lim_.burst_cap, lim_.tput_hi, lim_.tput_lo);
+        cap_cnt_ = caps.counted;
+        const Throttle t = throttle(av_cnt_, av_bytes_, cap_cnt_, caps.bytes);
         f_ = t.f;
         bound_ = t.bound;
         if constexpr (!Source::closed) {
-            // The application's bound on outstanding I/Os: at most max_in_flight / s completions
-            // per second (Little's law); what is beyond waits in the application.
             if (src_.max_in_flight < inf && av_ops_ > 0) {
-                const double cap_ops = src_.max_in_flight * dt_ / service_time(av_ops_, av_bytes_);
+                const double cap_ops = in_flight_cap(src_.max_in_flight * dt_, service_time(av_ops_, av_bytes_));
                 if (cap_ops < f_ * av_ops_) {
                     f_ = cap_ops / av_ops_;
                     bound_ = Bound::max_in_flight;
@@ -142,7 +135,7 @@ public:
         }
     }
     [[nodiscard]] double want_counted() const noexcept {
-        return bound_ == Bound::volume_iops ? cap_cnt_ : f_ * av_cnt_;
+        return served_counted<ScalarOps>(bound_ == Bound::volume_iops, cap_cnt_, f_, av_cnt_);
     }
     [[nodiscard]] double want_bytes() const noexcept { return f_ * av_bytes_; }
     void prefetch(std::int64_t k) const noexcept { src_.prefetch(k); }
@@ -150,147 +143,71 @@ public:
     [[nodiscard]] bool input_ok() const noexcept { return input_ok_; }
 
     /// What serving the fraction g (<= 1) of what offer() allowed does in step k; g < 1 means
-    /// the instance bound. Changes nothing. The same arithmetic as commit(), operation for
-    /// operation, as values instead of updates: jumps apply it m times at once. commit() keeps
-    /// its own copy because building this struct in the step loop slowed the loop (GCC 12;
-    /// docs/performance.md), a second copy of the step that issue 20 is to remove; the jump-vs-step
-    /// tests (tests/cpp/test_jump.cpp, tests/python/test_jump.py, hundreds of random
-    /// configurations) fail if the two differ.
+    /// the instance bound. Changes nothing: the jumps apply it m times at once (jumps.hpp), and
+    /// the coupled loop's jumps probe with it. commit() is the same step as updates: both take
+    /// every formula from step.hpp and the shared parts from share() and latency(), and differ
+    /// only in where the results go. (commit() applying this struct, the one step with two sinks
+    /// that issue 20 asked for, slowed the closed loop by 6-8 % and the piecewise loop by 13 %
+    /// under GCC 12, which kept the struct in memory: docs/performance.md.) The jump-vs-step tests
+    /// (tests/cpp/test_jump.cpp, tests/python/test_jump.py, hundreds of random configurations)
+    /// fail if the two differ.
     [[gnu::always_inline]] [[nodiscard]] StepOutcome outcome(std::int64_t k, double g,
                                                              Bound instance_bound) const noexcept {
         StepOutcome o;
-        double f = f_;
-        Bound bound = bound_;
-        double served_cnt;
-        if (g < 1.0) {
-            f *= g;
-            bound = instance_bound;
-            served_cnt = g * want_counted();
-        } else {
-            served_cnt = want_counted();  // exact at the IOPS cap, so the bucket empties to exactly zero
-        }
-        o.f = f;
-        o.bound = bound;
-        o.served_cnt = served_cnt;
-        o.served_ops = f * av_ops_;
-        o.served_bytes = f * av_bytes_;
-
+        share(g, instance_bound, o.f, o.bound, o.served_cnt);
+        o.served_ops = o.f * av_ops_;
+        o.served_bytes = o.f * av_bytes_;
         if constexpr (Source::closed) {
-            // The closed loop waits instead of queueing: only an earlier backlog stays queued.
-            o.backlog_ops = s_.backlog_ops * (1.0 - f);
-            o.backlog_bytes = s_.backlog_bytes * (1.0 - f);
-            o.backlog_counted = s_.backlog_counted * (1.0 - f);
-            o.demanded_ops = f * a_.ops;
-            o.demanded_bytes = f * a_.bytes;
+            o.backlog_ops = closed_backlog(s_.backlog_ops, o.f);
+            o.backlog_bytes = closed_backlog(s_.backlog_bytes, o.f);
+            o.backlog_counted = closed_backlog(s_.backlog_counted, o.f);
+            o.demanded_ops = o.f * a_.ops;
+            o.demanded_bytes = o.f * a_.bytes;
         } else {
-            o.backlog_ops = av_ops_ - o.served_ops;
-            o.backlog_bytes = av_bytes_ - o.served_bytes;
-            o.backlog_counted = av_cnt_ - served_cnt;
+            o.backlog_ops = open_backlog(av_ops_, o.served_ops);
+            o.backlog_bytes = open_backlog(av_bytes_, o.served_bytes);
+            o.backlog_counted = open_backlog(av_cnt_, o.served_cnt);
             o.demanded_ops = a_.ops;
             o.demanded_bytes = a_.bytes;
         }
-        o.raw_credits = pool_ - served_cnt;
-        const double c = o.raw_credits;
-        o.credits = bucket_ ? (c < 0 ? 0 : (c > p_->credit_capacity ? p_->credit_capacity : c)) : s_.credits;
-
-        // Little's law: mean latency = mean outstanding I/Os / completion rate. For an open loop
-        // with max_in_flight, the outstanding I/Os include those held in the application: latency
-        // counts from arrival.
-        const double rate = o.served_ops * inv_dt_;
-        double st;
-        if constexpr (Source::closed) {
-            st = src_.service_time_s;
-        } else {
-            st = service_time(av_ops_, av_bytes_);
-        }
-        const double waiting = 0.5 * (s_.backlog_ops + o.backlog_ops);
-        double outstanding;
-        double latency = nan;
-        if constexpr (Source::closed) {
-            // Little's law over the whole cycle (latency + think time) of each user.
-            outstanding = src_.in_flight(k) + waiting;
-            latency = closed_loop_latency_s(outstanding, rate, st, src_.think_time_s(k));
-        } else {
-            outstanding = rate * st + waiting;
-            // Nothing waiting: every I/O completes in its service time (no division needed).
-            if (rate > 0) latency = waiting > 0 ? std::max(st, outstanding / rate) : st;
-        }
-        o.rate = rate;
-        o.latency = latency;
+        o.raw_credits = pool_ - o.served_cnt;
+        o.credits = lim_.bucket ? bucket_after<ScalarOps>(pool_, o.served_cnt, lim_.capacity) : s_.credits;
+        o.rate = o.served_ops * inv_dt_;
+        o.latency = latency(k, o.rate, mean_waiting(s_.backlog_ops, o.backlog_ops));
         return o;
     }
 
-    /// Serve the fraction g (<= 1) of what offer() allowed; g < 1 means the instance bound.
+    /// Serve the fraction g (<= 1) of what offer() allowed; g < 1 means the instance bound:
+    /// outcome()'s step, applied.
     [[gnu::always_inline]] void commit(std::int64_t k, double g, Bound instance_bound) noexcept {
-        double f = f_;
-        Bound bound = bound_;
-        double served_cnt;
-        if (g < 1.0) {
-            f *= g;
-            bound = instance_bound;
-            served_cnt = g * want_counted();
-        } else {
-            served_cnt = want_counted();  // exact at the IOPS cap, so the bucket empties to exactly zero
-        }
+        double f, served_cnt;
+        Bound bound;
+        share(g, instance_bound, f, bound, served_cnt);
         const double served_ops = f * av_ops_;
         const double served_bytes = f * av_bytes_;
         const double prev_b_ops = s_.backlog_ops;
-
         if constexpr (Source::closed) {
-            // The closed loop waits instead of queueing: only an earlier backlog stays queued.
-            s_.backlog_ops *= 1.0 - f;
-            s_.backlog_bytes *= 1.0 - f;
-            s_.backlog_counted *= 1.0 - f;
+            s_.backlog_ops = closed_backlog(s_.backlog_ops, f);
+            s_.backlog_bytes = closed_backlog(s_.backlog_bytes, f);
+            s_.backlog_counted = closed_backlog(s_.backlog_counted, f);
             acc_.demanded_ops += f * a_.ops;
             acc_.demanded_bytes += f * a_.bytes;
         } else {
-            s_.backlog_ops = av_ops_ - served_ops;
-            s_.backlog_bytes = av_bytes_ - served_bytes;
-            s_.backlog_counted = av_cnt_ - served_cnt;
+            s_.backlog_ops = open_backlog(av_ops_, served_ops);
+            s_.backlog_bytes = open_backlog(av_bytes_, served_bytes);
+            s_.backlog_counted = open_backlog(av_cnt_, served_cnt);
             acc_.demanded_ops += a_.ops;
             acc_.demanded_bytes += a_.bytes;
         }
-
-        if (bucket_) {
+        if (lim_.bucket) {
             const double before = s_.credits;
-            double c = pool_ - served_cnt;
-            c = c < 0 ? 0 : (c > p_->credit_capacity ? p_->credit_capacity : c);
+            const double c = bucket_after<ScalarOps>(pool_, served_cnt, lim_.capacity);
             s_.credits = c;
-            if (cliffs_.changes(c)) {
-                // The bucket drained at the rate the demand asked for while credits last (the
-                // throughput cap with credits).
-                double wanted = credit_drain(av_cnt_, av_bytes_, burst_cap_, tput_hi_) * g;
-                // Behind an instance that held the volume back last step, its credits drained at
-                // the share the instance allowed, not at what the volume alone would ask.
-                if (prev_instance_bound_) wanted = std::min(wanted, prev_served_cnt_);
-                cliffs_.note(before, c, wanted - earned_, t0_ + static_cast<double>(k) * dt_, dt_, tot_->cliffs,
-                             tot_->cliff_time_s);
-            }
+            if (cliffs_.changes(c)) note_cliff(k, before, c, g);
         }
-
-        // Little's law: mean latency = mean outstanding I/Os / completion rate. For an open loop
-        // with max_in_flight, the outstanding I/Os include those held in the application: latency
-        // counts from arrival.
         const double rate = served_ops * inv_dt_;
-        double st;
-        if constexpr (Source::closed) {
-            st = src_.service_time_s;
-        } else {
-            st = service_time(av_ops_, av_bytes_);
-        }
-        const double waiting = 0.5 * (prev_b_ops + s_.backlog_ops);
-        double outstanding;
-        double latency = nan;
-        if constexpr (Source::closed) {
-            // Little's law over the whole cycle (latency + think time) of each user.
-            outstanding = src_.in_flight(k) + waiting;
-            latency = closed_loop_latency_s(outstanding, rate, st, src_.think_time_s(k));
-        } else {
-            outstanding = rate * st + waiting;
-            // Nothing waiting: every I/O completes in its service time (no division needed).
-            if (rate > 0) latency = waiting > 0 ? std::max(st, outstanding / rate) : st;
-        }
-        if (rate > 0) acc_.latency_ops_s += latency * served_ops;
+        const double lat = latency(k, rate, mean_waiting(prev_b_ops, s_.backlog_ops));
+        if (rate > 0) acc_.latency_ops_s += lat * served_ops;
 
         prev_instance_bound_ = g < 1.0;
         prev_served_cnt_ = served_cnt;
@@ -301,7 +218,7 @@ public:
 
         if (out_ != nullptr) {
             const VolumeRecorder::Step v{{rate, served_cnt * inv_dt_, served_bytes * inv_dt_ * (1.0 / units::MiB)},
-                                         latency,
+                                         lat,
                                          {s_.credits, s_.backlog_ops},
                                          static_cast<std::uint8_t>(bound)};
             if (direct_) {
@@ -334,12 +251,7 @@ public:
         r.in.latency_s = p_->latency_s;
         r.in.inv_transfer = inv_transfer_;
         r.in.inv_dt = inv_dt_;
-        r.credit_capacity = p_->credit_capacity;
-        r.earned = earned_;
-        r.burst_cap = burst_cap_;
-        r.tput_hi = tput_hi_;
-        r.tput_lo = tput_lo_;
-        r.bucket = bucket_;
+        r.lim = lim_;
         r.dry = cliffs_.dry();
         r.out = out_;
         r.direct = direct_;
@@ -420,11 +332,53 @@ private:
     void record_run(std::int64_t k, std::int64_t m, const StepOutcome& o, double c0, double d) noexcept;
 
 private:
+    /// The share of offer()'s step that is served when the instance grants the fraction g (<= 1)
+    /// of it: f, the bound (the instance's when g < 1) and the counted I/Os (exactly the cap when
+    /// the IOPS limit binds alone, so the bucket empties to exactly zero).
+    [[gnu::always_inline]] void share(double g, Bound instance_bound, double& f, Bound& bound,
+                                      double& served_cnt) const noexcept {
+        f = f_;
+        bound = bound_;
+        if (g < 1.0) {
+            f *= g;
+            bound = instance_bound;
+            served_cnt = g * want_counted();
+        } else {
+            served_cnt = want_counted();
+        }
+    }
+
+    /// The mean latency of step k's I/Os at `rate` completions per second with `waiting` I/Os
+    /// waiting on average (NaN when nothing completes in an open loop). Little's law: mean latency
+    /// = mean outstanding I/Os / completion rate; for an open loop with max_in_flight the
+    /// outstanding I/Os include those held in the application (latency counts from arrival); for
+    /// a closed loop, over the whole cycle (latency + think time) of each user.
+    [[gnu::always_inline]] [[nodiscard]] double latency(std::int64_t k, double rate, double waiting) const noexcept {
+        if constexpr (Source::closed) {
+            return closed_loop_latency_s(src_.in_flight(k) + waiting, rate, src_.service_time_s, src_.think_time_s(k));
+        } else {
+            (void)k;
+            return rate > 0 ? open_latency<ScalarOps>(rate, service_time(av_ops_, av_bytes_), waiting) : nan;
+        }
+    }
+
+    /// A cliff episode begins or ends in step k (credits before -> c; the instance's share g).
+    [[gnu::always_inline]] void note_cliff(std::int64_t k, double before, double c, double g) noexcept {
+        // The bucket drained at the rate the demand asked for while credits last (the
+        // throughput cap with credits).
+        double wanted = credit_drain(av_cnt_, av_bytes_, lim_.burst_cap, lim_.tput_hi) * g;
+        // Behind an instance that held the volume back last step, its credits drained at the
+        // share the instance allowed, not at what the volume alone would ask.
+        if (prev_instance_bound_) wanted = std::min(wanted, prev_served_cnt_);
+        cliffs_.note(before, c, wanted - lim_.earned, t0_ + static_cast<double>(k) * dt_, dt_, tot_->cliffs,
+                     tot_->cliff_time_s);
+    }
+
     // Unloaded service time of an open loop's I/Os in a step: the workload's, else the volume's
     // model at the mean size of the I/Os available.
     [[nodiscard]] double service_time(double ops, double bytes) const noexcept {
         if (!std::isnan(src_.service_time_s)) return src_.service_time_s;
-        return ops > 0 ? p_->latency_s + bytes / ops * inv_transfer_ : p_->latency_s;
+        return model_service_time<ScalarOps>(p_->latency_s, ops, bytes, inv_transfer_);
     }
 
     const VolumeParams* p_;
@@ -442,8 +396,9 @@ private:
     VolumeRecorder::Sink sink_{};  // out_'s, when it records directly (a copy kept in registers)
     bool direct_ = false;
     VolumeTotals* tot_;
-    double dt_, t0_, earned_, burst_cap_, tput_hi_, tput_lo_, inv_dt_, inv_transfer_;
-    bool bucket_;
+    double dt_, t0_;
+    StepLimits lim_;  // the per-step limits (step.hpp)
+    double inv_dt_, inv_transfer_;
     bool served_ok_ = false;  // the served steps' kernel applies (can_serve)
     bool input_ok_ = true;
     bool prev_instance_bound_ = false;

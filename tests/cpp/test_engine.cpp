@@ -574,25 +574,3 @@ TEST_CASE("two identical volumes with different workloads stay independent") {
     CHECK(r.totals[1].credits_end == near(72000));
     CHECK(sim.credits(1) == near(72000));
 }
-
-TEST_CASE("throttle: a limit binds beyond a rounding margin of 1e-12; a near tie goes to the IOPS limit") {
-    // Asked exactly the cap, or a hair (1e-13 of it) above: served in full, demand-bound.
-    for (double want : {300.0, 300.0 * (1 + 1e-13)}) {
-        CAPTURE(want);
-        const Throttle t = throttle(want, 0, 300, 1e9);
-        CHECK(t.f == 1.0);
-        CHECK(t.bound == Bound::demand);
-    }
-    // 1e-9 above: the cap binds, f = 300 / want.
-    const double above = 300.0 * (1 + 1e-9);
-    const Throttle t = throttle(above, 0, 300, 1e9);
-    CHECK(t.bound == Bound::volume_iops);
-    CHECK(t.f == 300.0 / above);
-    // Both limits asked for 1.5x: f = 2/3 from either; the bytes' fraction 1e-14 smaller still
-    // leaves the bound with the IOPS limit, 1e-9 smaller gives it to the throughput limit.
-    const Throttle tie = throttle(450, 450 * 262144.0 * (1 + 1e-14), 300, 300 * 262144.0);
-    CHECK(tie.bound == Bound::volume_iops);
-    CHECK(tie.f == 300.0 / 450.0);
-    const Throttle bytes = throttle(450, 450 * 262144.0 * (1 + 1e-9), 300, 300 * 262144.0);
-    CHECK(bytes.bound == Bound::volume_throughput);
-}

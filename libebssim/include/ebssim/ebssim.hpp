@@ -10,7 +10,6 @@
 #include "ebssim/latency.hpp"
 #include "ebssim/recorder.hpp"
 #include "ebssim/series.hpp"
-#include "ebssim/throttle.hpp"
 #include "ebssim/totals.hpp"
 #include "ebssim/units.hpp"
 #include "ebssim/volume.hpp"

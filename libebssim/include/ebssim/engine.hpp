@@ -17,7 +17,6 @@
 #include "ebssim/instance.hpp"
 #include "ebssim/interrupt.hpp"
 #include "ebssim/recorder.hpp"
-#include "ebssim/throttle.hpp"
 #include "ebssim/totals.hpp"
 #include "ebssim/volume.hpp"
 #include "ebssim/workload.hpp"

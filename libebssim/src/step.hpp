@@ -1,0 +1,212 @@
+#pragma once
+/// \file step.hpp
+/// The step's arithmetic, once (private). One volume's step is: the limits at its credit level
+/// (limits_at: the counted-I/O cap and the byte cap), the share of what is available that they
+/// let through (throttle_over, the limit rule), the application's bound on outstanding I/Os
+/// (in_flight_cap), what is served (served_counted), the backlog after (open_backlog,
+/// closed_backlog), the bucket after (bucket_after), the service time (model_service_time,
+/// transfer_service_time) and Little's-law latency (open_latency; a closed loop's is
+/// closed_loop_latency_s, latency.hpp). Each is a small pure function over an ops type `Ops`
+/// (Ops::D the values, Ops::M the conditions, and lt, le, sel, min, max, div_where, mand, mor,
+/// andnot on them), instantiated with ScalarOps by the scalar stepper (stepper.hpp), its jumps,
+/// the served steps' kernel (served.cpp) and the closed forms (burst.cpp), and with the lockstep
+/// kernel's vector Ops per instruction set (lockstep.cpp). The drivers keep only their control
+/// flow: which steps to take, in what order, what to record; none restates a formula. Each
+/// formula is written so that scalar and vector instantiations round alike, operation for
+/// operation (no fused multiply-add: -ffp-contract=off), which the bit-identity tests check.
+///
+/// The per-step limits of a volume (StepLimits) are built in one place, StepLimits::of.
+
+#include "ebssim/bound.hpp"
+#include "ebssim/volume.hpp"
+
+// The functions below take and return the lockstep kernel's vectors too; always inlined, they
+// are never called across an interface, so GCC's note that 32- and 64-byte vectors pass
+// differently with and without AVX concerns none.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+namespace ebssim::detail {
+
+/// A volume's limits per step of dt seconds. Without a bucket credits stay 0, burst_cap is the
+/// baseline and tput_hi is tput_lo, so the same expressions give the provisioned caps.
+struct StepLimits {
+    double earned = 0;     ///< credits earned per step (the baseline I/Os)
+    double burst_cap = 0;  ///< counted I/Os per step at most, with credits
+    double tput_hi = 0;    ///< bytes per step while the bucket holds credits
+    double tput_lo = 0;    ///< bytes per step once it is empty
+    double capacity = 0;   ///< the bucket's capacity (credits)
+    bool bucket = false;   ///< whether the volume has a credit bucket
+
+    [[nodiscard]] static StepLimits of(const VolumeParams& p, double dt) noexcept {
+        return {p.baseline_iops * dt,     p.burst_iops * dt, p.tput_burst_bytes_s * dt,
+                p.tput_base_bytes_s * dt, p.credit_capacity, p.has_bucket()};
+    }
+};
+
+/// The ops of one value (the scalar stepper's): the same names as the lockstep kernel's vector
+/// Ops (lockstep.cpp), with the same select and comparison forms.
+struct ScalarOps {
+    using D = double;
+    using M = bool;
+    [[gnu::always_inline]] static M lt(D a, D b) noexcept { return a < b; }
+    [[gnu::always_inline]] static M le(D a, D b) noexcept { return a <= b; }
+    [[gnu::always_inline]] static M mand(M a, M b) noexcept { return a && b; }
+    [[gnu::always_inline]] static M mor(M a, M b) noexcept { return a || b; }
+    [[gnu::always_inline]] static M andnot(M a, M b) noexcept { return a && !b; }  // a and not b
+    [[gnu::always_inline]] static D sel(M m, D a, D b) noexcept { return m ? a : b; }
+    [[gnu::always_inline]] static D min(D a, D b) noexcept { return a < b ? a : b; }
+    [[gnu::always_inline]] static D max(D a, D b) noexcept { return a > b ? a : b; }
+    [[gnu::always_inline]] static D div_where(M m, D a, D b, D otherwise) noexcept { return m ? a / b : otherwise; }
+};
+
+/// The rounding margin of the limit rule: a limit binds when what is asked exceeds it by more
+/// than 1e-12 of it, and the IOPS limit binds when its fraction is within 1e-12 of the
+/// throughput limit's. Demand that meets a limit exactly (a backlog draining at the cap, 256 KiB
+/// I/Os on io1/io2, whose throughput cap is 256 KiB x IOPS, binding both limits at once) lands a
+/// rounding error either side of it from step to step; without the margin the bound would flip
+/// at random, a step would leave a backlog of 1e-17 I/Os, and a jump (which predicts the state
+/// of a stretch in closed form, a rounding error away from the stepped one) could disagree with
+/// stepping on which limit bound. A step may so serve at most 1e-12 more than a cap.
+inline constexpr double throttle_tie = 1.0 + 1e-12;
+
+/// Whether `want` exceeds the limit `cap` (by more than the rounding margin, throttle_tie).
+[[nodiscard, gnu::always_inline]] inline bool over_limit(double want, double cap) noexcept {
+    return want > cap * throttle_tie;
+}
+/// Whether `want` is within the limit `cap` and its margin: !over_limit, but false for a NaN
+/// `want` (the served steps' kernel marks a step it does not take with a NaN).
+[[nodiscard, gnu::always_inline]] inline bool within_limit(double want, double cap) noexcept {
+    return want <= cap * throttle_tie;
+}
+
+/// The limits at a credit level: counted I/Os (what the pool of credits plus what the step
+/// earns allows, at most the burst) and bytes (the byte cap falls to the baseline when the
+/// bucket is empty: the one home of that rule).
+template <class Ops>
+struct Caps {
+    typename Ops::D counted;
+    typename Ops::D bytes;
+};
+template <class Ops, class D = typename Ops::D>
+[[nodiscard, gnu::always_inline]] inline Caps<Ops> limits_at(const D& credits, const D& pool, const D& burst_cap,
+                                                             const D& tput_hi, const D& tput_lo) noexcept {
+    const D zero = D{} * 0.0;
+    return {Ops::min(pool, burst_cap), Ops::sel(Ops::lt(zero, credits), tput_hi, tput_lo)};
+}
+/// The pool of credits a step may spend: the balance plus what the step earns.
+template <class D>
+[[nodiscard, gnu::always_inline]] inline D pool_of(const D& credits, const D& earned) noexcept {
+    return credits + earned;
+}
+
+/// The limit rule: f = min(1, cap_counted / want_counted, cap_bytes / want_bytes), each limit
+/// taken when over_limit(); whichever binds first wins, a near tie (throttle_tie) going to the
+/// IOPS limit. `throttled`: some limit is over; `iops`, `tput`: which one binds (neither: f = 1).
+template <class Ops>
+struct Throttled {
+    typename Ops::D f;
+    typename Ops::M throttled, iops, tput;
+};
+template <class Ops, class D = typename Ops::D>
+[[nodiscard, gnu::always_inline]] inline Throttled<Ops> throttle_over(const D& want_counted, const D& want_bytes,
+                                                                      const D& cap_counted,
+                                                                      const D& cap_bytes) noexcept {
+    using M = typename Ops::M;
+    const D one = D{} * 0.0 + 1.0;
+    const M over_cnt = Ops::lt(cap_counted * throttle_tie, want_counted);
+    const M over_bytes = Ops::lt(cap_bytes * throttle_tie, want_bytes);
+    const M throttled = Ops::mor(over_cnt, over_bytes);
+    const D f_cnt = Ops::div_where(over_cnt, cap_counted, want_counted, one);
+    const D f_bytes = Ops::div_where(over_bytes, cap_bytes, want_bytes, one);
+    const M iops = Ops::mand(throttled, Ops::mand(Ops::lt(f_cnt, one), Ops::le(f_cnt, f_bytes * throttle_tie)));
+    return {Ops::sel(iops, f_cnt, f_bytes), throttled, iops, Ops::andnot(throttled, iops)};  // f_bytes: 1 if none
+}
+
+/// The limit rule of one value, with its bound: the plain comparison first (most steps are
+/// within both limits, and so within the margin), then throttle_over.
+struct Throttle {
+    double f = 1.0;
+    Bound bound = Bound::demand;
+};
+[[nodiscard, gnu::always_inline]] inline Throttle throttle(double want_counted, double want_bytes, double cap_counted,
+                                                           double cap_bytes) noexcept {
+    if (!(want_counted > cap_counted || want_bytes > cap_bytes)) return {};
+    const Throttled<ScalarOps> t = throttle_over<ScalarOps>(want_counted, want_bytes, cap_counted, cap_bytes);
+    return {t.f, t.iops ? Bound::volume_iops : (t.tput ? Bound::volume_throughput : Bound::demand)};
+}
+
+/// The application's bound on outstanding I/Os (an open loop's max_in_flight): at most
+/// max_in_flight / st completions per second (Little's law), mif_dt = max_in_flight x dt of them
+/// in a step; what is beyond waits in the application.
+template <class D>
+[[nodiscard, gnu::always_inline]] inline D in_flight_cap(const D& mif_dt, const D& st) noexcept {
+    return mif_dt / st;
+}
+
+/// The counted I/Os a step serves: exactly the cap when the IOPS limit binds (so that a bucket
+/// empties to exactly zero), else the share f of what is available.
+template <class Ops, class D = typename Ops::D>
+[[nodiscard, gnu::always_inline]] inline D served_counted(const typename Ops::M& iops_bound, const D& cap_counted,
+                                                          const D& f, const D& available) noexcept {
+    return Ops::sel(iops_bound, cap_counted, f * available);
+}
+
+/// An open loop's backlog after the step: what was available and was not served.
+template <class D>
+[[nodiscard, gnu::always_inline]] inline D open_backlog(const D& available, const D& served) noexcept {
+    return available - served;
+}
+/// A closed loop's backlog after the step: it waits instead of queueing, so only an earlier
+/// backlog stays queued, the share f of it served.
+template <class D>
+[[nodiscard, gnu::always_inline]] inline D closed_backlog(const D& backlog, const D& f) noexcept {
+    return backlog * (1.0 - f);
+}
+
+/// The bucket after a step that served `counted` from `pool`, clamped to [0, capacity]:
+/// c < 0 ? 0 : (c > capacity ? capacity : c). With capacity >= 0 the inner min is < 0 exactly
+/// where c is (NaN stays NaN, -0 stays -0), so max(0, min(capacity, c)) is the same value.
+template <class Ops, class D = typename Ops::D>
+[[nodiscard, gnu::always_inline]] inline D bucket_after(const D& pool, const D& counted, const D& capacity) noexcept {
+    return Ops::max(D{} * 0.0, Ops::min(capacity, pool - counted));
+}
+
+/// The volume's service time of an I/O of mean size `mean_bytes`: its latency plus the transfer.
+template <class D>
+[[nodiscard, gnu::always_inline]] inline D transfer_service_time(const D& latency_s, const D& mean_bytes,
+                                                                 const D& inv_transfer) noexcept {
+    return latency_s + mean_bytes * inv_transfer;
+}
+/// The volume's service time of the I/Os available in a step (ops of them, bytes in all): at
+/// their mean size, the latency alone when there are none.
+template <class Ops, class D = typename Ops::D>
+[[nodiscard, gnu::always_inline]] inline D model_service_time(const D& latency_s, const D& ops, const D& bytes,
+                                                              const D& inv_transfer) noexcept {
+    const D zero = D{} * 0.0;
+    const typename Ops::M has_ops = Ops::lt(zero, ops);
+    return Ops::sel(has_ops,
+                    transfer_service_time(latency_s, Ops::div_where(has_ops, bytes, ops, zero + 1.0), inv_transfer),
+                    latency_s);
+}
+
+/// The mean backlog of a step: the mean of the backlog before and after it.
+template <class D>
+[[nodiscard, gnu::always_inline]] inline D mean_waiting(const D& before, const D& after) noexcept {
+    return 0.5 * (before + after);
+}
+
+/// An open loop's mean latency in a step that completes I/Os (rate > 0 completions per second),
+/// Little's law: mean outstanding I/Os (rate x st in service plus `waiting`) over the rate, at
+/// least the service time st; st itself when nothing waits (no division needed).
+template <class Ops, class D = typename Ops::D>
+[[nodiscard, gnu::always_inline]] inline D open_latency(const D& rate, const D& st, const D& waiting) noexcept {
+    const D zero = D{} * 0.0;
+    const typename Ops::M queued = Ops::mand(Ops::lt(zero, rate), Ops::lt(zero, waiting));
+    const D q = Ops::div_where(queued, rate * st + waiting, rate, zero + 1.0);
+    return Ops::sel(queued, Ops::max(q, st), st);  // std::max(st, q) = st < q ? q : st
+}
+
+}  // namespace ebssim::detail
+
+#pragma GCC diagnostic pop
