@@ -427,7 +427,7 @@ def run_many(
     max_memory_bytes: int = ...,
     threads: int = ...,
     jump: bool = ...,
-) -> list[RunResult | str]: ...
+) -> list[RunResult | tuple[int, str]]: ...
 
 # bind_latency.cpp
 
