@@ -409,7 +409,7 @@ void bind_results(py::module_& m) {
 namespace {
 
 // run_many: items as (Simulation, workloads, n_steps, record) tuples; each outcome a RunResult,
-// or the message of the ConfigError that refused that item.
+// or (workload, message) for the ConfigError that refused that item (FleetOutcome::workload).
 py::list run_many_py(const py::list& items, std::int64_t max_volume_steps, std::int64_t max_memory_bytes, int threads,
                      bool jump) {
     std::vector<std::vector<Workload>> workloads(items.size());
@@ -437,7 +437,7 @@ py::list run_many_py(const py::list& items, std::int64_t max_volume_steps, std::
         if (o.result) {
             out.append(py::cast(PyRunResult(std::move(*o.result))));
         } else {
-            out.append(py::str(o.error));
+            out.append(py::make_tuple(o.workload, o.error));
         }
     }
     return out;
@@ -448,9 +448,11 @@ void bind_run_many(py::module_& m) {
           py::arg("max_memory_bytes") = RunLimits{}.max_memory_bytes, py::arg("threads") = RunOptions{}.threads,
           py::arg("jump") = RunOptions{}.jump,
           "Run independent Simulations over `threads` threads (0: every core). items: (simulation, workloads, "
-          "n_steps, record[, every]) tuples (every: steps per recorded value, default 1). Returns, per item in order, "
-          "its RunResult or the message of the error that "
-          "refused it (that Simulation unchanged). Ctrl-C or another error undoes every item.");
+          "n_steps, record[, every]) tuples (every: steps per recorded value, default 1); items of one open-loop "
+          "volume each (no instance, record False) with one step, clock and n_steps are stepped together in the "
+          "lockstep kernel. Returns, per item in order, its RunResult or, for an item refused (that Simulation "
+          "unchanged), (workload, message): the index of the item's workload the message is about (the message then "
+          "without 'workload i: '), or -1. Ctrl-C or another error undoes every item.");
     m.attr("hardware_threads") = std::max(1U, std::thread::hardware_concurrency());
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "ebssim/directions.hpp"
 #include "ebssim/error.hpp"
 #include "ebssim/volume.hpp"
 #include "ebssim/workload.hpp"
@@ -157,4 +158,32 @@ void bind_workload(py::module_& m) {
             return counted_ops_per_io(p, io_bytes, pattern_of(sequential));
         },
         py::arg("params"), py::arg("io_bytes"), py::arg("sequential"));
+    m.def(
+        "split_served",
+        [](const py::handle& ops, const py::handle& bytes, const py::handle& read_ops, const py::handle& read_bytes,
+           const py::handle& served_ops, const py::handle& served_bytes, const py::handle& backlog_ops,
+           double backlog_bytes_end, double read_fraction) {
+            const InArray in[] = {as_1d(ops, "ops"),
+                                  as_1d(bytes, "bytes"),
+                                  as_1d(read_ops, "read_ops"),
+                                  as_1d(read_bytes, "read_bytes"),
+                                  as_1d(served_ops, "served_ops"),
+                                  as_1d(served_bytes, "served_bytes"),
+                                  as_1d(backlog_ops, "backlog_ops")};
+            const SplitArrivals a{as_span(in[0]), as_span(in[1]), as_span(in[2]), as_span(in[3]), read_fraction};
+            const SplitServed s{as_span(in[4]), as_span(in[5]), as_span(in[6]), backlog_bytes_end};
+            py::array_t<double> out_ops(in[0].size()), out_bytes(in[0].size());
+            const std::span<double> o{out_ops.mutable_data(), static_cast<std::size_t>(out_ops.size())};
+            const std::span<double> b{out_bytes.mutable_data(), static_cast<std::size_t>(out_bytes.size())};
+            {
+                py::gil_scoped_release release;  // pure C++ over buffers held here
+                split_served(a, s, o, b);
+            }
+            return py::make_tuple(out_ops, out_bytes);
+        },
+        py::arg("ops"), py::arg("bytes"), py::arg("read_ops"), py::arg("read_bytes"), py::arg("served_ops"),
+        py::arg("served_bytes"), py::arg("backlog_ops"), py::arg("backlog_bytes_end"), py::arg("read_fraction"),
+        "Reads served per step (I/Os, bytes) of an open-loop trace with a per-step read/write split (arrivals "
+        "ops, bytes, read_ops, read_bytes), from what its run served per step (counts), the I/Os waiting at the end "
+        "of each step and the bytes waiting at the end of the run (split_served, directions.hpp).");
 }

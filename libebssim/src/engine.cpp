@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "ebssim/error.hpp"
+#include "fleet.hpp"
 #include "parallel.hpp"
 #include "recorders.hpp"
 #include "validate.hpp"
@@ -147,8 +148,7 @@ RunResult Simulation::run(const std::vector<Workload>& workloads, std::int64_t n
                 }
             }
         } catch (const ConfigError& e) {
-            if (workloads.size() == 1) throw;
-            throw ConfigError(fmt::format("workload {}: {}", i, e.what()));
+            throw WorkloadError(i, e.what(), workloads.size() > 1);
         }
     }
     RunResult r;
@@ -198,8 +198,7 @@ RunResult Simulation::run(const std::vector<Workload>& workloads, std::int64_t n
             try {
                 validate_workload(workloads[i], n_steps);
             } catch (const ConfigError& e) {
-                if (workloads.size() == 1) throw;
-                throw ConfigError(fmt::format("workload {}: {}", i, e.what()));
+                throw WorkloadError(i, e.what(), workloads.size() > 1);
             }
         }
         throw ConfigError("invalid trace values");  // unreachable: validate_workload found them
@@ -219,7 +218,6 @@ std::vector<FleetOutcome> run_many(std::span<const FleetItem> items, const RunLi
                                    const InterruptCheck& interrupt, const RunOptions& options) {
     const int threads = resolve_threads(options);
     std::unordered_set<const Simulation*> seen;
-    double work = 0;
     for (std::size_t k = 0; k < items.size(); ++k) {
         const FleetItem& it = items[k];
         if (it.sim == nullptr || it.workloads == nullptr) {
@@ -229,7 +227,6 @@ std::vector<FleetOutcome> run_many(std::span<const FleetItem> items, const RunLi
             throw ConfigError(fmt::format(
                 "items[{}] runs a Simulation that an earlier item runs too: each item needs its own Simulation", k));
         }
-        work += static_cast<double>(std::max<std::int64_t>(it.n_steps, 0)) * static_cast<double>(it.sim->size());
     }
     // What to restore if the batch is abandoned: each item's run undoes itself, but the items
     // already done would keep their new state.
@@ -238,20 +235,31 @@ std::vector<FleetOutcome> run_many(std::span<const FleetItem> items, const RunLi
     for (const FleetItem& it : items) saved.push_back(*it.sim);
     std::vector<FleetOutcome> out(items.size());
     try {
+        RunOptions pooled = options;
+        pooled.threads = threads;
+        const std::vector<std::size_t> rest = FleetPools::run(items, out, limits, interrupt, pooled);
+        double work = 0;
+        for (const std::size_t k : rest) {
+            work += static_cast<double>(std::max<std::int64_t>(items[k].n_steps, 0)) *
+                    static_cast<double>(items[k].sim->size());
+        }
         RunOptions one = options;  // each Simulation in one thread, with the other options
         one.threads = 1;
-        detail::parallel_items(items.size(), detail::useful_threads(threads, items.size(), work), interrupt,
-                               [&](std::size_t k, const InterruptCheck& check) {
-                                   const FleetItem& it = items[k];
-                                   try {
-                                       RunOptions o = one;
-                                       o.recording.every = it.every;
-                                       out[k].result =
-                                           it.sim->run(*it.workloads, it.n_steps, it.record, limits, check, o);
-                                   } catch (const ConfigError& e) {
-                                       out[k].error = e.what();
-                                   }
-                               });
+        detail::parallel_items(rest.size(), detail::useful_threads(threads, rest.size(), work), interrupt,
+                       [&](std::size_t j, const InterruptCheck& check) {
+                           const std::size_t k = rest[j];
+                           const FleetItem& it = items[k];
+                           try {
+                               RunOptions o = one;
+                               o.recording.every = it.every;
+                               out[k].result = it.sim->run(*it.workloads, it.n_steps, it.record, limits, check, o);
+                           } catch (const WorkloadError& e) {
+                               out[k].error = e.reason();
+                               out[k].workload = static_cast<std::ptrdiff_t>(e.workload());
+                           } catch (const ConfigError& e) {
+                               out[k].error = e.what();
+                           }
+                       });
     } catch (...) {
         for (std::size_t k = 0; k < items.size(); ++k) *items[k].sim = saved[k];
         throw;

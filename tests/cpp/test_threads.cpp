@@ -180,3 +180,72 @@ TEST_CASE("run_many: an interrupt undoes every item, finished or not; a Simulati
     CHECK(config_error_message([&] { (void)run_many(twice, {}, {}, threads(2)); }) ==
           "items[1] runs a Simulation that an earlier item runs too: each item needs its own Simulation");
 }
+
+TEST_CASE("run_many: lone open-loop volumes are pooled for the lockstep kernel, each as run alone") {
+    // 9 lone volumes (one pool of 8 at one clock, one alone at another), an instance of two
+    // volumes whose second trace is bad, and a closed loop: pooling changes no outcome.
+    const std::size_t lone = 9, n = 20'000;
+    Traces t(lone + 2, n);
+    t.ops[lone + 1][11] = -1.0;
+    const std::vector<VolumeSpec> specs = mixed_specs(lone);
+    for (int th : {1, 2}) {
+        std::vector<Simulation> sims;
+        for (std::size_t i = 0; i < lone; ++i) sims.emplace_back(std::vector<VolumeSpec>{specs[i]});
+        std::vector<std::vector<Workload>> ws(lone);
+        for (std::size_t i = 0; i < lone; ++i) ws[i] = {t.workloads[i]};
+        // The last lone volume has run 5 steps before: another clock, not in the pool.
+        (void)sims[lone - 1].run({Idle{}}, 5, false);
+        InstanceSpec inst;
+        inst.baseline_iops = inst.max_iops = 1000;
+        inst.baseline_mb_s = inst.max_mb_s = 1000;
+        Simulation shared({gp3_spec(100), gp3_spec(100)}, inst);
+        const std::vector<Workload> pair{t.workloads[lone], t.workloads[lone + 1]};
+        Simulation closed({gp3_spec(100)});
+        const std::vector<Workload> loop{ClosedLoop{}};
+        std::vector<FleetItem> fleet;
+        for (std::size_t i = 0; i < lone; ++i) fleet.push_back({&sims[i], &ws[i], std::int64_t{n}, false});
+        fleet.push_back({&shared, &pair, std::int64_t{n}, false});
+        fleet.push_back({&closed, &loop, std::int64_t{n}, false});
+        const std::vector<FleetOutcome> out = run_many(fleet, {}, {}, threads(th));
+        REQUIRE(out.size() == lone + 2);
+        for (std::size_t i = 0; i < lone; ++i) {
+            REQUIRE(out[i].result.has_value());
+            CHECK(out[i].workload == -1);
+            Simulation alone(std::vector<VolumeSpec>{specs[i]});
+            if (i == lone - 1) (void)alone.run({Idle{}}, 5, false);
+            const RunResult r = alone.run(ws[i], n, false, {}, {}, threads(1));
+            CHECK(out[i].result->t0_s == r.t0_s);
+            CHECK(out[i].result->totals.size() == 1);
+            require_same(out[i].result->totals[0], r.totals[0]);
+            CHECK(sims[i].time_s() == alone.time_s());
+            CHECK(sims[i].credits(0) == alone.credits(0));
+            CHECK(sims[i].backlog_ops(0) == alone.backlog_ops(0));
+        }
+        // The instance's error is about its second workload: the index, and the reason alone.
+        CHECK_FALSE(out[lone].result.has_value());
+        CHECK(out[lone].workload == 1);
+        CHECK(out[lone].error == "ops[11]=-1 must be finite, >= 0 and <= 1e+15 per step");
+        CHECK(shared.time_s() == 0.0);
+        CHECK(out[lone + 1].result.has_value());
+    }
+}
+
+TEST_CASE("run_many: a lone volume's bad trace is workload 0 of its item, a run above the limits is -1") {
+    const std::size_t n = 1'000;
+    Traces t(3, n);
+    t.ops[1][3] = NaN;
+    std::vector<Simulation> sims;
+    for (std::size_t i = 0; i < 3; ++i) sims.emplace_back(std::vector<VolumeSpec>{gp3_spec(100)});
+    std::vector<std::vector<Workload>> ws{{t.workloads[0]}, {t.workloads[1]}, {t.workloads[2]}};
+    std::vector<FleetItem> fleet{{&sims[0], &ws[0], std::int64_t{n}, false},
+                                 {&sims[1], &ws[1], std::int64_t{n}, false},
+                                 {&sims[2], &ws[2], std::int64_t{n}, true}};
+    RunLimits limits;
+    limits.max_memory_bytes = 1'000;  // the recorded item's series do not fit
+    const std::vector<FleetOutcome> out = run_many(fleet, limits, {}, threads(2));
+    CHECK(out[0].result.has_value());
+    CHECK(out[1].workload == 0);
+    CHECK(out[1].error == "ops[3]=nan must be finite, >= 0 and <= 1e+15 per step");
+    CHECK(out[2].workload == -1);
+    CHECK(out[2].error.rfind("recording n_steps=1000 for 1 volume takes ", 0) == 0);
+}

@@ -146,6 +146,21 @@ def test_an_instance_with_a_bad_trace_names_the_volume_on_every_row_of_it() -> N
     assert fleet.summary.loc["c", "served_iops"] == 0.0 and fleet.summary.loc["c", "duration_s"] == 60.0
 
 
+@pytest.mark.parametrize("position", [0, 1, 2])
+def test_the_bad_volume_of_an_instance_is_named_wherever_it_is(position: int) -> None:
+    # The engine reports the index of the workload on the instance; the row names that volume.
+    ops = np.full(60, 100.0)
+    bad = ops.copy()
+    bad[5] = np.inf
+    vids = ["x", "y", "z"]
+    vols = {v: ebssim.gp3(100) for v in vids}
+    loads = {v: ebssim.OpenLoop(bad if i == position else ops, ops * 4096) for i, v in enumerate(vids)}
+    att = {v: Attachment("i-3", "m5.large") for v in vids}
+    fleet = simulate_fleet(vols, loads, att, errors="ignore")
+    want = f"volume {vids[position]!r}: ops[5]=inf must be finite, >= 0 and <= 1e+15 per step"
+    assert fleet.errors == {v: want for v in vids}
+
+
 def test_missing_and_unknown_volumes_are_errors_not_crashes() -> None:
     ops = np.full(10, 100.0)
     fleet = simulate_fleet(

@@ -128,6 +128,37 @@ def test_split_of_what_is_served_when_throttled():
     assert list(r.read_mib_s) == pytest.approx([2000 * 4096 / MiB, 1000 * 4096 / MiB, 1000 * 4096 / MiB])
 
 
+def test_the_core_split_hand_worked():
+    # A cap of 100 I/Os a step. Step 0: 150 arrive, 60 of them reads: f = 100 / 150, 40 reads
+    # served, 20 wait among the 50 left. Step 1: nothing arrives, the 50 are served (f = 1): 20 reads.
+    ops, reads = np.array([150.0, 0.0]), np.array([60.0, 0.0])
+    r_ops, r_bytes = ebssim._core.split_served(
+        ops, ops * 4096, reads, reads * 4096, [100.0, 50.0], [100.0 * 4096, 50.0 * 4096], [50.0, 0.0], 0.0, 0.4
+    )
+    assert list(r_ops) == pytest.approx([40.0, 20.0], rel=1e-15)
+    assert list(r_bytes) == pytest.approx([40.0 * 4096, 20.0 * 4096], rel=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("position", "name"),
+    [(1, "bytes"), (2, "read_ops"), (3, "read_bytes"), (4, "served_ops"), (5, "served_bytes"), (6, "backlog_ops")],
+)
+def test_the_core_split_refuses_arrays_of_another_length(position: int, name: str):
+    arrays = [np.ones(3) for _ in range(7)]
+    arrays[position] = np.ones(2)
+    with pytest.raises(ValueError, match=rf"^{name} has 2 steps but ops has 3: the arrays must have the same length$"):
+        ebssim._core.split_served(*arrays, 0.0, 1.0)
+
+
+def test_the_split_needs_the_backlog_series():
+    idx = pd.date_range("2024-05-01", periods=3, freq="1s")
+    df = pd.DataFrame({"read_iops": [4000.0, 0, 0], "write_iops": [2000.0, 3000.0, 0]}, index=idx)
+    rec = ebssim.Recording(series=["iops", "throughput_mib_s", "bound"])
+    r = ebssim.simulate(ebssim.gp3(100), from_pandas(df, io_size="4k"), record=rec)
+    with pytest.raises(ValueError, match=r"read/write split of a trace needs the series backlog_ops"):
+        _ = r.read_iops
+
+
 def test_a_result_reads_back_as_a_trace():
     df = pd.DataFrame({"read_iops": [1000.0, 0.0], "write_iops": [0.0, 500.0]}, index=minutes(2))
     r = ebssim.simulate(ebssim.gp3(100), from_pandas(df, io_size="16k"))

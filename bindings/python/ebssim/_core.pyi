@@ -195,6 +195,17 @@ class PhasedClosedLoop(metaclass=_pybind11_type):
     def think_time_s(self) -> _FloatArray: ...
 
 def counted_ops_per_io(params: VolumeParams, io_bytes: float, sequential: bool) -> float: ...
+def split_served(
+    ops: npt.ArrayLike,
+    bytes: npt.ArrayLike,
+    read_ops: npt.ArrayLike,
+    read_bytes: npt.ArrayLike,
+    served_ops: npt.ArrayLike,
+    served_bytes: npt.ArrayLike,
+    backlog_ops: npt.ArrayLike,
+    backlog_bytes_end: float,
+    read_fraction: float,
+) -> tuple[_FloatArray, _FloatArray]: ...
 
 # bind_instance.cpp
 
@@ -427,7 +438,7 @@ def run_many(
     max_memory_bytes: int = ...,
     threads: int = ...,
     jump: bool = ...,
-) -> list[RunResult | str]: ...
+) -> list[RunResult | tuple[int, str]]: ...
 
 # bind_latency.cpp
 

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import math
 import pickle
-import re
 import uuid
 import warnings
 from collections.abc import Hashable, Iterable, Mapping
@@ -423,12 +422,12 @@ def _trace(rows: "pd.DataFrame", options: _Options) -> OpenLoop:
     return from_pandas(rows.dropna(axis=1, how="all").infer_objects(), dt=options.dt, **options.trace)
 
 
-def _message(err: str, vids: Sequence[Hashable]) -> str:
-    """A run's error with ``workload 2:`` (the engine's position on the instance) as the volume id."""
-    m = re.match(r"workload (\d+): ", err)
-    if m is None or len(vids) == 1:
+def _message(workload: int, err: str, vids: Sequence[Hashable]) -> str:
+    """A run's error, named by volume id on an instance: ``workload`` is the engine's index of the
+    volume the error is about (-1: about none)."""
+    if workload < 0 or len(vids) == 1:
         return err
-    return f"volume {vids[int(m.group(1))]!r}: {err[m.end() :]}"
+    return f"volume {vids[workload]!r}: {err}"
 
 
 def _run_batch(
@@ -463,7 +462,7 @@ def _run_batch(
         if record and step is not None:
             _every(step, sim.dt)  # a step that is not a whole number of steps is the caller's error
         runs.append((g, sim, checked, n, record))
-    runs = _pooled(runs, vols, out, options)
+    # run_many steps the lone volumes of one step and length together in the lockstep kernel.
     raws = _core.run_many(
         [
             (sim._sim, sim._natives(ws, n), n, record, 1 if step is None or not record else _every(step, sim.dt))
@@ -475,8 +474,8 @@ def _run_batch(
         jump=options.jump,
     )
     for (g, sim, ws, _, _), raw in zip(runs, raws):
-        if isinstance(raw, str):
-            refuse(g, _message(raw, g.vids))
+        if isinstance(raw, tuple):
+            refuse(g, _message(*raw, g.vids))
             continue
         for vid, r in zip(g.vids, sim._result(ws, raw)):
             line = r.to_pandas() if wanted is not None and vid in wanted else None
@@ -484,52 +483,6 @@ def _run_batch(
                 line = line.drop(columns=["bound"])
             out[vid] = (_row(r, g), line)
     return out
-
-
-_Run = Tuple[_Group, Simulation, List[Workload], int, bool]
-
-
-def _pooled(
-    runs: List[_Run],
-    vols: Mapping[Hashable, Volume],
-    out: Dict[Hashable, Tuple[Dict[str, Any], Optional["pd.DataFrame"]]],
-    options: _Options,
-) -> List[_Run]:
-    """Run the lone volumes (no instance, no timeline) of equal step and length as one Simulation,
-    whose run steps their open-loop traces in the lockstep kernel on every thread (results
-    identical, to the last bit, to each volume alone); fill their rows in ``out``, and return the
-    runs left for run_many. A pool whose run is refused (a bad trace) goes back to run_many, one
-    volume per run, so that the error names its volume and the others keep their results."""
-    pools: Dict[Tuple[float, int], List[_Run]] = {}
-    rest: List[_Run] = []
-    for run in runs:
-        g, sim, ws, n, record = run
-        if g.instance_type is None and not record and len(g.vids) == 1:
-            pools.setdefault((sim.dt, n), []).append(run)
-        else:
-            rest.append(run)
-    for (dt, n), members in pools.items():
-        if len(members) < 2:
-            rest.extend(members)
-            continue
-        ws = [w for _, _, mws, _, _ in members for w in mws]
-        sim = Simulation([vols[g.vids[0]] for g, *_ in members], dt=dt)
-        try:
-            raw = sim._sim.run(
-                sim._natives(ws, n),
-                n,
-                False,
-                max_volume_steps=options.max_volume_steps,
-                max_memory_bytes=options.max_memory_bytes,
-                threads=options.threads,
-                jump=options.jump,
-            )
-        except ValueError:
-            rest.extend(members)
-            continue
-        for (g, *_), r in zip(members, sim._result(ws, raw)):
-            out[g.vids[0]] = (_row(r, g), None)
-    return rest
 
 
 def _simulation(g: _Group, vols: List[Volume], ws: List[Workload], options: _Options) -> Simulation:

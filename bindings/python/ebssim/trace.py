@@ -25,11 +25,12 @@ array([24000., 24000., 24000., 12000., 12000., 12000.])
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Optional, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
 
+from . import _core
 from ._frames import COUNT_COLUMNS, GAPS, RATE_COLUMNS, _MiB
 from ._units import SizeLike
 from .workloads import OpenLoop
@@ -167,10 +168,11 @@ def served_reads(result: "VolumeResult") -> Optional[Tuple[FloatArray, FloatArra
     of everything available, the backlog and the new arrivals alike (a fluid queue, docs/model.md).
     So the reads waiting evolve as ``R[k+1] = (1 - f[k]) (R[k] + r[k])`` and the reads served are
     ``f[k] (R[k] + r[k])``, where ``r`` is the reads arriving; the same holds for bytes. ``f`` is
-    read back from the engine's outputs (what was served over what was available: the backlog,
-    rebuilt from the arrivals and what was served, plus the arrivals); it is 1 in steps bound by
-    demand. A backlog carried in from an earlier run is split at this trace's overall read share.
-    The limits do not depend on the split: it is reporting only.
+    read back from the run's per-step outputs: what a step served over what it served plus what
+    waited after it (``iops`` and ``backlog_ops``); it is 1 in steps bound by demand. A backlog
+    carried in from an earlier run is split at this trace's overall read share. The core computes
+    it (``split_served``, libebssim/include/ebssim/directions.hpp). The limits do not depend on
+    the split: it is reporting only.
     """
     w = result.workload
     if not isinstance(w, OpenLoop) or w.read_ops is None or w.read_bytes is None:
@@ -180,59 +182,19 @@ def served_reads(result: "VolumeResult") -> Optional[Tuple[FloatArray, FloatArra
         return empty, empty
     from .recording import _need_per_step
 
-    _need_per_step(result, "the read/write split of a trace", "iops", "throughput_mib_s", "bound")
+    _need_per_step(result, "the read/write split of a trace", "iops", "throughput_mib_s", "backlog_ops")
     dt = result.dt_s
     served_ops = result.iops * dt
     served_bytes = result.throughput_mib_s * (_MiB * dt)
-    demand = result.bound == 0
-    if demand.all():
-        return w.read_ops / dt, w.read_bytes / (_MiB * dt)
-    f_ops = _served_fraction(w.ops, served_ops, result.totals.backlog_ops, demand)
-    f_bytes = _served_fraction(w.bytes, served_bytes, result.totals.backlog_bytes, demand)
-    # One f per step in the engine; taken from the bytes where no I/O is available (never both).
-    f = np.where(np.isnan(f_ops), f_bytes, f_ops)
-    f = np.where(np.isnan(f), 1.0, f)
-    share = w.read_fraction
-    backlog0_ops = result.totals.backlog_ops - float((w.ops - served_ops).sum())
-    backlog0_bytes = result.totals.backlog_bytes - float((w.bytes - served_bytes).sum())
-    reads = _served_share(f, w.read_ops, max(backlog0_ops, 0.0) * share)
-    read_bytes = _served_share(f, w.read_bytes, max(backlog0_bytes, 0.0) * share)
-    return np.minimum(reads, served_ops) / dt, np.minimum(read_bytes, served_bytes) / (_MiB * dt)
-
-
-def _served_fraction(
-    arrivals: FloatArray, served: npt.NDArray[np.floating[Any]], backlog_end: float, demand: Any
-) -> FloatArray:
-    """Fraction of what was available that each step served (NaN where nothing was available)."""
-    net = arrivals - served
-    # backlog at the start of step k = backlog at the end - what the steps from k on added to it
-    after = np.cumsum(net[::-1])[::-1]
-    available = np.maximum(backlog_end - after + arrivals, 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        f = np.where(available > 0, np.clip(served / available, 0.0, 1.0), np.nan)
-    return np.where(demand, 1.0, f)
-
-
-def _served_share(f: FloatArray, arrivals: FloatArray, waiting0: float) -> FloatArray:
-    """``f[k] (R[k] + r[k])`` with ``R[k+1] = (1 - f[k]) (R[k] + r[k])``, ``R[0] = waiting0``.
-
-    The recurrence is a chain of affine maps ``x -> a x + b`` (``a = 1 - f``, ``b = a r``); their
-    running composition is a prefix scan, done in log2(n) vectorised passes (Hillis-Steele). Every
-    ``a`` is in [0, 1] and every ``b`` >= 0, so no pass divides or cancels.
-    """
-    a = 1.0 - f
-    A = a.copy()
-    B = a * arrivals
-    d = 1
-    n = a.shape[0]
-    while d < n:
-        B[d:] = A[d:] * B[:-d] + B[d:]
-        A[d:] = A[d:] * A[:-d]
-        d *= 2
-        if not A[d // 2 :].any():  # every chain has reached a step that served all: done
-            break
-    waiting = np.empty(n)
-    waiting[0] = waiting0
-    waiting[1:] = A[:-1] * waiting0 + B[:-1]
-    out: FloatArray = f * (waiting + arrivals)
-    return out
+    reads, read_bytes = _core.split_served(
+        w.ops,
+        w.bytes,
+        w.read_ops,
+        w.read_bytes,
+        served_ops,
+        served_bytes,
+        result.backlog_ops,
+        result.totals.backlog_bytes,
+        w.read_fraction,
+    )
+    return reads / dt, read_bytes / (_MiB * dt)

@@ -4,6 +4,7 @@
 
 #include "ebssim/bound.hpp"
 #include "ebssim/burst.hpp"
+#include "ebssim/directions.hpp"
 #include "ebssim/engine.hpp"
 #include "ebssim/error.hpp"
 #include "ebssim/instance.hpp"

@@ -5,6 +5,7 @@
 /// instance balances, clock) carries from one run to the next, so phases and rests are
 /// consecutive runs on the same Simulation.
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -144,6 +145,8 @@ public:
     using State = VolumeState;
 
 private:
+    friend struct FleetPools;  // run_many's pools of lone volumes (src/fleet.cpp)
+
     [[nodiscard]] std::size_t checked(std::size_t i) const;
     void check_limits(std::int64_t n_steps, const Recording* recording, const RunLimits& limits) const;
     void init_volumes(const std::vector<VolumeSpec>& volumes, bool nitro);
@@ -178,15 +181,24 @@ struct FleetItem {
 struct FleetOutcome {
     std::optional<RunResult> result;
     std::string error;  ///< empty when result holds the run
+    /// The workload (index into the item's workloads, hence its volume) that the error is about,
+    /// with `error` the reason alone (no "workload i: " prefix: a front end names the volume its
+    /// own way; WorkloadError); -1 when the error is not about one workload (a run above the
+    /// limits, a bad n_steps, a workload count that does not match) or there is none.
+    std::ptrdiff_t workload = -1;
 };
 
 /// Run many independent Simulations (each with its own volumes, optional instance, workloads
 /// and n_steps) over options.threads threads, each item in one thread: a fleet, in which the
 /// volumes on one instance are coupled and the instances are independent. Outcomes are in the
 /// order of `items`, the same for any thread count. A ConfigError of one item is its outcome's
-/// `error` and does not stop the others. Interrupted (the InterruptCheck, called from the
-/// calling thread only, asked to stop) or any other exception stops every thread, restores
-/// every Simulation to its state before the call, and is rethrown.
+/// `error` and does not stop the others. Items that are one open-loop volume each (no instance,
+/// not recorded) and share a step, a clock and n_steps are stepped together in the lockstep
+/// kernel over options.threads threads (RunOptions::lockstep), as the volumes of one Simulation
+/// are: each outcome is still, to the last bit, what its item run alone gives. Interrupted
+/// (the InterruptCheck, called from the calling thread only, asked to stop) or any other
+/// exception stops every thread, restores every Simulation to its state before the call, and
+/// is rethrown.
 std::vector<FleetOutcome> run_many(std::span<const FleetItem> items, const RunLimits& limits = {},
                                    const InterruptCheck& interrupt = {}, const RunOptions& options = {});
 
