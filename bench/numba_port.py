@@ -75,8 +75,16 @@ T_STEPS_BOUND = 12  # 6 counts, one per ebssim.BOUND_NAMES
 N_BOUNDS = 6
 N_TOTALS = T_STEPS_BOUND + N_BOUNDS
 
-# Recorded series: rows of a (6, n) float64 array, plus the bound codes in a uint8 array.
-SERIES = ("iops", "ebs_iops", "throughput_mib_s", "credits", "latency_s", "backlog_ops")
+# Recorded series: rows of a (6, n) float64 array, plus the bound codes in a uint8 array: the
+# default recording's floating-point series, in the engine's table (series_table.hpp).
+SERIES = tuple(
+    name for name, aggregation, _, _ in ebssim._core.VOLUME_SERIES_TABLE if aggregation in ("rate", "latency", "level")
+)
+# The rows the loop writes (a series added to the table stops the port here until it follows).
+S_IOPS, S_EBS_IOPS, S_MIB_S, S_CREDITS, S_LATENCY, S_BACKLOG = (
+    SERIES.index(name) for name in ("iops", "ebs_iops", "throughput_mib_s", "credits", "latency_s", "backlog_ops")
+)
+assert len(SERIES) == 6, f"the port records 6 series, the engine's table has {SERIES}"
 TOTALS = (
     "demanded_ops",
     "demanded_bytes",
@@ -236,12 +244,12 @@ def _make_loop(record: bool) -> Any:
             steps_bound[bound] += 1
 
             if record:
-                series[0, k] = rate
-                series[1, k] = served_cnt * inv_dt
-                series[2, k] = served_bytes * inv_dt * INV_MIB
-                series[3, k] = credits
-                series[4, k] = latency
-                series[5, k] = b_ops
+                series[S_IOPS, k] = rate
+                series[S_EBS_IOPS, k] = served_cnt * inv_dt
+                series[S_MIB_S, k] = served_bytes * inv_dt * INV_MIB
+                series[S_CREDITS, k] = credits
+                series[S_LATENCY, k] = latency
+                series[S_BACKLOG, k] = b_ops
                 bound_codes[k] = bound
 
         tot[T_DEMANDED_OPS] = dem_ops

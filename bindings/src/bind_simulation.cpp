@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -54,42 +55,48 @@ const py::object& given_at(const Given& g, std::size_t f) {
     return f < g.size() ? g[f] : none;
 }
 
-// The recorded outputs of one volume as numpy arrays, made once per run; empty (length 0) when
-// the run was not recorded or the series was not chosen.
-struct PyVolumeSeries {
-    py::array iops, ebs_iops, throughput_mib_s, credits, latency_s, backlog_ops;
-    py::array_t<std::uint8_t> bound;
-    py::array iops_max, latency_max_s, credits_min, backlog_max;
+// A series of s (Column or bound codes) as numpy.
+py::object series_array(Column&& c, const py::object& given) { return column_array(std::move(c), given); }
+py::object series_array(Series<std::uint8_t>&& b, const py::object& given) { return bound_array(std::move(b), given); }
 
-    PyVolumeSeries(StepSeries&& s, const Given& g)
-        : iops(column_array(std::move(s.iops), given_at(g, 0))),
-          ebs_iops(column_array(std::move(s.ebs_iops), given_at(g, 1))),
-          throughput_mib_s(column_array(std::move(s.throughput_mib_s), given_at(g, 2))),
-          credits(column_array(std::move(s.credits), given_at(g, 3))),
-          latency_s(column_array(std::move(s.latency_s), given_at(g, 4))),
-          backlog_ops(column_array(std::move(s.backlog_ops), given_at(g, 5))),
-          bound(bound_array(std::move(s.bound), given_at(g, 6))),
-          iops_max(column_array(std::move(s.iops_max), given_at(g, 7))),
-          latency_max_s(column_array(std::move(s.latency_max_s), given_at(g, 8))),
-          credits_min(column_array(std::move(s.credits_min), given_at(g, 9))),
-          backlog_max(column_array(std::move(s.backlog_max), given_at(g, 10))) {}
+// The recorded outputs of one volume (S = StepSeries) or of the instance (InstanceSeries) as
+// numpy arrays, made once per run, one per row of the series table; empty (length 0) when the
+// run was not recorded or the series was not chosen.
+template <class S, std::size_t N>
+struct PySeries {
+    std::array<py::object, N> arrays;
+
+    PySeries(S&& s, const Given& g) {
+        s.for_each([&](auto f, auto& c) {
+            const auto i = static_cast<std::size_t>(f);
+            arrays[i] = series_array(std::move(c), given_at(g, i));
+        });
+    }
 };
+using PyVolumeSeries = PySeries<StepSeries, n_volume_fields>;
+using PyInstanceSeries = PySeries<InstanceSeries, n_instance_fields>;
 
-struct PyInstanceSeries {
-    py::array iops, throughput_mb_s, io_balance_pct, byte_balance_pct;
-    py::array_t<std::uint8_t> bound;
-    py::array iops_max, io_balance_min_pct, byte_balance_min_pct;
+// A read-only property per row of `table`, its docstring the row's.
+template <class Py, std::size_t N>
+void def_series_properties(py::class_<Py>& cls, const SeriesRow (&table)[N]) {
+    for (std::size_t i = 0; i < N; ++i) {
+        // The table's names and docs are string literals: null-terminated, static.
+        cls.def_property_readonly(
+            table[i].name.data(), [i](const Py& s) { return s.arrays[i]; }, table[i].doc.data());
+    }
+}
 
-    PyInstanceSeries(InstanceSeries&& s, const Given& g)
-        : iops(column_array(std::move(s.iops), given_at(g, 0))),
-          throughput_mb_s(column_array(std::move(s.throughput_mb_s), given_at(g, 1))),
-          io_balance_pct(column_array(std::move(s.io_balance_pct), given_at(g, 2))),
-          byte_balance_pct(column_array(std::move(s.byte_balance_pct), given_at(g, 3))),
-          bound(bound_array(std::move(s.bound), given_at(g, 4))),
-          iops_max(column_array(std::move(s.iops_max), given_at(g, 5))),
-          io_balance_min_pct(column_array(std::move(s.io_balance_min_pct), given_at(g, 6))),
-          byte_balance_min_pct(column_array(std::move(s.byte_balance_min_pct), given_at(g, 7))) {}
-};
+// The table as Python: (name, aggregation, source, doc) per row.
+template <std::size_t N>
+py::tuple series_table(const SeriesRow (&table)[N]) {
+    py::tuple rows(N);
+    for (std::size_t i = 0; i < N; ++i) {
+        const SeriesRow& r = table[i];
+        rows[i] = py::make_tuple(std::string(r.name), std::string(aggregation_names[static_cast<int>(r.aggregation)]),
+                                 std::string(table[r.source].name), std::string(r.doc));
+    }
+    return rows;
+}
 
 // A run as Python sees it: the Python objects are made once, so every read returns the same ones.
 struct PyRunResult {
@@ -345,47 +352,13 @@ void bind_results(py::module_& m) {
         m, "VolumeSeries",
         "One volume's per-step outputs over one run: numpy arrays, one entry per step, that own the engine's "
         "buffers (no copy). Empty when the run was not recorded. Rates are averages over the step.");
-    vs.def_readonly("iops", &PyVolumeSeries::iops, "Application I/Os completed per second.")
-        .def_readonly("ebs_iops", &PyVolumeSeries::ebs_iops,
-                      "EBS-counted operations per second (256 KiB units on SSD, 1 MiB on HDD).")
-        .def_readonly("throughput_mib_s", &PyVolumeSeries::throughput_mib_s, "MiB/s completed.")
-        .def_readonly("credits", &PyVolumeSeries::credits,
-                      "Burst credits at the end of the step (I/O credits; MiB on st1 and sc1; 0 without a bucket).")
-        .def_readonly("latency_s", &PyVolumeSeries::latency_s,
-                      "Mean latency of the I/Os completed in the step, seconds (NaN where none completed).")
-        .def_readonly("backlog_ops", &PyVolumeSeries::backlog_ops,
-                      "I/Os waiting at the end of the step (arrived, not completed, not in service): queued at the "
-                      "device or, above an open loop's max_in_flight, held back in the application.")
-        .def_readonly("bound", &PyVolumeSeries::bound,
-                      "Which limit held the volume back (uint8): an index into ebssim.BOUND_NAMES.")
-        .def_readonly("iops_max", &PyVolumeSeries::iops_max,
-                      "Largest step iops of each interval (recorded only when chosen).")
-        .def_readonly("latency_max_s", &PyVolumeSeries::latency_max_s,
-                      "Largest step latency of each interval among the steps that completed I/O, seconds (NaN where "
-                      "none did; recorded only when chosen).")
-        .def_readonly("credits_min", &PyVolumeSeries::credits_min,
-                      "Lowest credits at the end of a step of each interval (recorded only when chosen).")
-        .def_readonly("backlog_max", &PyVolumeSeries::backlog_max,
-                      "Largest backlog_ops at the end of a step of each interval (recorded only when chosen).");
+    def_series_properties(vs, volume_series_table);
     def_fields_repr(vs);
 
     py::class_<PyInstanceSeries> is(
         m, "InstanceSeries",
         "The instance's per-step outputs over one run, all volumes together: numpy arrays as in VolumeSeries.");
-    is.def_readonly("iops", &PyInstanceSeries::iops, "EBS-counted operations per second.")
-        .def_readonly("throughput_mb_s", &PyInstanceSeries::throughput_mb_s, "Decimal MB/s.")
-        .def_readonly("io_balance_pct", &PyInstanceSeries::io_balance_pct,
-                      "CloudWatch's EBSIOBalance% at the end of the step.")
-        .def_readonly("byte_balance_pct", &PyInstanceSeries::byte_balance_pct,
-                      "CloudWatch's EBSByteBalance% at the end of the step.")
-        .def_readonly("bound", &PyInstanceSeries::bound,
-                      "demand, instance_iops or instance_throughput (uint8): an index into ebssim.BOUND_NAMES.")
-        .def_readonly("iops_max", &PyInstanceSeries::iops_max,
-                      "Largest step iops of each interval (recorded only when chosen).")
-        .def_readonly("io_balance_min_pct", &PyInstanceSeries::io_balance_min_pct,
-                      "Lowest EBSIOBalance% at the end of a step of each interval (recorded only when chosen).")
-        .def_readonly("byte_balance_min_pct", &PyInstanceSeries::byte_balance_min_pct,
-                      "Lowest EBSByteBalance% at the end of a step of each interval (recorded only when chosen).");
+    def_series_properties(is, instance_series_table);
     def_fields_repr(is);
 
     py::class_<PyRunResult> rr(m, "RunResult", "The outputs of one Simulation.run.");
@@ -475,6 +448,8 @@ void bind_simulation(py::module_& m) {
         inames[static_cast<std::size_t>(i)] = py::str(std::string(instance_field_names[i]));
     }
     m.attr("INSTANCE_SERIES") = inames;
+    m.attr("VOLUME_SERIES_TABLE") = series_table(volume_series_table);
+    m.attr("INSTANCE_SERIES_TABLE") = series_table(instance_series_table);
     // The default recording's series, from its bits: every series but the extremes.
     py::list vdefault, idefault;
     for (int i = 0; i < n_volume_fields; ++i) {

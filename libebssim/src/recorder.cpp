@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <type_traits>
+
 #include "ebssim/error.hpp"
 
 namespace ebssim {
@@ -16,11 +18,11 @@ std::int64_t Recording::allocated_bytes_per_value(std::ptrdiff_t i, bool instanc
     const std::uint32_t fields = instance ? instance_fields : volume_fields;
     const int n = instance ? n_instance_fields : n_volume_fields;
     // The bound is the one series of uint8 codes; the others are floating-point.
-    const int bound = instance ? static_cast<int>(InstanceField::bound) : static_cast<int>(VolumeField::bound);
+    const SeriesRow* table = instance ? instance_series_table : volume_series_table;
     std::int64_t bytes = 0;
     for (int f = 0; f < n; ++f) {
         if ((fields >> static_cast<unsigned>(f) & 1U) == 0 || caller(f)) continue;
-        bytes += f == bound ? 1 : fbytes;
+        bytes += table[f].aggregation == Aggregation::majority ? 1 : fbytes;
     }
     return bytes;
 }
@@ -68,52 +70,64 @@ void prepare(Series<std::uint8_t>& b, bool chosen, void* out, std::size_t n) {
 
 }  // namespace
 
+namespace {
+
+// Sizes (or borrows) each chosen series of s (a StepSeries or an InstanceSeries); out(f) is the
+// caller's buffer of series f, or null.
+template <class S, class Out>
+void prepare_all(S& s, const Recording& r, std::int64_t n_steps, const Out& out) {
+    const auto n = static_cast<std::size_t>(r.intervals(n_steps));
+    s.for_each([&](auto f, auto& c) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(c)>, Column>) {
+            prepare(c, r.records(f), out(f), n, r.dtype);
+        } else {
+            prepare(c, r.records(f), out(f), n);
+        }
+    });
+}
+
+// The recorder of s: each series at its value in the recorder (recorders.hpp), an extreme at
+// its source's, a level's extreme a minimum or a maximum as its row says.
+template <class Rec, class S, std::size_t N>
+Rec recorder_of(S& s, const SeriesRow (&table)[N], const Recording& r) {
+    std::array<Column*, Rec::n_values> cols{}, extremes{};
+    constexpr int levels0 = Rec::n_mean + Rec::n_latency;
+    std::array<bool, static_cast<std::size_t>(Rec::n_end)> level_min{};
+    Series<std::uint8_t>* bound = nullptr;
+    s.for_each([&](auto f, auto& c) {
+        const SeriesRow& row = table[static_cast<int>(f)];
+        if constexpr (std::is_same_v<std::decay_t<decltype(c)>, Column>) {
+            if (!row.extreme()) {
+                cols[static_cast<std::size_t>(detail::recorder_value(table, static_cast<int>(f)))] = &c;
+                return;
+            }
+            const int k = detail::recorder_value(table, row.source);
+            extremes[static_cast<std::size_t>(k)] = &c;
+            if (k >= levels0) level_min[static_cast<std::size_t>(k - levels0)] = row.aggregation == Aggregation::min;
+        } else {
+            bound = &c;
+        }
+    });
+    return Rec(cols, bound, r.every, r.dtype, extremes, level_min);
+}
+
+}  // namespace
+
 void prepare_series(StepSeries& s, const Recording& r, std::int64_t n_steps,
                     const std::array<void*, n_volume_fields>& out) {
-    const auto n = static_cast<std::size_t>(r.intervals(n_steps));
-    const auto ch = [&](VolumeField f) { return r.records(f); };
-    const auto o = [&](VolumeField f) { return out[static_cast<std::size_t>(f)]; };
-    prepare(s.iops, ch(VolumeField::iops), o(VolumeField::iops), n, r.dtype);
-    prepare(s.ebs_iops, ch(VolumeField::ebs_iops), o(VolumeField::ebs_iops), n, r.dtype);
-    prepare(s.throughput_mib_s, ch(VolumeField::throughput_mib_s), o(VolumeField::throughput_mib_s), n, r.dtype);
-    prepare(s.credits, ch(VolumeField::credits), o(VolumeField::credits), n, r.dtype);
-    prepare(s.latency_s, ch(VolumeField::latency_s), o(VolumeField::latency_s), n, r.dtype);
-    prepare(s.backlog_ops, ch(VolumeField::backlog_ops), o(VolumeField::backlog_ops), n, r.dtype);
-    prepare(s.bound, ch(VolumeField::bound), o(VolumeField::bound), n);
-    prepare(s.iops_max, ch(VolumeField::iops_max), o(VolumeField::iops_max), n, r.dtype);
-    prepare(s.latency_max_s, ch(VolumeField::latency_max_s), o(VolumeField::latency_max_s), n, r.dtype);
-    prepare(s.credits_min, ch(VolumeField::credits_min), o(VolumeField::credits_min), n, r.dtype);
-    prepare(s.backlog_max, ch(VolumeField::backlog_max), o(VolumeField::backlog_max), n, r.dtype);
+    prepare_all(s, r, n_steps, [&](VolumeField f) { return out[static_cast<std::size_t>(f)]; });
 }
 
 void prepare_series(InstanceSeries& s, const Recording& r, std::int64_t n_steps) {
-    const auto n = static_cast<std::size_t>(r.intervals(n_steps));
-    const auto ch = [&](InstanceField f) { return r.records(f); };
-    const auto o = [&](InstanceField f) { return r.instance_out[static_cast<std::size_t>(f)]; };
-    prepare(s.iops, ch(InstanceField::iops), o(InstanceField::iops), n, r.dtype);
-    prepare(s.throughput_mb_s, ch(InstanceField::throughput_mb_s), o(InstanceField::throughput_mb_s), n, r.dtype);
-    prepare(s.io_balance_pct, ch(InstanceField::io_balance_pct), o(InstanceField::io_balance_pct), n, r.dtype);
-    prepare(s.byte_balance_pct, ch(InstanceField::byte_balance_pct), o(InstanceField::byte_balance_pct), n, r.dtype);
-    prepare(s.bound, ch(InstanceField::bound), o(InstanceField::bound), n);
-    prepare(s.iops_max, ch(InstanceField::iops_max), o(InstanceField::iops_max), n, r.dtype);
-    prepare(s.io_balance_min_pct, ch(InstanceField::io_balance_min_pct), o(InstanceField::io_balance_min_pct), n,
-            r.dtype);
-    prepare(s.byte_balance_min_pct, ch(InstanceField::byte_balance_min_pct), o(InstanceField::byte_balance_min_pct), n,
-            r.dtype);
+    prepare_all(s, r, n_steps, [&](InstanceField f) { return r.instance_out[static_cast<std::size_t>(f)]; });
 }
 
 VolumeRecorder make_recorder(StepSeries& s, const Recording& r) {
-    // The recorder's order: rates, latency, levels; the extremes in the same order (none of
-    // ebs_iops and throughput_mib_s), the credits' a minimum, the backlog's a maximum.
-    return VolumeRecorder(
-        {&s.iops, &s.ebs_iops, &s.throughput_mib_s, &s.latency_s, &s.credits, &s.backlog_ops}, &s.bound, r.every,
-        r.dtype, {&s.iops_max, nullptr, nullptr, &s.latency_max_s, &s.credits_min, &s.backlog_max}, {true, false});
+    return recorder_of<VolumeRecorder>(s, volume_series_table, r);
 }
 
 InstanceRecorder make_recorder(InstanceSeries& s, const Recording& r) {
-    return InstanceRecorder({&s.iops, &s.throughput_mb_s, &s.io_balance_pct, &s.byte_balance_pct}, &s.bound, r.every,
-                            r.dtype, {&s.iops_max, nullptr, &s.io_balance_min_pct, &s.byte_balance_min_pct},
-                            {true, true});
+    return recorder_of<InstanceRecorder>(s, instance_series_table, r);
 }
 
 }  // namespace ebssim

@@ -62,6 +62,8 @@ public:
     using Step = StepValues<NMean, NEnd>;
     using Sink = DirectSink<NMean, NEnd, Latency>;
     static constexpr int n_fields = NMean + (Latency ? 1 : 0) + NEnd + 1;
+    /// The rates, the latencies (0 or 1) and the levels among the values.
+    static constexpr int n_mean = NMean, n_latency = Latency ? 1 : 0, n_end = NEnd;
     /// The floating-point values of a step: the rates, the latency (if any), the levels.
     static constexpr int n_values = n_fields - 1;
     /// Partial sums per interval sum (see the file's comment).
@@ -461,12 +463,69 @@ private:
     std::array<double, n_values> ext_{};
 };
 
-/// A volume's recorder: rates iops, ebs_iops, throughput_mib_s; latency_s; levels credits,
-/// backlog_ops (VolumeField order); extremes iops_max, latency_max_s, credits_min, backlog_max.
-using VolumeRecorder = Recorder<3, 2, true>;
-/// The instance's recorder: rates iops, throughput_mb_s; levels io_balance_pct, byte_balance_pct;
-/// extremes iops_max, io_balance_min_pct, byte_balance_min_pct.
-using InstanceRecorder = Recorder<2, 2, false>;
+namespace detail {
+/// The rows of a table that aggregate as `a`.
+template <std::size_t N>
+constexpr int count_rows(const SeriesRow (&t)[N], Aggregation a) noexcept {
+    int c = 0;
+    for (const SeriesRow& r : t) c += r.aggregation == a ? 1 : 0;
+    return c;
+}
+/// The recorder's value of row f (its StepValues and column order): the rates in the table's
+/// order, then the latency, then the levels; -1 for the bound and the extremes (an extreme is
+/// kept for its source's value).
+template <std::size_t N>
+constexpr int recorder_value(const SeriesRow (&t)[N], int f) noexcept {
+    const Aggregation order[] = {Aggregation::rate, Aggregation::latency, Aggregation::level};
+    int k = 0;
+    for (const Aggregation b : order) {
+        for (int g = 0; g < static_cast<int>(N); ++g) {
+            if (t[g].aggregation != b) continue;
+            if (g == f) return k;
+            ++k;
+        }
+    }
+    return -1;
+}
+}  // namespace detail
+
+/// A volume's recorder, its layout from volume_series_table: the rates, the latency, the levels.
+using VolumeRecorder = Recorder<detail::count_rows(volume_series_table, Aggregation::rate),
+                                detail::count_rows(volume_series_table, Aggregation::level),
+                                detail::count_rows(volume_series_table, Aggregation::latency) == 1>;
+/// The instance's recorder, from instance_series_table.
+using InstanceRecorder = Recorder<detail::count_rows(instance_series_table, Aggregation::rate),
+                                  detail::count_rows(instance_series_table, Aggregation::level),
+                                  detail::count_rows(instance_series_table, Aggregation::latency) == 1>;
+
+/// The index of series F in the recorder's values, hence in DirectSink::p (served.cpp's stores)
+/// and in a StepValues read as mean..., latency, end....
+template <VolumeField F>
+inline constexpr std::size_t volume_value = [] {
+    constexpr int k = detail::recorder_value(volume_series_table, static_cast<int>(F));
+    static_assert(k >= 0, "a rate, the latency or a level");
+    return static_cast<std::size_t>(k);
+}();
+template <InstanceField F>
+inline constexpr std::size_t instance_value = [] {
+    constexpr int k = detail::recorder_value(instance_series_table, static_cast<int>(F));
+    static_assert(k >= 0, "a rate or a level");
+    return static_cast<std::size_t>(k);
+}();
+
+// The step loops build the steps' values positionally: a volume's as
+// {{iops, ebs_iops, throughput_mib_s}, latency_s, {credits, backlog_ops}, bound} (stepper.hpp,
+// jumps.hpp), the instance's as {{iops, throughput_mb_s}, 0, {io_balance_pct, byte_balance_pct},
+// bound} (coupled.cpp). A row added to the table, or moved, stops the build here until they
+// follow. The latency's weight is the first rate, iops.
+static_assert(VolumeRecorder::n_values == 6);
+static_assert(volume_value<VolumeField::iops> == 0 && volume_value<VolumeField::ebs_iops> == 1 &&
+              volume_value<VolumeField::throughput_mib_s> == 2 && volume_value<VolumeField::latency_s> == 3 &&
+              volume_value<VolumeField::credits> == 4 && volume_value<VolumeField::backlog_ops> == 5);
+static_assert(InstanceRecorder::n_values == 4);
+static_assert(instance_value<InstanceField::iops> == 0 && instance_value<InstanceField::throughput_mb_s> == 1 &&
+              instance_value<InstanceField::io_balance_pct> == 2 &&
+              instance_value<InstanceField::byte_balance_pct> == 3);
 
 /// Size (or borrow) the chosen series of one volume for a run of n_steps; `out` are the caller's
 /// buffers of this volume (null entries: allocate).

@@ -71,8 +71,10 @@ constexpr int block_max = 256;
                                                 int m, const double* cnt, const double* st) noexcept {
     // The sink's series in DirectSink::value's order: the rates, the latency, the levels.
     static_assert(VolumeRecorder::Sink::n_fields == 7);
-    rates(in, k, m, cnt, st, {sink.p[0] + k, sink.p[1] + k, sink.p[2] + k, sink.p[3] + k});
-    std::fill_n(sink.p[5] + k, m, 0.0);  // backlog
+    rates(in, k, m, cnt, st,
+          {sink.p[volume_value<VolumeField::iops>] + k, sink.p[volume_value<VolumeField::ebs_iops>] + k,
+           sink.p[volume_value<VolumeField::throughput_mib_s>] + k, sink.p[volume_value<VolumeField::latency_s>] + k});
+    std::fill_n(sink.p[volume_value<VolumeField::backlog_ops>] + k, m, 0.0);
     std::fill_n(sink.bound + k, m, static_cast<std::uint8_t>(Bound::demand));
 }
 
@@ -115,7 +117,8 @@ constexpr int block_max = 256;
         const double* const b = bytes + k;
         // The credits of the steps B takes, written straight into a direct sink (the values of
         // the steps not taken are written later) or kept for out->record.
-        double* const cred = r.out != nullptr && r.direct ? r.sink.p[4] + k : cred_block;
+        double* const cred =
+            r.out != nullptr && r.direct ? r.sink.p[volume_value<VolumeField::credits>] + k : cred_block;
         const bool keep_cred = r.out != nullptr;
         __builtin_prefetch(o + m + 64);
         __builtin_prefetch(b + m + 64);

@@ -36,11 +36,13 @@ INSTANCE_TOTALS = (
     "io_cliffs",
     "bytes_cliffs",
 )
-# The default recording's series, then the extremes per interval, recorded only when named.
-DEFAULT_VOLUME_SERIES = ("iops", "ebs_iops", "throughput_mib_s", "credits", "latency_s", "backlog_ops", "bound")
-VOLUME_SERIES = DEFAULT_VOLUME_SERIES + ("iops_max", "latency_max_s", "credits_min", "backlog_max")
-DEFAULT_INSTANCE_SERIES = ("iops", "throughput_mb_s", "io_balance_pct", "byte_balance_pct", "bound")
-INSTANCE_SERIES = DEFAULT_INSTANCE_SERIES + ("iops_max", "io_balance_min_pct", "byte_balance_min_pct")
+# The series, from the engine's one table of them (series_table.hpp; test_series_table.py checks
+# the bound classes, the stub, the results and the docs against it): the default recording's,
+# then the extremes per interval, recorded only when named.
+VOLUME_SERIES = tuple(name for name, _, _, _ in ebssim._core.VOLUME_SERIES_TABLE)
+DEFAULT_VOLUME_SERIES = tuple(n for n, agg, _, _ in ebssim._core.VOLUME_SERIES_TABLE if agg not in ("max", "min"))
+INSTANCE_SERIES = tuple(name for name, _, _, _ in ebssim._core.INSTANCE_SERIES_TABLE)
+DEFAULT_INSTANCE_SERIES = tuple(n for n, agg, _, _ in ebssim._core.INSTANCE_SERIES_TABLE if agg not in ("max", "min"))
 
 
 def fields(cls: type) -> tuple[str, ...]:

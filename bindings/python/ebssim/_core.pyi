@@ -273,6 +273,12 @@ VOLUME_SERIES: Final[tuple[str, ...]]
 INSTANCE_SERIES: Final[tuple[str, ...]]
 DEFAULT_VOLUME_SERIES: Final[tuple[str, ...]]
 DEFAULT_INSTANCE_SERIES: Final[tuple[str, ...]]
+# The engine's series tables (series_table.hpp), one row per series: (name, aggregation, source,
+# doc), aggregation one of rate, latency, level, majority, max, min; source the series an
+# extreme (max, min) is of, the row's own name otherwise. The VolumeSeries and InstanceSeries
+# properties below are these names (tests/python/test_series_table.py checks it).
+VOLUME_SERIES_TABLE: Final[tuple[tuple[str, str, str, str], ...]]
+INSTANCE_SERIES_TABLE: Final[tuple[tuple[str, str, str, str], ...]]
 
 class CliffEpisode(metaclass=_pybind11_type):
     @property

@@ -37,7 +37,7 @@ from typing import (
 import numpy as np
 import numpy.typing as npt
 
-from . import _repr
+from . import _core, _repr
 from ._core import InstanceSeries, InstanceTotals, VolumeSeries, VolumeTotals
 from ._units import real
 from .instances import Instance
@@ -82,6 +82,11 @@ def _frozen(a: _Array) -> _Array:
     would change what every later read of the result, its summary and its plots see)."""
     a.flags.writeable = False
     return a
+
+
+#: The series in seconds, which VolumeResult.to_pandas gives in ms under these names (every other
+#: series is the column of its name; tests/python/test_series_table.py checks each has one).
+_MS_COLUMNS: Dict[str, str] = {"latency_s": "latency_ms", "latency_max_s": "latency_max_ms"}
 
 
 def _series(r: Union["VolumeResult", "InstanceResult"], name: str) -> Any:
@@ -584,15 +589,12 @@ class VolumeResult(_RecordedAxis):
                 columns[name] = get()
             except ValueError:
                 continue
-        # The extremes, where recorded (never in the default recording, nor with record=False).
-        for name, series, get in (
-            ("iops_max", "iops_max", lambda: self.iops_max),
-            ("latency_max_ms", "latency_max_s", lambda: self.latency_max_s * 1e3),
-            ("credits_min", "credits_min", lambda: self.credits_min),
-            ("backlog_max", "backlog_max", lambda: self.backlog_max),
-        ):
-            if series in self.recorded:
-                columns[name] = get()
+        # The extremes, where recorded (never in the default recording, nor with record=False),
+        # in the engine's table's order.
+        for name, aggregation, _, _ in _core.VOLUME_SERIES_TABLE:
+            if aggregation in ("max", "min") and name in self.recorded:
+                ms = _MS_COLUMNS.get(name)
+                columns[ms or name] = getattr(self, name) * 1e3 if ms else getattr(self, name)
         return pd.DataFrame(columns, index=time_index(self))
 
     def _cliff_text(self) -> str:

@@ -6,23 +6,21 @@
 /// A Recording chooses the series (any subset of a volume's and of the instance's), the interval
 /// (`every` steps per recorded value, the last interval possibly partial), the precision of the
 /// floating-point series (float64 or float32) and, optionally, caller-provided buffers. Per
-/// interval:
-///   - rates (iops, ebs_iops, throughput_mib_s; the instance's iops, throughput_mb_s): the mean
-///     over the interval's steps;
-///   - latency_s: the I/O-weighted mean (sum of latency x IOPS over sum of IOPS; NaN when no I/O
-///     completed), so Little's law holds per interval: mean outstanding I/Os = latency x iops;
-///   - levels (credits, backlog_ops, the instance's balances): the value at the end of the
-///     interval;
-///   - bound: the bound that held in most of the interval's steps (a tie goes to the lower code:
-///     demand, then the volume's limits, then the instance's).
+/// interval, by the row's Aggregation in series_table.hpp (the list of the series):
+///   - a rate: the mean over the interval's steps;
+///   - the latency: the I/O-weighted mean (sum of latency x IOPS over sum of IOPS; NaN when no
+///     I/O completed), so Little's law holds per interval: mean outstanding I/Os = latency x iops;
+///   - a level: the value at the end of the interval;
+///   - the bound (majority): the bound that held in most of the interval's steps (a tie goes to
+///     the lower code: demand, then the volume's limits, then the instance's).
 /// and, only when chosen (they are not in the default recording), the interval's extremes over
-/// its steps, what a CloudWatch Maximum or Minimum statistic gives per period:
-///   - iops_max (a volume's and the instance's): the largest step's IOPS;
-///   - latency_max_s: the largest step latency among the steps that completed I/O (NaN when none
-///     did), the worst step that the I/O-weighted mean averages away;
-///   - credits_min, io_balance_min_pct, byte_balance_min_pct: the lowest level at the end of any
-///     step (a bucket that runs low and refills inside the interval);
-///   - backlog_max: the largest backlog at the end of any step.
+/// its steps, what a CloudWatch Maximum or Minimum statistic gives per period (max, min of the
+/// row's source series):
+///   - of a rate: the largest step's rate;
+///   - of the latency: the largest step latency among the steps that completed I/O (NaN when
+///     none did), the worst step that the I/O-weighted mean averages away;
+///   - of a level: the lowest (a bucket that runs low and refills inside the interval) or the
+///     largest (a backlog) level at the end of any step.
 /// Over a jumped stretch (record_constant) rates are constant and levels and latency linear, so
 /// each chunk's extreme is at one of its ends: the recorder takes it there, without the steps.
 /// Every recorded value belongs to the interval that starts at step j x every. With every = 1 the
@@ -37,10 +35,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "ebssim/bound.hpp"
 #include "ebssim/series.hpp"
+#include "ebssim/series_table.hpp"
 
 namespace ebssim {
 
@@ -94,67 +94,33 @@ private:
     Series<float> f_;
 };
 
-/// The series of one volume, in the order of VolumeSeries' bits in Recording::volume_fields.
-enum class VolumeField : std::uint8_t {
-    iops = 0,
-    ebs_iops = 1,
-    throughput_mib_s = 2,
-    credits = 3,
-    latency_s = 4,
-    backlog_ops = 5,
-    bound = 6,
-    // Per-interval extremes, after the bound so that the bits of the series above keep their values.
-    iops_max = 7,
-    latency_max_s = 8,
-    credits_min = 9,
-    backlog_max = 10,
-};
-inline constexpr int n_volume_fields = 11;
-inline constexpr std::string_view volume_field_names[n_volume_fields] = {
-    "iops",  "ebs_iops", "throughput_mib_s", "credits",     "latency_s",  "backlog_ops",
-    "bound", "iops_max", "latency_max_s",    "credits_min", "backlog_max"};
-
-/// The series of the instance, in the order of their bits in Recording::instance_fields.
-enum class InstanceField : std::uint8_t {
-    iops = 0,
-    throughput_mb_s = 1,
-    io_balance_pct = 2,
-    byte_balance_pct = 3,
-    bound = 4,
-    iops_max = 5,
-    io_balance_min_pct = 6,
-    byte_balance_min_pct = 7,
-};
-inline constexpr int n_instance_fields = 8;
-inline constexpr std::string_view instance_field_names[n_instance_fields] = {
-    "iops",  "throughput_mb_s", "io_balance_pct",     "byte_balance_pct",
-    "bound", "iops_max",        "io_balance_min_pct", "byte_balance_min_pct"};
-
 /// Every series (the bits a Recording may set).
-inline constexpr std::uint32_t all_volume_fields = (1U << n_volume_fields) - 1;
-inline constexpr std::uint32_t all_instance_fields = (1U << n_instance_fields) - 1;
+inline constexpr std::uint32_t all_volume_fields = detail::series_bits(volume_series_table, true);
+inline constexpr std::uint32_t all_instance_fields = detail::series_bits(instance_series_table, true);
 /// The default recording's series: all but the extremes, which only a Recording that names them
 /// records (the default's speed and memory, 49 bytes a volume-step, stay what they were).
-inline constexpr std::uint32_t default_volume_fields = (1U << (static_cast<unsigned>(VolumeField::bound) + 1)) - 1;
-inline constexpr std::uint32_t default_instance_fields = (1U << (static_cast<unsigned>(InstanceField::bound) + 1)) - 1;
+inline constexpr std::uint32_t default_volume_fields = detail::series_bits(volume_series_table, false);
+inline constexpr std::uint32_t default_instance_fields = detail::series_bits(instance_series_table, false);
 
-/// Recorded outputs of one volume, one value per interval (per step by default). A series that
-/// was not chosen is empty. Rates are per second.
+/// The storage of a recorded series: the bound's codes as uint8, the others a Column.
+template <Aggregation A>
+using SeriesStorage = std::conditional_t<A == Aggregation::majority, Series<std::uint8_t>, Column>;
+
+/// Recorded outputs of one volume, one value per interval (per step by default): a member per
+/// row of volume_series_table (series_table.hpp, which says what each is). A series that was
+/// not chosen is empty. Rates are per second.
 struct StepSeries {
-    Column iops;              ///< application I/Os completed per second
-    Column ebs_iops;          ///< EBS-counted operations per second
-    Column throughput_mib_s;  ///< MiB/s completed
-    Column credits;           ///< burst credits at the end of the step (I/O credits; MiB on st1/sc1)
-    Column latency_s;         ///< mean latency of the I/Os completed (NaN if none)
-    /// I/Os waiting at the end of the step: arrived (open loop) and neither completed nor in
-    /// service, whether queued at the device or, above an open loop's max_in_flight, held back
-    /// in the application
-    Column backlog_ops;
-    Series<std::uint8_t> bound;  ///< Bound code
-    Column iops_max;             ///< largest step iops of the interval
-    Column latency_max_s;        ///< largest step latency_s of the interval's steps with I/O (NaN if none)
-    Column credits_min;          ///< lowest credits at the end of a step of the interval
-    Column backlog_max;          ///< largest backlog_ops at the end of a step of the interval
+#define EBSSIM_X(name, aggregation, source, doc) SeriesStorage<Aggregation::aggregation> name;
+    EBSSIM_VOLUME_SERIES(EBSSIM_X)
+#undef EBSSIM_X
+
+    /// f(field, member) for each series, in the table's order.
+    template <class F>
+    void for_each(F&& f) {
+#define EBSSIM_X(name, aggregation, source, doc) f(VolumeField::name, name);
+        EBSSIM_VOLUME_SERIES(EBSSIM_X)
+#undef EBSSIM_X
+    }
 
     /// Mean I/Os outstanding (waiting + in service) in step (interval) k: by Little's law,
     /// latency x rate. Derived rather than stored, which keeps recording cheap.
@@ -163,16 +129,19 @@ struct StepSeries {
     }
 };
 
-/// Recorded outputs of the instance, as StepSeries.
+/// Recorded outputs of the instance, as StepSeries: a member per row of instance_series_table.
 struct InstanceSeries {
-    Column iops;                  ///< EBS-counted operations per second, all volumes
-    Column throughput_mb_s;       ///< decimal MB/s, all volumes
-    Column io_balance_pct;        ///< EBSIOBalance% at the end of the step
-    Column byte_balance_pct;      ///< EBSByteBalance% at the end of the step
-    Series<std::uint8_t> bound;   ///< Bound::demand, instance_iops or instance_throughput
-    Column iops_max;              ///< largest step iops of the interval
-    Column io_balance_min_pct;    ///< lowest io_balance_pct at the end of a step of the interval
-    Column byte_balance_min_pct;  ///< lowest byte_balance_pct at the end of a step of the interval
+#define EBSSIM_X(name, aggregation, source, doc) SeriesStorage<Aggregation::aggregation> name;
+    EBSSIM_INSTANCE_SERIES(EBSSIM_X)
+#undef EBSSIM_X
+
+    /// f(field, member) for each series, in the table's order.
+    template <class F>
+    void for_each(F&& f) {
+#define EBSSIM_X(name, aggregation, source, doc) f(InstanceField::name, name);
+        EBSSIM_INSTANCE_SERIES(EBSSIM_X)
+#undef EBSSIM_X
+    }
 };
 
 /// What a recorded run keeps (RunOptions::recording; ignored when Simulation::run's record is
