@@ -203,6 +203,36 @@ void BM_OpenLoop_gp2(benchmark::State& state) {
 }
 BENCHMARK(BM_OpenLoop_gp2)->ArgName("record")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
+// (a'') The recorded run with a core to spare or without: threads = 2 gives the served steps'
+// helper thread (ServedFiller, served.hpp) a core, which writes the recorded values of the served
+// stretches while the stepping thread goes on; threads = 1 leaves them to the stepping thread.
+// every = 1 is the default recording (a direct sink), every = 60 the windowed helper. Whether
+// the helper earns its complexity is decided by these figures (docs/performance.md).
+void BM_Recorded_helper(benchmark::State& state) {
+    const int threads = static_cast<int>(state.range(0));
+    const VolumeSpec spec = gp2_spec(100);
+    const std::vector<Workload> ws{open_loop(trace(0))};
+    add_trace_counters(state, spec, ws[0]);
+    RunOptions options;
+    options.threads = threads;
+    options.recording.every = state.range(1);
+    for (auto _ : state) {
+        Simulation sim({spec});
+        RunResult r = sim.run(ws, kSteps, true, {}, {}, options);
+        benchmark::DoNotOptimize(r.series.data());
+        benchmark::ClobberMemory();
+    }
+    set_rates(state, 1, kSteps);
+}
+BENCHMARK(BM_Recorded_helper)
+    ->ArgNames({"threads", "every"})
+    ->Args({1, 1})
+    ->Args({2, 1})
+    ->Args({1, 60})
+    ->Args({2, 60})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
 // (a') The same trace on a default gp3 (no bucket), and gp3 on a trace whose bound flips at
 // random every step (branch-predictor worst case). Not part of the target; they show how much
 // the bucket logic and branch mispredictions cost.

@@ -1,6 +1,6 @@
 #pragma once
 // Private to the library: the bookkeeping of cliff episodes (CliffEpisode), shared by the scalar
-// step loop (engine.cpp) and the lockstep kernel (lockstep.cpp), so that both follow one rule.
+// step loop (stepper.hpp) and the lockstep kernel (lockstep.cpp), so that both follow one rule.
 
 #include <algorithm>
 #include <cmath>

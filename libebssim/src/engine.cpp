@@ -246,20 +246,21 @@ std::vector<FleetOutcome> run_many(std::span<const FleetItem> items, const RunLi
         RunOptions one = options;  // each Simulation in one thread, with the other options
         one.threads = 1;
         detail::parallel_items(rest.size(), detail::useful_threads(threads, rest.size(), work), interrupt,
-                       [&](std::size_t j, const InterruptCheck& check) {
-                           const std::size_t k = rest[j];
-                           const FleetItem& it = items[k];
-                           try {
-                               RunOptions o = one;
-                               o.recording.every = it.every;
-                               out[k].result = it.sim->run(*it.workloads, it.n_steps, it.record, limits, check, o);
-                           } catch (const WorkloadError& e) {
-                               out[k].error = e.reason();
-                               out[k].workload = static_cast<std::ptrdiff_t>(e.workload());
-                           } catch (const ConfigError& e) {
-                               out[k].error = e.what();
-                           }
-                       });
+                               [&](std::size_t j, const InterruptCheck& check) {
+                                   const std::size_t k = rest[j];
+                                   const FleetItem& it = items[k];
+                                   try {
+                                       RunOptions o = one;
+                                       o.recording.every = it.every;
+                                       out[k].result =
+                                           it.sim->run(*it.workloads, it.n_steps, it.record, limits, check, o);
+                                   } catch (const WorkloadError& e) {
+                                       out[k].error = e.reason();
+                                       out[k].workload = static_cast<std::ptrdiff_t>(e.workload());
+                                   } catch (const ConfigError& e) {
+                                       out[k].error = e.what();
+                                   }
+                               });
     } catch (...) {
         for (std::size_t k = 0; k < items.size(); ++k) *items[k].sim = saved[k];
         throw;

@@ -1,10 +1,11 @@
 // The lockstep kernel (lockstep.hpp): independent open-loop volumes stepped together, one per
 // lane of a SIMD vector, branch-free, with the same arithmetic as Stepper<OpenSource> in
-// engine.cpp, operation for operation, so that every lane's results equal the scalar loop's to
-// the last bit. How each branch of the scalar step becomes a select is noted where it happens;
-// the argument as a whole is in docs/design.md ("The lockstep kernel").
+// stepper.hpp, operation for operation (both take every formula from step.hpp), so that every
+// lane's results equal the scalar loop's to the last bit. How each branch of the scalar step
+// becomes a select is noted where it happens; the argument as a whole is in docs/design.md ("The
+// lockstep kernel").
 //
-// This file is compiled with -ffp-contract=off (libebssim/CMakeLists.txt), as is engine.cpp:
+// This file is compiled with -ffp-contract=off (libebssim/CMakeLists.txt), as is the whole library:
 // a fused multiply-add rounds once where the scalar loop rounds twice.
 
 #include "lockstep.hpp"
@@ -611,7 +612,7 @@ LockstepGroup::LockstepGroup(std::span<const LockstepVolume> volumes, double dt,
         const VolumeParams& p = *volumes_[l].params;
         const OpenLoop& w = *volumes_[l].workload;
         const VolumeState& s = *volumes_[l].state;
-        // As Stepper's constructor and OpenSource (engine.cpp).
+        // As Stepper's constructor and OpenSource (stepper.hpp, sources.hpp).
         const StepLimits lim = StepLimits::of(p, dt);
         d_.earned[l] = lim.earned;
         d_.burst_cap[l] = lim.burst_cap;

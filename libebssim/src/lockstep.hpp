@@ -2,7 +2,7 @@
 // Private to the library: the lockstep kernel, which steps up to `lockstep_lanes` independent
 // open-loop volumes (no instance, totals only) together, one loop over time with each volume's
 // state in one lane of a SIMD vector. It is a second implementation of
-// Stepper<OpenSource>::offer/commit(g = 1) in engine.cpp, written branch-free, and gives the
+// Stepper<OpenSource>::offer/commit(g = 1) in stepper.hpp, written branch-free, and gives the
 // same results to the last bit (docs/design.md, "The lockstep kernel"): a change to the step
 // rule must be made in both, and tests/cpp/test_lockstep.cpp fails until it is.
 

@@ -1,10 +1,10 @@
 #pragma once
 // Private to the library: the closed forms behind jumps over a backlog whose mix (operations and
-// bytes per counted I/O) differs from the arrivals' (Stepper::jump_mixed in engine.cpp).
+// bytes per counted I/O) differs from the arrivals' (Stepper::jump_mixed in jumps.hpp).
 //
 // A throttled step serves the same amount s of the binding quantity (counted I/Os at the IOPS
 // cap, bytes at the throughput cap) from a backlog B_j of it plus the arrivals a, in proportion
-// (engine.cpp's f = s / (B_j + a) applies to every component), so B_j = B_0 + j delta with
+// (jumps.hpp's f = s / (B_j + a) applies to every component), so B_j = B_0 + j delta with
 // delta = a - s, and the share of the backlog that was already there at the start (the "old"
 // material) follows phi_{j+1} = phi_j B_j / (B_j + a). phi_n is a product of ratios of linear
 // terms in j, a ratio of Gamma functions:

@@ -39,6 +39,17 @@ struct DirectSink {
     static constexpr int n_fields = NMean + (Latency ? 1 : 0) + NEnd + 1;
     std::array<double*, n_fields - 1> p{};
     std::uint8_t* bound = nullptr;
+    /// The step whose values p[i][0] and bound[0] hold: 0 for a run's own series, a window's first
+    /// step for a window's buffer (ServedFiller::window_sink).
+    std::int64_t first = 0;
+
+    /// Where series i, respectively the bound, of step k goes.
+    [[gnu::always_inline]] [[nodiscard]] double* at(std::size_t i, std::int64_t k) const noexcept {
+        return p[i] + (k - first);
+    }
+    [[gnu::always_inline]] [[nodiscard]] std::uint8_t* bound_at(std::int64_t k) const noexcept {
+        return bound + (k - first);
+    }
 
     /// Series i of the values of a step: mean..., latency (if any), end....
     static double value(const Step& s, int i) noexcept {
@@ -47,8 +58,8 @@ struct DirectSink {
         return s.end[static_cast<std::size_t>(i - NMean - (Latency ? 1 : 0))];
     }
     [[gnu::always_inline]] void put(std::int64_t k, const Step& s) const noexcept {
-        for (int i = 0; i < n_fields - 1; ++i) p[static_cast<std::size_t>(i)][k] = value(s, i);
-        bound[k] = s.bound;
+        for (int i = 0; i < n_fields - 1; ++i) *at(static_cast<std::size_t>(i), k) = value(s, i);
+        *bound_at(k) = s.bound;
     }
 };
 

@@ -1,7 +1,6 @@
 #include "served.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -72,10 +71,10 @@ constexpr int block_max = 256;
     // The sink's series in DirectSink::value's order: the rates, the latency, the levels.
     static_assert(VolumeRecorder::Sink::n_fields == 7);
     rates(in, k, m, cnt, st,
-          {sink.p[volume_value<VolumeField::iops>] + k, sink.p[volume_value<VolumeField::ebs_iops>] + k,
-           sink.p[volume_value<VolumeField::throughput_mib_s>] + k, sink.p[volume_value<VolumeField::latency_s>] + k});
-    std::fill_n(sink.p[volume_value<VolumeField::backlog_ops>] + k, m, 0.0);
-    std::fill_n(sink.bound + k, m, static_cast<std::uint8_t>(Bound::demand));
+          {sink.at(volume_value<VolumeField::iops>, k), sink.at(volume_value<VolumeField::ebs_iops>, k),
+           sink.at(volume_value<VolumeField::throughput_mib_s>, k), sink.at(volume_value<VolumeField::latency_s>, k)});
+    std::fill_n(sink.at(volume_value<VolumeField::backlog_ops>, k), m, 0.0);
+    std::fill_n(sink.bound_at(k), m, static_cast<std::uint8_t>(Bound::demand));
 }
 
 // The filler's work: the values of steps [k0, k1) but the credits, block by block.
@@ -118,7 +117,7 @@ constexpr int block_max = 256;
         // The credits of the steps B takes, written straight into a direct sink (the values of
         // the steps not taken are written later) or kept for out->record.
         double* const cred =
-            r.out != nullptr && r.direct ? r.sink.p[volume_value<VolumeField::credits>] + k : cred_block;
+            r.out != nullptr && r.direct ? r.sink.at(volume_value<VolumeField::credits>, k) : cred_block;
         const bool keep_cred = r.out != nullptr;
         __builtin_prefetch(o + m + 64);
         __builtin_prefetch(b + m + 64);
@@ -241,8 +240,8 @@ constexpr int block_max = 256;
 // The filler's recording of a window's steps [k0, k1) from its sink s.
 [[gnu::always_inline]] inline void record_window_impl(VolumeRecorder& rec, const VolumeRecorder::Sink& s,
                                                       std::int64_t k0, std::int64_t k1) noexcept {
-    rec.record_steps(k0, static_cast<int>(k1 - k0), {s.p[0] + k0, s.p[1] + k0, s.p[2] + k0}, s.p[3] + k0,
-                     {s.p[4] + k0, s.p[5] + k0}, 0, s.bound + k0);
+    rec.record_steps(k0, static_cast<int>(k1 - k0), {s.at(0, k0), s.at(1, k0), s.at(2, k0)}, s.at(3, k0),
+                     {s.at(4, k0), s.at(5, k0)}, 0, s.bound_at(k0));
 }
 [[gnu::flatten, gnu::target("avx2")]] void record_window_avx2(VolumeRecorder& rec, const VolumeRecorder::Sink& s,
                                                               std::int64_t k0, std::int64_t k1) noexcept {
@@ -284,53 +283,53 @@ ServedFiller::ServedFiller(const ServedInput& in, VolumeRecorder& recorder, std:
       queue_(std::make_unique<std::array<Task, capacity>>()),
       thread_([this] { work(); }) {}
 
-VolumeRecorder::Sink ServedFiller::sink_of(std::int64_t w) const noexcept {
-    // Step k of window w is value k - w x window of its buffer: the sink's pointers are the
-    // buffer's, moved back by w x window values, as the step loops index a sink by step. Moved in
-    // integer arithmetic (implementation-defined, where pointer arithmetic out of the buffer would
-    // be undefined); only steps of this window are ever written through them.
+VolumeRecorder::Sink ServedFiller::sink_of(std::int64_t w) noexcept {
+    // Window w's buffer (the two buffers in turns), its values from step w x window on.
     const auto b = static_cast<std::size_t>(w % 2);
     const auto n = static_cast<std::size_t>(window_);
-    const auto back = static_cast<std::uintptr_t>(w * window_);
     VolumeRecorder::Sink s;
-    for (std::size_t i = 0; i < s.p.size(); ++i) {
-        const double* q = values_.data() + (b * s.p.size() + i) * n;
-        s.p[i] = reinterpret_cast<double*>(  // NOLINT(performance-no-int-to-ptr): see above
-            reinterpret_cast<std::uintptr_t>(q) - back * sizeof(double));
-    }
-    s.bound = reinterpret_cast<std::uint8_t*>(  // NOLINT(performance-no-int-to-ptr): see above
-        reinterpret_cast<std::uintptr_t>(bounds_.data() + b * n) - back);
+    for (std::size_t i = 0; i < s.p.size(); ++i) s.p[i] = values_.data() + (b * s.p.size() + i) * n;
+    s.bound = bounds_.data() + b * n;
+    s.first = w * window_;
     return s;
 }
 
 namespace {
-void spin(int& idle) noexcept {
-    if (++idle < 2048) {
+// Waits until `a` differs from `old`: a short spin (a stretch is handed over every few
+// microseconds while the kernel serves), then blocked in the kernel (std::atomic::wait) until the
+// other thread stores a new value and notifies.
+template <class T>
+void await_change(const std::atomic<T>& a, T old) noexcept {
+    for (int i = 0; i < 1024; ++i) {
+        if (a.load(std::memory_order_acquire) != old) return;
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
 #endif
-    } else if (idle < 4096) {
-        std::this_thread::yield();
-    } else {
-        std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
+    while (a.load(std::memory_order_acquire) == old) a.wait(old, std::memory_order_acquire);
 }
 }  // namespace
 
 VolumeRecorder::Sink ServedFiller::window_sink(std::int64_t w) noexcept {
-    int idle = 0;
-    while (recorded_.load(std::memory_order_acquire) < w - 1) spin(idle);  // window w - 2 used the buffer
+    for (std::int64_t r = recorded_.load(std::memory_order_acquire); r < w - 1;  // window w - 2 used the buffer
+         r = recorded_.load(std::memory_order_acquire)) {
+        await_change(recorded_, r);
+    }
     return sink_of(w);
 }
 
 void ServedFiller::push_window(std::int64_t k0, std::int64_t k1) noexcept {
-    int idle = 0;
-    while (!push_task({k0, k1, true})) spin(idle);
+    for (;;) {
+        const std::size_t t = tail_.load(std::memory_order_acquire);  // before the try: a change after it wakes us
+        if (push_task({k0, k1, true})) return;
+        await_change(tail_, t);
+    }
 }
 
 ServedFiller::~ServedFiller() {
     if (thread_.joinable()) {
         state_.store(2, std::memory_order_release);
+        wake();
         thread_.join();
     }
 }
@@ -342,14 +341,25 @@ bool ServedFiller::push_task(const Task& t) noexcept {
     if (h - tail_.load(std::memory_order_acquire) >= capacity) return false;
     (*queue_)[h % capacity] = t;
     head_.store(h + 1, std::memory_order_release);
+    // Wake the helper only if it has gone to sleep: with the helper's fence (work()), either it
+    // sees this stretch before it sleeps or this sees that it sleeps (no wake-up is lost), and a
+    // hand-over pays a fence and a load instead of a read-modify-write on a line the helper reads.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (sleeping_.load(std::memory_order_relaxed)) wake();
     return true;
 }
 
 void ServedFiller::finish() noexcept {
     if (thread_.joinable()) {
         state_.store(1, std::memory_order_release);
+        wake();
         thread_.join();
     }
+}
+
+void ServedFiller::wake() noexcept {
+    signal_.fetch_add(1, std::memory_order_release);
+    signal_.notify_one();
 }
 
 void ServedFiller::work() noexcept {
@@ -370,20 +380,36 @@ void ServedFiller::work() noexcept {
                     record_window_base(*recorder_, ws, x.k0, x.k1);
                 }
                 recorded_.store(x.k0 / window_ + 1, std::memory_order_release);
+                recorded_.notify_one();
             } else if (avx2) {
                 fill_avx2(in_, ws, x.k0, x.k1);
             } else {
                 fill_base(in_, ws, x.k0, x.k1);
             }
             tail_.store(++t, std::memory_order_release);
+            tail_.notify_one();
             idle = 0;
             continue;
         }
         // Everything handed over before finish() is in the queue once state 1 is seen.
         if (s == 1 && t == head_.load(std::memory_order_acquire)) return;
-        // Nothing to do: spin a little (the kernel hands over a stretch every few microseconds
-        // while it serves), then give the core away while the step loop throttles.
-        spin(idle);
+        // Nothing to do: wait for the next stretch, a short spin first (the kernel hands one over
+        // every few microseconds while it serves), then asleep (the step loop may throttle for
+        // long): say so, then look once more before sleeping (push_task's fence pairs with this).
+        if (++idle < 1024) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+            continue;
+        }
+        sleeping_.store(true, std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        const std::uint32_t now = signal_.load(std::memory_order_acquire);
+        if (t == head_.load(std::memory_order_acquire) && state_.load(std::memory_order_acquire) == s) {
+            signal_.wait(now, std::memory_order_acquire);
+        }
+        sleeping_.store(false, std::memory_order_relaxed);
+        idle = 0;
     }
 }
 

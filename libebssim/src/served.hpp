@@ -1,6 +1,6 @@
 #pragma once
 // Private to the library: the kernel of the steps of one open-loop trace that its volume serves
-// in full from an empty backlog (engine.cpp's step_all hands them to it), and the helper thread
+// in full from an empty backlog (independent.cpp's step_all hands them to it), and the helper thread
 // that writes their recorded values while the kernel goes on.
 //
 // Such a step is commit()'s with f = 1, no instance and no backlog: available = 0 + arrivals,
@@ -111,7 +111,8 @@ private:
     };
     void work() noexcept;
     bool push_task(const Task& t) noexcept;
-    [[nodiscard]] VolumeRecorder::Sink sink_of(std::int64_t w) const noexcept;
+    void wake() noexcept;
+    [[nodiscard]] VolumeRecorder::Sink sink_of(std::int64_t w) noexcept;
 
     static constexpr std::size_t capacity = 64;
     ServedInput in_;
@@ -125,6 +126,9 @@ private:
     std::atomic<std::size_t> head_{0};  // stretches handed over (written by the kernel's thread)
     std::atomic<std::size_t> tail_{0};  // stretches written (by the helper)
     std::atomic<int> state_{0};         // 0 running, 1 finish what is handed over, 2 stop now
+    // Bumped and notified to wake the helper (a hand-over while it sleeps, a finish); it sleeps on it.
+    std::atomic<std::uint32_t> signal_{0};
+    std::atomic<bool> sleeping_{false};  // the helper is (about to be) asleep on signal_
     std::thread thread_;
 };
 
