@@ -493,8 +493,8 @@ const Fleet& fleet(std::size_t volumes, bool diurnal) {
 void BM_Fleet(benchmark::State& state) {
     const auto volumes = static_cast<std::size_t>(state.range(0));
     const RunOptions options{.threads = 1, .lockstep = state.range(1) != 0};  // one core
-    const auto isa = static_cast<detail::LockstepIsa>(state.range(2));
-    if (!detail::set_lockstep_isa(isa)) {
+    const auto isa = static_cast<detail::Isa>(state.range(2));
+    if (!detail::set_kernel_isa(isa)) {
         state.SkipWithError("this CPU lacks the instruction set");
         return;
     }
@@ -520,7 +520,7 @@ void BM_Fleet(benchmark::State& state) {
         benchmark::DoNotOptimize(r.totals.data());
         benchmark::ClobberMemory();
     }
-    detail::set_lockstep_isa(detail::LockstepIsa::automatic);
+    detail::set_kernel_isa(detail::Isa::automatic);
     set_rates(state, static_cast<std::int64_t>(volumes), kFleetSteps);
 }
 // isa: 0 the default (the widest the CPU has), 2 SSE2, 3 AVX2, 4 AVX-512 (lockstep:1 only).

@@ -235,7 +235,7 @@ bool Simulation::run_independent(const std::vector<Workload>& ws, std::int64_t n
     constexpr std::size_t lanes = detail::lockstep_lanes;
     std::vector<detail::LockstepVolume> open;
     std::vector<std::size_t> scalar;
-    const bool lockstep = rec == nullptr && options.lockstep && detail::lockstep_isa() != detail::LockstepIsa::none;
+    const bool lockstep = rec == nullptr && options.lockstep && detail::kernel_isa() != detail::Isa::none;
     for (std::size_t i = 0; i < params_.size(); ++i) {
         const auto* o = std::get_if<OpenLoop>(&ws[i]);
         if (o != nullptr && lockstep && !(options.jump && long_runs(*o, n))) {

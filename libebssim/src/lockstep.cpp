@@ -567,32 +567,12 @@ inline void dispatch(LockstepGroup::Data& d, std::int64_t k0, std::int64_t k1) {
 
 using Kernel = void (*)(LockstepGroup::Data&, std::int64_t, std::int64_t);
 
-bool cpu_has(LockstepIsa isa) noexcept {
-    __builtin_cpu_init();
-    switch (isa) {
-        case LockstepIsa::avx512:
-            return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-                   __builtin_cpu_supports("avx512vl");
-        case LockstepIsa::avx2: return __builtin_cpu_supports("avx2");
-        default: return true;  // SSE2 is part of x86-64
-    }
-}
-
-// The widest instruction set the CPU has; none (the scalar loop) when that is SSE2, whose two
-// lanes step no faster than the scalar loop (bench/bench_engine.cpp, BM_Fleet isa:2).
-LockstepIsa best_isa() noexcept {
-    if (cpu_has(LockstepIsa::avx512)) return LockstepIsa::avx512;
-    if (cpu_has(LockstepIsa::avx2)) return LockstepIsa::avx2;
-    return LockstepIsa::none;
-}
-
-std::atomic<LockstepIsa> current_isa{best_isa()};
 std::atomic<LockstepForm> current_form{LockstepForm::automatic};
 
-Kernel kernel_for(LockstepIsa isa) noexcept {
+Kernel kernel_for(Isa isa) noexcept {
     switch (isa) {
-        case LockstepIsa::avx512: return kernel_avx512;
-        case LockstepIsa::avx2: return kernel_avx2;
+        case Isa::avx512: return kernel_avx512;
+        case Isa::avx2: return kernel_avx2;
         default: return kernel_sse2;
     }
 }
@@ -645,22 +625,13 @@ LockstepGroup::LockstepGroup(std::span<const LockstepVolume> volumes, double dt,
     }
 }
 
-LockstepIsa lockstep_isa() noexcept { return current_isa.load(std::memory_order_relaxed); }
-
-bool set_lockstep_isa(LockstepIsa isa) noexcept {
-    if (isa == LockstepIsa::automatic) isa = best_isa();
-    if (!cpu_has(isa)) return false;
-    current_isa.store(isa, std::memory_order_relaxed);
-    return true;
-}
-
 void set_lockstep_form(LockstepForm form) noexcept { current_form.store(form, std::memory_order_relaxed); }
 
 void LockstepGroup::step(std::int64_t k0, std::int64_t k1) {
     d_.form = current_form.load(std::memory_order_relaxed);
-    LockstepIsa isa = lockstep_isa();
+    Isa isa = kernel_isa();
     // Up to 4 volumes: one AVX2 pass costs half an AVX-512 one (8 lanes, half of them padding).
-    if (isa == LockstepIsa::avx512 && used_ <= 4) isa = LockstepIsa::avx2;
+    if (isa == Isa::avx512 && used_ <= 4) isa = Isa::avx2;
     kernel_for(isa)(d_, k0, k1);
     steps_ += k1 - k0;
 }

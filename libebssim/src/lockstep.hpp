@@ -14,21 +14,13 @@
 #include "ebssim/totals.hpp"
 #include "ebssim/volume.hpp"
 #include "ebssim/workload.hpp"
+#include "isa.hpp"
 #include "step.hpp"
 
 namespace ebssim::detail {
 
 /// Volumes stepped together by one kernel: one AVX-512 vector of doubles, two AVX2 ones.
 inline constexpr std::size_t lockstep_lanes = 8;
-
-/// The instruction set the kernel runs with: the widest the CPU has (AVX-512: 8 lanes per
-/// instruction, AVX2: 4), or none (volumes go through the scalar loop) on a CPU with only SSE2
-/// (2 lanes, no faster than the scalar loop), unless a test or benchmark chose another.
-enum class LockstepIsa : std::uint8_t { automatic, none, sse2, avx2, avx512 };
-[[nodiscard]] LockstepIsa lockstep_isa() noexcept;
-/// For tests and benchmarks, between runs (not while one is running): run the kernel with `isa`
-/// (automatic: the default above). False, and no change, when the CPU lacks it.
-bool set_lockstep_isa(LockstepIsa isa) noexcept;
 
 /// The AVX-512 step's form: chosen as it goes (automatic: the branchy form, which skips the
 /// divisions no lane needs, where few steps need them, else the branch-free one), or one of the

@@ -8,7 +8,7 @@
 
 #include "ebssim/bound.hpp"
 #include "ebssim/units.hpp"
-#include "lockstep.hpp"
+#include "isa.hpp"
 
 namespace ebssim::detail {
 namespace {
@@ -252,12 +252,6 @@ constexpr int block_max = 256;
     record_window_impl(rec, s, k0, k1);
 }
 
-// The instruction set that tests and benchmarks choose for the lockstep kernel (set_lockstep_isa).
-bool use_avx2() noexcept {
-    const LockstepIsa isa = lockstep_isa();
-    return isa == LockstepIsa::avx2 || isa == LockstepIsa::avx512;
-}
-
 }  // namespace
 
 namespace {
@@ -268,7 +262,7 @@ void set_served_kernel(bool on) noexcept { served_on.store(on, std::memory_order
 bool served_kernel() noexcept { return served_on.load(std::memory_order_relaxed); }
 
 std::int64_t serve(ServedRun& r, std::int64_t k, std::int64_t k1) noexcept {
-    return use_avx2() ? serve_avx2(r, k, k1) : serve_base(r, k, k1);
+    return kernels_use_avx2() ? serve_avx2(r, k, k1) : serve_base(r, k, k1);
 }
 
 ServedFiller::ServedFiller(const ServedInput& in, const VolumeRecorder::Sink& sink)
@@ -363,7 +357,7 @@ void ServedFiller::wake() noexcept {
 }
 
 void ServedFiller::work() noexcept {
-    const bool avx2 = use_avx2();
+    const bool avx2 = kernels_use_avx2();
     std::size_t t = 0;
     int idle = 0;
     for (;;) {

@@ -37,15 +37,15 @@ constexpr std::size_t W = detail::lockstep_lanes;  // the tests cover 1 .. 2W + 
 template <class F>
 void for_each_isa(F&& f) {
     const auto reset = [] {
-        detail::set_lockstep_isa(detail::LockstepIsa::automatic);
+        detail::set_kernel_isa(detail::Isa::automatic);
         detail::set_lockstep_form(detail::LockstepForm::automatic);
     };
-    for (const auto isa : {detail::LockstepIsa::sse2, detail::LockstepIsa::avx2, detail::LockstepIsa::avx512}) {
-        if (!detail::set_lockstep_isa(isa)) continue;
+    for (const auto isa : {detail::Isa::sse2, detail::Isa::avx2, detail::Isa::avx512}) {
+        if (!detail::set_kernel_isa(isa)) continue;
         CAPTURE(static_cast<int>(isa));
         for (const auto form :
              {detail::LockstepForm::automatic, detail::LockstepForm::branchy, detail::LockstepForm::branch_free}) {
-            if (isa != detail::LockstepIsa::avx512 && form != detail::LockstepForm::automatic) continue;
+            if (isa != detail::Isa::avx512 && form != detail::LockstepForm::automatic) continue;
             detail::set_lockstep_form(form);
             CAPTURE(static_cast<int>(form));
             try {

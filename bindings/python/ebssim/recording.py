@@ -2,27 +2,20 @@
 
 ``record=`` of :func:`ebssim.simulate` and :meth:`ebssim.Simulation.run` takes ``True`` (every
 series, every step, float64: the default), ``False`` (totals only) or a :class:`Recording`.
-The engine aggregates per interval of ``every_s`` (a multiple of the step ``dt``):
+The engine aggregates per interval of ``every_s`` (a multiple of the step ``dt``), each series
+as its row of the engine's series table says (the one list of series: docs/model.md, "What a run
+records", shows it):
 
-- rates (``iops``, ``ebs_iops``, ``throughput_mib_s``; the instance's ``iops``,
-  ``throughput_mb_s``): the mean over the interval's steps;
-- ``latency_s``: the mean weighted by the I/Os completed in each step, so that Little's law
-  holds per interval (mean outstanding I/Os = ``latency_s`` x ``iops``); NaN when none completed;
-- levels (``credits``, ``backlog_ops``; the instance's ``io_balance_pct``, ``byte_balance_pct``):
-  the value at the end of the interval;
-- ``bound``: the bound that held in most of the interval's steps (a tie goes to the first in
-  :data:`ebssim.BOUND_NAMES`).
-
-Recorded only when named in ``series`` (or ``instance_series``), the interval's extremes over
-its steps, as CloudWatch's Maximum and Minimum statistics per period (they are not in the
-default recording, :data:`DEFAULT_VOLUME_SERIES`):
-
-- ``iops_max`` (a volume's and the instance's): the largest step's IOPS;
-- ``latency_max_s``: the largest step latency among the steps that completed I/O (NaN when none
-  did): the worst step that the I/O-weighted ``latency_s`` averages away;
-- ``credits_min`` and the instance's ``io_balance_min_pct``, ``byte_balance_min_pct``: the lowest
-  level at the end of any step, which a refill before the interval's end hides from the level;
-- ``backlog_max``: the largest backlog at the end of any step.
+- a rate: the mean over the interval's steps;
+- a latency: the mean weighted by the I/Os completed in each step, so that Little's law holds per
+  interval (mean outstanding I/Os = ``latency_s`` x ``iops``); NaN when none completed;
+- a level: the value at the end of the interval;
+- the bound: the bound that held in most of the interval's steps (a tie goes to the first in
+  :data:`ebssim.BOUND_NAMES`);
+- an extreme (the maximum or minimum of another series over the interval's steps, as
+  CloudWatch's Maximum and Minimum statistics per period): recorded only when named in
+  ``series`` (or ``instance_series``), not in the default recording
+  (:data:`DEFAULT_VOLUME_SERIES`). A maximum of a latency is over the steps that completed I/O.
 
 Recorded every step, each equals its series (``iops_max`` is ``iops``, ...).
 
