@@ -5,10 +5,10 @@
 #include "fleet.hpp"
 
 #include <algorithm>
-#include <compare>
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <tuple>
 #include <variant>
 
 #include "ebssim/error.hpp"
@@ -22,7 +22,11 @@ struct PoolKey {
     double dt_s;
     double t0_s;
     std::int64_t n_steps;
-    auto operator<=>(const PoolKey&) const = default;
+    // (Not a defaulted operator<=>: clang-tidy 14 reads its synthesized comparison with 0 as a
+    // null pointer constant.)
+    bool operator<(const PoolKey& o) const noexcept {
+        return std::tie(dt_s, t0_s, n_steps) < std::tie(o.dt_s, o.t0_s, o.n_steps);
+    }
 };
 
 }  // namespace
