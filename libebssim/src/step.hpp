@@ -17,6 +17,8 @@
 ///
 /// The per-step limits of a volume (StepLimits) are built in one place, StepLimits::of.
 
+#include <type_traits>
+
 #include "ebssim/bound.hpp"
 #include "ebssim/volume.hpp"
 
@@ -149,7 +151,11 @@ template <class D>
 template <class Ops, class D = typename Ops::D>
 [[nodiscard, gnu::always_inline]] inline D served_counted(const typename Ops::M& iops_bound, const D& cap_counted,
                                                           const D& f, const D& available) noexcept {
-    return Ops::sel(iops_bound, cap_counted, f * available);
+    if constexpr (std::is_same_v<D, double>) {
+        return iops_bound ? cap_counted : f * available;  // one value: the product only where taken
+    } else {
+        return Ops::sel(iops_bound, cap_counted, f * available);
+    }
 }
 
 /// An open loop's backlog after the step: what was available and was not served.
@@ -203,8 +209,14 @@ template <class Ops, class D = typename Ops::D>
 [[nodiscard, gnu::always_inline]] inline D open_latency(const D& rate, const D& st, const D& waiting) noexcept {
     const D zero = D{} * 0.0;
     const typename Ops::M queued = Ops::mand(Ops::lt(zero, rate), Ops::lt(zero, waiting));
-    const D q = Ops::div_where(queued, rate * st + waiting, rate, zero + 1.0);
-    return Ops::sel(queued, Ops::max(q, st), st);  // std::max(st, q) = st < q ? q : st
+    if constexpr (std::is_same_v<D, double>) {
+        // One value: the quotient and the maximum only where something waits (the common step
+        // has nothing waiting; ScalarOps::sel would evaluate both arms, 3 instructions a step).
+        return queued ? Ops::max((rate * st + waiting) / rate, st) : st;
+    } else {
+        const D q = Ops::div_where(queued, rate * st + waiting, rate, zero + 1.0);
+        return Ops::sel(queued, Ops::max(q, st), st);  // std::max(st, q) = st < q ? q : st
+    }
 }
 
 }  // namespace ebssim::detail
