@@ -7,7 +7,7 @@
 A synthetic trace (fixed seed: diurnal demand plus bursts above gp2's 3,000 IOPS, 4..64 KiB
 I/Os) is replayed through a 100 GiB gp2 volume twice: by ``ebssim.simulate`` (compiled step loop)
 and by ``pure_python_replay`` below, a straightforward Python loop that implements the same
-model, step by step, as libebssim/src/engine.cpp does (same rules, same order of operations).
+model, step by step, as libebssim/src/stepper.hpp does (same rules, same order of operations).
 The script first checks that both agree (totals, final credits and backlog, steps per bound,
 cliff time and every recorded per-step series, to 1e-6 relative) so that the comparison is
 honest, then prints the times and the speed-up.
@@ -82,7 +82,7 @@ def make_trace(days: float, seed: int = 20240601, dt: float = 1.0) -> Tuple[np.n
 def pure_python_replay(ops: List[float], nbytes: List[float], dt: float = 1.0, record: bool = True) -> Dict[str, Any]:
     """The engine's open-loop step loop for one gp2 volume, in plain Python.
 
-    Mirrors ``kernel<OpenSource>`` in libebssim/src/engine.cpp rule for rule: counted operations,
+    Mirrors ``kernel<OpenSource>`` in libebssim/src/stepper.hpp (formulas: step.hpp) rule for rule: counted operations,
     the IOPS and throughput caps, the fraction served with the backlog carried (FIFO,
     work-conserving), the credit bucket, the cliff time and the latency by Little's law.
     """

@@ -6,7 +6,7 @@
     .venv/bin/python bench/bench_vs_numba.py --cases a,c --repeats 7
     .venv/bin/python bench/bench_vs_numba.py --cases b --fleet-volumes 1000 --threads 1,2
 
-The baseline is bench/numba_port.py: the open-loop step loop of libebssim/src/engine.cpp for
+The baseline is bench/numba_port.py: the open-loop step loop of libebssim/src/stepper.hpp (its formulas in step.hpp) for
 volumes without an instance, ported to one numba ``@njit`` function, its limits taken from the
 engine (no AWS rule restated). Before anything is timed, each case checks that ebssim and the
 port agree on its own inputs (totals to 1e-9 relative, steps per bound and cliffs exactly, every

@@ -4,7 +4,7 @@
     make bench-numba                                  # installs the `bench` extra, checks, then times
     .venv/bin/python bench/numba_port.py              # the agreement check on its own (exit 1 on a mismatch)
 
-The loop of ``Stepper<OpenSource>`` in libebssim/src/engine.cpp for volumes without an instance
+The loop of ``Stepper<OpenSource>`` in libebssim/src/stepper.hpp (formulas: step.hpp) for volumes without an instance
 (``run_independent``), written as a competent numba user would: one ``@njit`` function over the
 steps of one volume, scalars in locals, the per-step series written into preallocated arrays when
 asked. Rule for rule and in the same order of operations: AWS's counting (``IoCounting``,
