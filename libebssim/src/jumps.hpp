@@ -190,16 +190,9 @@ std::int64_t Stepper<Source>::jump_backlog(std::int64_t k, std::int64_t avail) n
         s_.backlog_ops = b_ops + mm * d_ops;
         s_.backlog_bytes = b_bytes + mm * d_bytes;
         s_.backlog_counted = b_cnt + mm * d_cnt;
-        acc_.demanded_ops += mm * o.demanded_ops;
-        acc_.demanded_bytes += mm * o.demanded_bytes;
+        add_run(m, o, false);
         // sum over j < m of served_ops * (latency + j * d_lat)
         acc_.latency_ops_s += o.served_ops * (mm * o.latency + d_lat * (mm * (mm - 1) * 0.5));
-        prev_instance_bound_ = false;
-        prev_served_cnt_ = o.served_cnt;
-        acc_.served_ops += mm * o.served_ops;
-        acc_.served_bytes += mm * o.served_bytes;
-        acc_.served_counted += mm * o.served_cnt;
-        acc_.steps_bound[static_cast<int>(o.bound)] += m;
         if (out_ != nullptr) {
             out_->record_constant(k, m,
                                   {{o.rate, o.served_cnt * inv_dt_, o.served_bytes * inv_dt_ * (1.0 / units::MiB)},
@@ -325,16 +318,24 @@ void Stepper<Source>::apply_run(std::int64_t k, std::int64_t m, const StepOutcom
     s_.backlog_ops = o.backlog_ops;
     s_.backlog_bytes = o.backlog_bytes;
     s_.backlog_counted = o.backlog_counted;
+    add_run(m, o, instance_bound);
+    if (o.rate > 0) acc_.latency_ops_s += mm * (o.latency * o.served_ops);
+    if (out_ != nullptr) record_run(k, m, o, c0, d);
+}
+
+/// The sums of m steps that each serve what outcome o serves (all but the latency, which each
+/// jump sums its own way), and what the next step needs to know of the last of them.
+template <class Source>
+void Stepper<Source>::add_run(std::int64_t m, const StepOutcome& o, bool instance_bound) noexcept {
+    const auto mm = static_cast<double>(m);
     acc_.demanded_ops += mm * o.demanded_ops;
     acc_.demanded_bytes += mm * o.demanded_bytes;
-    if (o.rate > 0) acc_.latency_ops_s += mm * (o.latency * o.served_ops);
     prev_instance_bound_ = instance_bound;
     prev_served_cnt_ = o.served_cnt;
     acc_.served_ops += mm * o.served_ops;
     acc_.served_bytes += mm * o.served_bytes;
     acc_.served_counted += mm * o.served_cnt;
     acc_.steps_bound[static_cast<int>(o.bound)] += m;
-    if (out_ != nullptr) record_run(k, m, o, c0, d);
 }
 
 /// The recorded outputs of m steps from k that all have outcome o, credits c0 + (j + 1) d

@@ -330,6 +330,7 @@ private:
                    bool instance_bound = false) noexcept;
 
     void record_run(std::int64_t k, std::int64_t m, const StepOutcome& o, double c0, double d) noexcept;
+    void add_run(std::int64_t m, const StepOutcome& o, bool instance_bound) noexcept;
 
 private:
     /// The share of offer()'s step that is served when the instance grants the fraction g (<= 1)
