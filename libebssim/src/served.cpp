@@ -289,16 +289,22 @@ VolumeRecorder::Sink ServedFiller::sink_of(std::int64_t w) noexcept {
 }
 
 namespace {
+// Either thread spins this many pauses (some tens of microseconds) before it sleeps.
+constexpr int spin_pauses = 1024;
+inline void cpu_pause() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
 // Waits until `a` differs from `old`: a short spin (a stretch is handed over every few
 // microseconds while the kernel serves), then blocked in the kernel (std::atomic::wait) until the
 // other thread stores a new value and notifies.
 template <class T>
 void await_change(const std::atomic<T>& a, T old) noexcept {
-    for (int i = 0; i < 1024; ++i) {
+    for (int i = 0; i < spin_pauses; ++i) {
         if (a.load(std::memory_order_acquire) != old) return;
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
+        cpu_pause();
     }
     while (a.load(std::memory_order_acquire) == old) a.wait(old, std::memory_order_acquire);
 }
@@ -390,10 +396,8 @@ void ServedFiller::work() noexcept {
         // Nothing to do: wait for the next stretch, a short spin first (the kernel hands one over
         // every few microseconds while it serves), then asleep (the step loop may throttle for
         // long): say so, then look once more before sleeping (push_task's fence pairs with this).
-        if (++idle < 1024) {
-#if defined(__x86_64__) || defined(__i386__)
-            __builtin_ia32_pause();
-#endif
+        if (++idle < spin_pauses) {
+            cpu_pause();
             continue;
         }
         sleeping_.store(true, std::memory_order_relaxed);
