@@ -12,34 +12,62 @@
 using namespace ebssim;
 
 void bind_latency(py::module_& m) {
-    m.attr("default_service_shape") = default_service_shape;
     m.attr("max_service_time_s") = max_service_time_s;
+    m.attr("min_service_cv") = min_service_cv;
+    m.attr("max_cv") = max_cv;
+    m.def(
+        "default_wait_spread",
+        [](bool nitro) {
+            const WaitSpread w = default_wait_spread(nitro);
+            return py::make_tuple(w.volume_cv, w.instance_cv);
+        },
+        py::arg("nitro"));
+    py::class_<LatencyModel>(m, "LatencyModel")
+        .def(py::init([](double read_service_s, double write_service_s, double read_fraction, double service_cv,
+                         double wait_cv, double instance_wait_cv) {
+                 LatencyModel lm{read_service_s, write_service_s, read_fraction, service_cv, wait_cv, instance_wait_cv};
+                 check_latency_model(lm);
+                 return lm;
+             }),
+             py::arg("read_service_s"), py::arg("write_service_s"), py::arg("read_fraction"), py::arg("service_cv"),
+             py::arg("wait_cv"), py::arg("instance_wait_cv"))
+        .def_readonly("read_service_s", &LatencyModel::read_service_s)
+        .def_readonly("write_service_s", &LatencyModel::write_service_s)
+        .def_readonly("read_fraction", &LatencyModel::read_fraction)
+        .def_readonly("service_cv", &LatencyModel::service_cv)
+        .def_readonly("wait_cv", &LatencyModel::wait_cv)
+        .def_readonly("instance_wait_cv", &LatencyModel::instance_wait_cv)
+        .def("mean_service_s", &LatencyModel::mean_service_s);
+    using U8Array = py::array_t<std::uint8_t, py::array::c_style | py::array::forcecast>;
     m.def(
         "latency_quantiles",
-        [](const InArray& mean_latency_s, const InArray& completions, double service_time_s, const InArray& quantiles,
-           double shape) {
+        [](const InArray& mean_latency_s, const InArray& completions, const U8Array& bound, const LatencyModel& model,
+           const InArray& quantiles, int direction) {
             std::vector<double> out;
+            const std::span<const std::uint8_t> b(bound.data(), static_cast<std::size_t>(bound.size()));
             {
                 py::gil_scoped_release release;  // pure C++ over buffers the caller keeps alive
-                out = latency_quantiles(as_span(mean_latency_s), as_span(completions), service_time_s,
-                                        as_span(quantiles), shape);
+                out = latency_quantiles(as_span(mean_latency_s), as_span(completions), b, model, as_span(quantiles),
+                                        static_cast<Direction>(direction));
             }
             return py::array_t<double>(static_cast<py::ssize_t>(out.size()), out.data());
         },
-        py::arg("mean_latency_s"), py::arg("completions"), py::arg("service_time_s"), py::arg("quantiles"),
-        py::arg("shape") = default_service_shape);
+        py::arg("mean_latency_s"), py::arg("completions"), py::arg("bound"), py::arg("model"), py::arg("quantiles"),
+        py::arg("direction"));
     m.def(
         "latency_moments",
-        [](const InArray& mean_latency_s, const InArray& completions, double service_time_s, double shape) {
+        [](const InArray& mean_latency_s, const InArray& completions, const U8Array& bound, const LatencyModel& model,
+           int direction) {
             LatencyMoments r{};
+            const std::span<const std::uint8_t> b(bound.data(), static_cast<std::size_t>(bound.size()));
             {
                 py::gil_scoped_release release;  // as above
-                r = latency_moments(as_span(mean_latency_s), as_span(completions), service_time_s, shape);
+                r = latency_moments(as_span(mean_latency_s), as_span(completions), b, model,
+                                    static_cast<Direction>(direction));
             }
             return py::make_tuple(r.mean_s, r.stddev_s);
         },
-        py::arg("mean_latency_s"), py::arg("completions"), py::arg("service_time_s"),
-        py::arg("shape") = default_service_shape);
+        py::arg("mean_latency_s"), py::arg("completions"), py::arg("bound"), py::arg("model"), py::arg("direction"));
 
     m.def("burst_duration_s", &burst_duration_s, py::arg("params"), py::arg("counted_iops"),
           py::arg("credits") = unset);

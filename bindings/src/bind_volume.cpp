@@ -68,25 +68,47 @@ void bind_volume(py::module_& m) {
         .def_readonly("initial_credits", &VolumeParams::initial_credits)
         .def_readonly("tput_burst_bytes_s", &VolumeParams::tput_burst_bytes_s)
         .def_readonly("tput_base_bytes_s", &VolumeParams::tput_base_bytes_s)
-        .def_readonly("latency_s", &VolumeParams::latency_s)
+        .def_readonly("read_latency_s", &VolumeParams::read_latency_s)
+        .def_readonly("write_latency_s", &VolumeParams::write_latency_s)
         .def_readonly("transfer_bytes_s", &VolumeParams::transfer_bytes_s)
-        .def("service_time_s", &VolumeParams::service_time_s, py::arg("io_bytes"));
+        .def_readonly("latency_cv", &VolumeParams::latency_cv)
+        .def_readonly("wait_cv", &VolumeParams::wait_cv)
+        .def("latency_at", &VolumeParams::latency_at, py::arg("read_fraction"))
+        .def("service_time_s", &VolumeParams::service_time_s, py::arg("io_bytes"), py::arg("read_fraction"));
 
     py::class_<VolumeSpec>(m, "VolumeSpec")
         .def(py::init([](const std::string& type, double size_gib, double iops, double throughput_mib_s,
-                         double burst_balance_pct, double latency_ms, double transfer_mib_s) {
-                 return VolumeSpec{parse_volume_type(type), size_gib,   iops,          throughput_mib_s,
-                                   burst_balance_pct,       latency_ms, transfer_mib_s};
+                         double burst_balance_pct, double latency_ms, double transfer_mib_s, double read_latency_ms,
+                         double write_latency_ms, double latency_cv, double wait_cv) {
+                 VolumeSpec s;
+                 s.type = parse_volume_type(type);
+                 s.size_gib = size_gib;
+                 s.iops = iops;
+                 s.throughput_mib_s = throughput_mib_s;
+                 s.burst_balance_pct = burst_balance_pct;
+                 s.latency_ms = latency_ms;
+                 s.transfer_mib_s = transfer_mib_s;
+                 s.read_latency_ms = read_latency_ms;
+                 s.write_latency_ms = write_latency_ms;
+                 s.latency_cv = latency_cv;
+                 s.wait_cv = wait_cv;
+                 return s;
              }),
              py::arg("type"), py::arg("size_gib"), py::arg("iops") = unset, py::arg("throughput_mib_s") = unset,
-             py::arg("burst_balance_pct") = unset, py::arg("latency_ms") = unset, py::arg("transfer_mib_s") = unset)
+             py::arg("burst_balance_pct") = unset, py::arg("latency_ms") = unset, py::arg("transfer_mib_s") = unset,
+             py::arg("read_latency_ms") = unset, py::arg("write_latency_ms") = unset, py::arg("latency_cv") = unset,
+             py::arg("wait_cv") = unset)
         .def_property_readonly("type", [](const VolumeSpec& s) { return std::string(to_string(s.type)); })
         .def_readonly("size_gib", &VolumeSpec::size_gib)
         .def_readonly("iops", &VolumeSpec::iops)
         .def_readonly("throughput_mib_s", &VolumeSpec::throughput_mib_s)
         .def_readonly("burst_balance_pct", &VolumeSpec::burst_balance_pct)
         .def_readonly("latency_ms", &VolumeSpec::latency_ms)
-        .def_readonly("transfer_mib_s", &VolumeSpec::transfer_mib_s);
+        .def_readonly("transfer_mib_s", &VolumeSpec::transfer_mib_s)
+        .def_readonly("read_latency_ms", &VolumeSpec::read_latency_ms)
+        .def_readonly("write_latency_ms", &VolumeSpec::write_latency_ms)
+        .def_readonly("latency_cv", &VolumeSpec::latency_cv)
+        .def_readonly("wait_cv", &VolumeSpec::wait_cv);
 
     m.def("make_volume", &make_volume, py::arg("spec"), py::arg("nitro") = true,
           "Validate a volume against AWS's rules and return its limit parameters.");

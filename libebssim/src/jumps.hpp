@@ -290,7 +290,7 @@ std::int64_t Stepper<Source>::jump_mixed(std::int64_t k, std::int64_t avail) noe
     const double sum_o = old_sum(B0, a, s, mm);
     const double rho_ops = ax[0] / a;
     const double waiting = rho_ops * (sum_b - sum_o) + x0[0] / B0 * sum_o + 0.5 * (xm[0] - x0[0]);
-    const double st_part = std::isnan(src_.service_time_s) ? p_->latency_s * served[0] + served[1] * inv_transfer_
+    const double st_part = std::isnan(src_.service_time_s) ? src_.latency_s * served[0] + served[1] * inv_transfer_
                                                            : src_.service_time_s * served[0];
     s_.credits = c0 + mm * d;
     s_.backlog_ops = xm[0];

@@ -4,24 +4,58 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <utility>
 
 #include <fmt/format.h>
 #include <boost/math/special_functions/gamma.hpp>
 
+#include "ebssim/bound.hpp"
 #include "ebssim/error.hpp"
 #include "validate.hpp"
 
 namespace ebssim {
 
+void check_latency_model(const LatencyModel& m) {
+    auto service = [](double v, const char* name) {
+        if (!(v > 0 && v <= max_service_time_s)) {
+            throw ConfigError(
+                fmt::format("{}={} must be > 0 and at most {:g} s (max_service_time_s)", name, v, max_service_time_s));
+        }
+    };
+    service(m.read_service_s, "read_service_s");
+    service(m.write_service_s, "write_service_s");
+    if (!(m.read_fraction >= 0 && m.read_fraction <= 1)) {
+        throw ConfigError(fmt::format("read_fraction={} must be between 0 and 1", m.read_fraction));
+    }
+    if (!(m.service_cv >= min_service_cv && m.service_cv <= max_cv)) {
+        throw ConfigError(
+            fmt::format("service_cv={} must be between {:g} and {:g} (the coefficient of variation of "
+                        "the service time; {:g} is a constant service time for any purpose)",
+                        m.service_cv, min_service_cv, max_cv, min_service_cv));
+    }
+    for (auto [v, name] : {std::pair{m.wait_cv, "wait_cv"}, std::pair{m.instance_wait_cv, "instance_wait_cv"}}) {
+        if (!(v >= 0 && v <= max_cv)) {
+            throw ConfigError(
+                fmt::format("{}={} must be between 0 and {:g} (the coefficient of variation of the "
+                            "wait under a limit; 0: every I/O waits the mean)",
+                            name, v, max_cv));
+        }
+    }
+}
+
 namespace {
 
-void check_steps(std::span<const double> mean_latency_s, std::span<const double> completions, double service_time_s,
-                 double shape) {
+void check_steps(std::span<const double> mean_latency_s, std::span<const double> completions,
+                 std::span<const std::uint8_t> bound, const LatencyModel& model) {
     if (mean_latency_s.size() != completions.size()) {
         throw ConfigError(fmt::format("mean_latency_s has {} steps but completions has {}", mean_latency_s.size(),
                                       completions.size()));
     }
-    detail::require_positive(service_time_s, "service_time_s");
+    if (!bound.empty() && bound.size() != completions.size()) {
+        throw ConfigError(
+            fmt::format("bound has {} steps but completions has {} (or give none)", bound.size(), completions.size()));
+    }
+    check_latency_model(model);
     // One branch-free pass decides whether any step is wrong; only then a second finds the first
     // for the message. Completions are finite and >= 0; a mean latency is NaN (nothing completed:
     // the step is skipped) or finite and >= 0.
@@ -32,6 +66,7 @@ void check_steps(std::span<const double> mean_latency_s, std::span<const double>
         const double m = mean_latency_s[k];
         ok &= (w >= 0) & (w < inf) & (((m >= 0) & (m < inf)) | std::isnan(m));
     }
+    for (const std::uint8_t b : bound) ok &= b < n_bounds;
     if (!ok) {
         for (std::size_t k = 0; k < completions.size(); ++k) {
             const double w = completions[k];
@@ -43,109 +78,158 @@ void check_steps(std::span<const double> mean_latency_s, std::span<const double>
                 throw ConfigError(fmt::format(
                     "mean_latency_s[{}]={} must be a finite number >= 0 (NaN: nothing completed in the step)", k, m));
             }
+            if (!bound.empty() && bound[k] >= n_bounds) {
+                throw ConfigError(fmt::format("bound[{}]={} is not a Bound code (0 to {})", k, bound[k], n_bounds - 1));
+            }
         }
     }
-    detail::require_positive(shape, "shape");
-    if (shape > max_service_shape) {
-        throw ConfigError(
-            fmt::format("shape={} is above {:g}, the largest gamma shape accepted (coefficient of "
-                        "variation 0.001: a constant service time)",
-                        shape, max_service_shape));
+}
+
+// Whether the instance's limits held the step (the wait's spread is the instance's).
+bool instance_held(std::span<const std::uint8_t> bound, std::size_t k) noexcept {
+    if (bound.empty()) return false;
+    const auto b = static_cast<Bound>(bound[k]);
+    return b == Bound::instance_iops || b == Bound::instance_throughput;
+}
+
+// The directions a distribution mixes: (probability, mean service time).
+struct Part {
+    double p;
+    double s;
+};
+std::vector<Part> parts_of(const LatencyModel& m, Direction d) {
+    std::vector<Part> out;
+    const double rf = m.read_fraction;
+    if (d != Direction::write && rf > 0) out.push_back({d == Direction::read ? 1.0 : rf, m.read_service_s});
+    if (d != Direction::read && rf < 1) out.push_back({d == Direction::write ? 1.0 : 1.0 - rf, m.write_service_s});
+    return out;
+}
+
+// W + S of one step and direction: wait of mean w and cv cw, service of mean s and cv cs. The
+// shifted gamma with the first three cumulants of the sum (a gamma of mean mu and cv c has
+// cumulants mu, (c mu)^2, 2 c^4 mu^3).
+struct ShiftedGamma {
+    double shift, shape, scale;
+    [[nodiscard]] double cdf(double x) const {
+        return x > shift ? boost::math::gamma_p(shape, (x - shift) / scale) : 0.0;
     }
+};
+ShiftedGamma sum_of(double w, double cw, double s, double cs) noexcept {
+    const double k2 = (cw * w) * (cw * w) + (cs * s) * (cs * s);
+    if (cw == 0 || w == 0) return {w, 1.0 / (cs * cs), cs * cs * s};  // exact: the service shifted by w
+    const double cw2 = cw * cw, cs2 = cs * cs;
+    const double k3 = 2 * cw2 * cw2 * w * w * w + 2 * cs2 * cs2 * s * s * s;
+    const double scale = k3 / (2 * k2);
+    const double shape = k2 / (scale * scale);
+    return {w + s - shape * scale, shape, scale};
 }
 
 }  // namespace
 
 LatencyMoments latency_moments(std::span<const double> mean_latency_s, std::span<const double> completions,
-                               double service_time_s, double shape) {
-    check_steps(mean_latency_s, completions, service_time_s, shape);
-    // A step's I/Os have mean wait + s = max(m, s); steps that complete nothing drop out.
-    auto step_mean = [&](std::size_t k, double& w) {
-        w = completions[k];
-        const double m = mean_latency_s[k];
-        if (!(w > 0) || std::isnan(m)) w = 0;
-        return std::max(m, service_time_s);
-    };
+                               std::span<const std::uint8_t> bound, const LatencyModel& model, Direction direction) {
+    check_steps(mean_latency_s, completions, bound, model);
+    const std::vector<Part> parts = parts_of(model, direction);
+    const double sbar = model.mean_service_s();
+    // A step's I/Os of direction d have mean w + s_d, w = max(0, m - s); steps that complete
+    // nothing drop out.
     double n = 0, sum = 0;
     for (std::size_t k = 0; k < completions.size(); ++k) {
-        double w;
-        const double mk = step_mean(k, w);
-        if (w > 0) {
-            n += w;
-            sum += w * mk;
+        const double c = completions[k];
+        const double m = mean_latency_s[k];
+        if (!(c > 0) || std::isnan(m)) continue;
+        const double w = std::max(0.0, m - sbar);
+        for (const Part& d : parts) {
+            n += c * d.p;
+            sum += c * d.p * (w + d.s);
         }
     }
     constexpr double nan = std::numeric_limits<double>::quiet_NaN();
     if (!(n > 0)) return {nan, nan};
     const double mean = sum / n;
-    // Var = Var(step means) + Var(service) = sum w (m_k - mean)^2 / n + s^2 / shape (two passes:
-    // no cancellation when the spread is small against the mean).
+    // Var = the spread of the step means + each step's own variance (cw w)^2 + (cs s_d)^2 (two
+    // passes: no cancellation when the spread is small against the mean).
     double ss = 0;
+    const double cs = model.service_cv;
     for (std::size_t k = 0; k < completions.size(); ++k) {
-        double w;
-        const double mk = step_mean(k, w);
-        if (w > 0) ss += w * (mk - mean) * (mk - mean);
+        const double c = completions[k];
+        const double m = mean_latency_s[k];
+        if (!(c > 0) || std::isnan(m)) continue;
+        const double w = std::max(0.0, m - sbar);
+        const double cw = instance_held(bound, k) ? model.instance_wait_cv : model.wait_cv;
+        for (const Part& d : parts) {
+            const double dev = w + d.s - mean;
+            ss += c * d.p * (dev * dev + (cw * w) * (cw * w) + (cs * d.s) * (cs * d.s));
+        }
     }
-    return {mean, std::sqrt(ss / n + service_time_s * service_time_s / shape)};
+    return {mean, std::sqrt(ss / n)};
 }
 
 std::vector<double> latency_quantiles(std::span<const double> mean_latency_s, std::span<const double> completions,
-                                      double service_time_s, std::span<const double> quantiles, double shape) {
-    check_steps(mean_latency_s, completions, service_time_s, shape);
+                                      std::span<const std::uint8_t> bound, const LatencyModel& model,
+                                      std::span<const double> quantiles, Direction direction) {
+    check_steps(mean_latency_s, completions, bound, model);
     for (double q : quantiles) {
         if (!(q >= 0 && q <= 1)) throw ConfigError(fmt::format("quantile {} must be between 0 and 1", q));
     }
-    // Steps with about the same wait share one mixture component (bins 0.5 % wide on a log
-    // scale of wait / service time), so a long run costs a few thousand components at most.
-    struct Component {
+    const std::vector<Part> parts = parts_of(model, direction);
+    const double sbar = model.mean_service_s();
+    // Steps with about the same wait under the same kind of limit share one mixture component
+    // (bins 0.5 % wide on a log scale of wait / mean service time).
+    struct Bin {
         double weight = 0;
         double weighted_wait = 0;
     };
-    std::map<long, Component> bins;
-    double total = 0;
+    std::map<std::pair<bool, long>, Bin> bins;
     for (std::size_t k = 0; k < completions.size(); ++k) {
-        const double w = completions[k];
+        const double c = completions[k];
         const double m = mean_latency_s[k];
-        if (!(w > 0) || std::isnan(m)) continue;
-        const double wait = std::max(0.0, m - service_time_s);
-        Component& c = bins[std::lround(200.0 * std::log1p(wait / service_time_s))];
-        c.weight += w;
-        c.weighted_wait += w * wait;
-        total += w;
+        if (!(c > 0) || std::isnan(m)) continue;
+        const double wait = std::max(0.0, m - sbar);
+        Bin& b = bins[{instance_held(bound, k), std::lround(200.0 * std::log1p(wait / sbar))}];
+        b.weight += c;
+        b.weighted_wait += c * wait;
     }
-    std::vector<std::pair<double, double>> weight_by_wait;  // (wait, weight)
-    weight_by_wait.reserve(bins.size());
-    total = 0;  // re-summed in the order the CDF adds, so that the CDF reaches exactly 1
-    for (const auto& [bin, c] : bins) {
-        weight_by_wait.emplace_back(c.weighted_wait / c.weight, c.weight);
-        total += c.weight;
+    struct Component {
+        double weight;
+        ShiftedGamma dist;
+    };
+    std::vector<Component> comps;
+    comps.reserve(bins.size() * parts.size());
+    double total = 0;  // summed in the order the CDF adds, so that the CDF reaches exactly 1
+    double lowest = std::numeric_limits<double>::infinity(), highest = 0;
+    for (const auto& [key, b] : bins) {
+        const double w = b.weighted_wait / b.weight;
+        const double cw = key.first ? model.instance_wait_cv : model.wait_cv;
+        for (const Part& d : parts) {
+            const ShiftedGamma g = sum_of(w, cw, d.s, model.service_cv);
+            comps.push_back({b.weight * d.p, g});
+            total += b.weight * d.p;
+            lowest = std::min(lowest, std::max(0.0, g.shift));
+            highest = std::max(highest, w + d.s);
+        }
     }
     std::vector<double> out(quantiles.size(), std::numeric_limits<double>::quiet_NaN());
     if (!(total > 0)) return out;
 
-    const double scale = service_time_s / shape;  // gamma(shape, scale) has mean service_time_s
     auto cdf = [&](double x) {
         double c = 0;
-        for (const auto& [wait, w] : weight_by_wait) {
-            if (x > wait) c += w * boost::math::gamma_p(shape, (x - wait) / scale);
-        }
+        for (const Component& k : comps) c += k.weight * k.dist.cdf(x);
         return c / total;
     };
-    const double max_wait = weight_by_wait.back().first;
     for (std::size_t i = 0; i < quantiles.size(); ++i) {
         const double q = quantiles[i];
-        if (q <= 0) {  // the fastest I/O: the smallest wait, with a service time that tends to 0
-            out[i] = weight_by_wait.front().first;
+        if (q <= 0) {  // the fastest I/O: the smallest shift, a service time that tends to 0
+            out[i] = lowest;
             continue;
         }
         // The gamma tail has no end: quantile 1 is read as 1 - 1e-12, the largest latency to
         // one part in 10^12.
         const double qq = std::min(q, 1.0 - 1e-12);
         double lo = 0;
-        // The largest quantile of any component bounds the mixture's from above.
-        double hi = max_wait + scale * boost::math::gamma_p_inv(shape, qq) + service_time_s;
-        while (cdf(hi) < qq && hi < 1e9) hi *= 2;
-        for (int it = 0; it < 100 && hi - lo > 1e-12 * hi; ++it) {
+        double hi = 2 * highest;
+        while (cdf(hi) < qq && hi < 1e12) hi *= 2;
+        for (int it = 0; it < 200 && hi - lo > 1e-12 * hi; ++it) {
             const double mid = 0.5 * (lo + hi);
             (cdf(mid) < qq ? lo : hi) = mid;
         }

@@ -602,7 +602,7 @@ LockstepGroup::LockstepGroup(std::span<const LockstepVolume> volumes, double dt,
         d_.bucket[l] = lim.bucket ? -1 : 0;
         d_.has_st[l] = std::isnan(w.service_time_s) ? 0 : -1;
         d_.st_fixed[l] = std::isnan(w.service_time_s) ? 0.0 : w.service_time_s;
-        d_.latency[l] = p.latency_s;
+        d_.latency[l] = p.latency_at(w.read_fraction);
         d_.inv_transfer[l] = 1.0 / p.transfer_bytes_s;
         d_.mif_dt[l] = w.max_in_flight * dt;
         d_.mif_finite[l] = w.max_in_flight < inf ? -1 : 0;

@@ -32,6 +32,7 @@ struct ClosedSource {
     double in_flight_;
     double service_time_s;
     double think_time_s_;
+    double latency_s = 0;  // the volume's zero-byte latency at the loop's read share (unused: service_time_s is set)
     Offer operator()(std::int64_t) const noexcept { return offer; }  // validated up front
     void prefetch(std::int64_t) const noexcept {}
     [[nodiscard]] double in_flight(std::int64_t) const noexcept { return in_flight_; }
@@ -85,6 +86,7 @@ struct PhasedSource {
     double io_bytes;
     double counted_per_io;
     double dt;
+    double latency_s = 0;                              // as ClosedSource's
     Offer operator()(std::int64_t k) const noexcept {  // validated up front
         const double ops = users[k] / (service_time_s + think[k]) * dt;
         return {ops, ops * io_bytes, ops * counted_per_io, true};
@@ -106,6 +108,7 @@ struct OpenSource {
     IoCounting count;
     double service_time_s;  // NaN: from the mean I/O size
     double max_in_flight;   // infinity: no bound on outstanding I/Os
+    double latency_s;       // the volume's zero-byte latency at the trace's read share (VolumeParams::latency_at)
     void prefetch(std::int64_t k) const noexcept {
         // Stepping many volumes together reads many traces at once, which defeats the hardware
         // prefetcher; ask for the lines a few steps ahead.
@@ -135,6 +138,7 @@ struct PiecewiseSource {
     IoCounting count;
     double service_time_s;  // NaN: from the mean I/O size
     double max_in_flight;   // infinity: no bound on outstanding I/Os
+    double latency_s;       // as OpenSource's
     std::size_t seg = 0;
     Offer operator()(std::int64_t k) noexcept {  // validated up front
         while (seg + 1 < n_seg && change[seg + 1] <= k) ++seg;
@@ -154,6 +158,9 @@ struct IdleSource {
     static constexpr bool runs_known = true;
     double service_time_s = std::numeric_limits<double>::quiet_NaN();
     double max_in_flight = std::numeric_limits<double>::infinity();
+    // Nothing arrives, but a backlog left by an earlier workload may drain; the rest does not know
+    // its mix, so it is served at the mean of the read and write latencies (latency_at(0.5)).
+    double latency_s = 0;
     Offer operator()(std::int64_t) const noexcept { return {0, 0, 0, true}; }
     void prefetch(std::int64_t) const noexcept {}
     [[nodiscard]] std::int64_t run_end(std::int64_t, std::int64_t k_max) const noexcept { return k_max; }

@@ -248,7 +248,7 @@ public:
         r.in.bytes = src_.bytes;
         r.in.count = src_.count;
         r.in.own_service_time_s = src_.service_time_s;
-        r.in.latency_s = p_->latency_s;
+        r.in.latency_s = src_.latency_s;
         r.in.inv_transfer = inv_transfer_;
         r.in.inv_dt = inv_dt_;
         r.lim = lim_;
@@ -379,7 +379,7 @@ private:
     // model at the mean size of the I/Os available.
     [[nodiscard]] double service_time(double ops, double bytes) const noexcept {
         if (!std::isnan(src_.service_time_s)) return src_.service_time_s;
-        return model_service_time<ScalarOps>(p_->latency_s, ops, bytes, inv_transfer_);
+        return model_service_time<ScalarOps>(src_.latency_s, ops, bytes, inv_transfer_);
     }
 
     const VolumeParams* p_;
@@ -434,19 +434,22 @@ inline AnyStepper make_stepper(const VolumeParams& p, VolumeState& s, const Work
             dt, t0, out, tot);
     }
     if (const auto* o = std::get_if<OpenLoop>(&w)) {
-        return Stepper<OpenSource>(
-            p, s,
-            OpenSource{o->ops.data(), o->bytes.data(), IoCounting(p, o->pattern), o->service_time_s, o->max_in_flight},
-            dt, t0, out, tot);
+        return Stepper<OpenSource>(p, s,
+                                   OpenSource{o->ops.data(), o->bytes.data(), IoCounting(p, o->pattern),
+                                              o->service_time_s, o->max_in_flight, p.latency_at(o->read_fraction)},
+                                   dt, t0, out, tot);
     }
     if (const auto* pw = std::get_if<PiecewiseOpenLoop>(&w)) {
         return Stepper<PiecewiseSource>(
             p, s,
             PiecewiseSource{pw->change_steps.data(), pw->ops.data(), pw->bytes.data(), pw->change_steps.size(),
-                            IoCounting(p, pw->pattern), pw->service_time_s, pw->max_in_flight},
+                            IoCounting(p, pw->pattern), pw->service_time_s, pw->max_in_flight,
+                            p.latency_at(pw->read_fraction)},
             dt, t0, out, tot);
     }
-    return Stepper<IdleSource>(p, s, IdleSource{}, dt, t0, out, tot);
+    IdleSource idle;
+    idle.latency_s = p.latency_at(0.5);
+    return Stepper<IdleSource>(p, s, idle, dt, t0, out, tot);
 }
 
 }  // namespace ebssim::detail

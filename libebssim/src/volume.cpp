@@ -131,17 +131,30 @@ double initial_balance(const VolumeSpec& s) {
     return balance;
 }
 
-void fill_service_time(const VolumeSpec& s, VolumeParams& p, double default_latency_ms, double default_transfer_mib_s) {
-    double latency_ms = std::isnan(s.latency_ms) ? default_latency_ms : s.latency_ms;
-    double transfer = std::isnan(s.transfer_mib_s) ? default_transfer_mib_s : s.transfer_mib_s;
-    require_finite(latency_ms, "latency_ms");
-    require_finite(transfer, "transfer_mib_s");
-    if (!(latency_ms > 0 && latency_ms <= max_service_time_s * 1e3)) {
+void fill_service_time(const VolumeSpec& s, VolumeParams& p) {
+    const ServiceDefaults& d = service_defaults(s.type);
+    if (!std::isnan(s.latency_ms) && !(std::isnan(s.read_latency_ms) && std::isnan(s.write_latency_ms))) {
         throw ConfigError(
-            fmt::format("latency_ms={} must be > 0 and at most {:g} ms (the unloaded service time; "
-                        "max_service_time_s={:g})",
-                        latency_ms, max_service_time_s * 1e3, max_service_time_s));
+            fmt::format("latency_ms={} sets reads and writes alike: give it or read_latency_ms/write_latency_ms, "
+                        "not both",
+                        s.latency_ms));
     }
+    auto latency = [&](double given, const char* name, double fallback) {
+        const double ms = !std::isnan(given) ? given : !std::isnan(s.latency_ms) ? s.latency_ms : fallback;
+        const char* field = !std::isnan(given) || std::isnan(s.latency_ms) ? name : "latency_ms";
+        require_finite(ms, field);
+        if (!(ms > 0 && ms <= max_service_time_s * 1e3)) {
+            throw ConfigError(
+                fmt::format("{}={} must be > 0 and at most {:g} ms (the unloaded service time; "
+                            "max_service_time_s={:g})",
+                            field, ms, max_service_time_s * 1e3, max_service_time_s));
+        }
+        return ms / 1e3;
+    };
+    p.read_latency_s = latency(s.read_latency_ms, "read_latency_ms", d.read_latency_ms);
+    p.write_latency_s = latency(s.write_latency_ms, "write_latency_ms", d.write_latency_ms);
+    const double transfer = std::isnan(s.transfer_mib_s) ? d.transfer_mib_s : s.transfer_mib_s;
+    require_finite(transfer, "transfer_mib_s");
     // A 1 MiB I/O's transfer may take at most max_service_time_s.
     if (!(transfer >= 1.0 / max_service_time_s)) {
         throw ConfigError(
@@ -149,8 +162,19 @@ void fill_service_time(const VolumeSpec& s, VolumeParams& p, double default_late
                         "max_service_time_s={:g} s)",
                         transfer, 1.0 / max_service_time_s, max_service_time_s));
     }
-    p.latency_s = latency_ms / 1e3;
     p.transfer_bytes_s = transfer * units::MiB;
+    p.latency_cv = std::isnan(s.latency_cv) ? d.latency_cv : s.latency_cv;
+    if (!(p.latency_cv >= min_service_cv && p.latency_cv <= max_cv)) {
+        throw ConfigError(fmt::format(
+            "latency_cv={} must be between {:g} and {:g} (the coefficient of variation of the service time)",
+            p.latency_cv, min_service_cv, max_cv));
+    }
+    if (!std::isnan(s.wait_cv) && !(s.wait_cv >= 0 && s.wait_cv <= max_cv)) {
+        throw ConfigError(
+            fmt::format("wait_cv={} must be between 0 and {:g} (the coefficient of variation of the "
+                        "wait under the volume's limits; 0: every I/O waits the mean)",
+                        s.wait_cv, max_cv));
+    }
 }
 
 // Types whose performance is not provisioned reject iops and throughput settings.
@@ -179,7 +203,7 @@ VolumeParams make_gp2(const VolumeSpec& s) {
     // DERIVED rule (docs/model.md): cap = min(tier, IOPS cap x 256 KiB).
     p.tput_burst_bytes_s = std::min(tier, p.burst_iops * 0.25) * units::MiB;
     p.tput_base_bytes_s = std::min(tier, p.baseline_iops * 0.25) * units::MiB;
-    fill_service_time(s, p, default_ssd_latency_ms, default_ssd_transfer_mib_s);
+    fill_service_time(s, p);
     return p;
 }
 
@@ -218,7 +242,7 @@ VolumeParams make_gp3(const VolumeSpec& s) {
     p.burst_iops = iops;
     p.tput_burst_bytes_s = tput * units::MiB;
     p.tput_base_bytes_s = tput * units::MiB;
-    fill_service_time(s, p, default_ssd_latency_ms, default_ssd_transfer_mib_s);
+    fill_service_time(s, p);
     return p;
 }
 
@@ -270,7 +294,7 @@ VolumeParams make_piops(const VolumeSpec& s, bool nitro) {
     p.burst_iops = iops;
     p.tput_burst_bytes_s = tput * units::MiB;
     p.tput_base_bytes_s = tput * units::MiB;
-    fill_service_time(s, p, is_io1 ? default_ssd_latency_ms : default_io2_latency_ms, default_ssd_transfer_mib_s);
+    fill_service_time(s, p);
     return p;
 }
 
@@ -295,7 +319,7 @@ VolumeParams make_hdd(const VolumeSpec& s) {
     p.initial_credits = p.credit_capacity * balance / 100.0;
     p.tput_burst_bytes_s = burst * units::MiB;
     p.tput_base_bytes_s = base * units::MiB;
-    fill_service_time(s, p, default_hdd_latency_ms, default_hdd_transfer_mib_s);
+    fill_service_time(s, p);
     return p;
 }
 
@@ -314,7 +338,7 @@ VolumeParams make_standard(const VolumeSpec& s) {
     p.initial_credits = standard::credit_capacity * balance / 100.0;
     p.tput_burst_bytes_s = standard::burst_mib_s * units::MiB;
     p.tput_base_bytes_s = standard::baseline_mib_s * units::MiB;
-    fill_service_time(s, p, default_hdd_latency_ms, default_hdd_transfer_mib_s);
+    fill_service_time(s, p);
     return p;
 }
 
@@ -326,12 +350,13 @@ VolumeParams make_volume(const VolumeSpec& spec, bool nitro) {
         case VolumeType::gp2: p = make_gp2(spec); break;
         case VolumeType::gp3: p = make_gp3(spec); break;
         case VolumeType::io1:
-        case VolumeType::io2: return make_piops(spec, nitro);
+        case VolumeType::io2: p = make_piops(spec, nitro); break;
         case VolumeType::st1:
         case VolumeType::sc1: p = make_hdd(spec); break;
         case VolumeType::standard: p = make_standard(spec); break;
     }
     p.nitro = nitro;
+    p.wait_cv = std::isnan(spec.wait_cv) ? default_wait_spread(nitro).volume_cv : spec.wait_cv;
     return p;
 }
 

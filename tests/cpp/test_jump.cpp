@@ -363,7 +363,7 @@ TEST_CASE("jump: a backlog grows and drains linearly at the IOPS cap (hand-worke
     // Little's law: the I/O-seconds waited are the area under the backlog, a triangle of 1,200 s
     // x 600,000 / 2 = 3.6e8; every I/O also takes its service time st. Mean latency st + 90 s.
     const VolumeParams& p = c.params(0);
-    const double st = p.latency_s + 4096 / p.transfer_bytes_s;
+    const double st = p.read_latency_s + 4096 / p.transfer_bytes_s;  // gp2: reads and writes alike
     CHECK(t.latency_ops_s == near(4.0e6 * st + 3.6e8, 1e-12));
     CHECK(t.latency_ops_s / t.served_ops == near(st + 90, 1e-12));
     // Step 0 waits half of its 1,000 left over: latency st + 500 / 3,000.
@@ -491,7 +491,7 @@ TEST_CASE("jump: a backlog of 1 MiB I/Os diluted by 16 KiB arrivals (hand-worked
         CHECK(t.served_ops == near(750 * 1000.0 + served_ops2, 1e-10));
         CHECK(t.served_bytes == near(750 * MiB * 1000 + served_bytes2, 1e-10));
         // st = latency + size / transfer per I/O, so st x served = latency x I/Os + bytes / transfer.
-        const double st_part = p.latency_s * t.served_ops + t.served_bytes / p.transfer_bytes_s;
+        const double st_part = p.read_latency_s * t.served_ops + t.served_bytes / p.transfer_bytes_s;
         CHECK(t.latency_ops_s == near(st_part + waiting1 + waiting2, 1e-10));
     }
 }

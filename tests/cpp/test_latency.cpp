@@ -26,6 +26,22 @@ namespace {
 
 using Vec = std::vector<double>;
 
+// The cases below check the model's first-come-first-served special case (wait_cv 0: every I/O of
+// a step waits its mean wait), whose quantiles are exact, with one service time for reads and
+// writes given by its gamma shape (cv = 1 / sqrt(shape)); the wait's spread and the directions
+// have cases of their own at the end.
+constexpr double default_service_shape = 4.0;
+LatencyModel fifo(double s, double shape = default_service_shape) {
+    return {s, s, 1.0, 1.0 / std::sqrt(shape), 0.0, 0.0};
+}
+Vec latency_quantiles(const Vec& means, const Vec& weights, double s, const Vec& qs,
+                      double shape = default_service_shape) {
+    return ebssim::latency_quantiles(means, weights, {}, fifo(s, shape), qs);
+}
+LatencyMoments latency_moments(const Vec& means, const Vec& weights, double s, double shape = default_service_shape) {
+    return ebssim::latency_moments(means, weights, {}, fifo(s, shape));
+}
+
 bool contains(const std::string& haystack, const std::string& needle) {
     return haystack.find(needle) != std::string::npos;
 }
@@ -275,7 +291,6 @@ TEST_SUITE("latency") {
             CHECK(def[i] == four[i]);
             CHECK(four[i] == near(w + (s / 4.0) * gamma4_inv(qs[i]), 1e-9));
         }
-        CHECK(default_service_shape == 4.0);
         // A larger shape narrows the spread around the mean: p99 falls as the shape grows.
         CHECK(e[3] > g2[3]);
         CHECK(g2[3] > g25[3]);
@@ -322,15 +337,16 @@ TEST_SUITE("latency") {
         CHECK(contains(lengths, "mean_latency_s has 2"));
         CHECK(contains(lengths, "completions has 3"));
 
-        CHECK(contains(lq_error(m, w, 0.0, five_q), "service_time_s=0"));
-        CHECK(contains(lq_error(m, w, -0.001, five_q), "service_time_s=-0.001"));
-        CHECK(contains(lq_error(m, w, NaN, five_q), "service_time_s=nan"));
-        CHECK(contains(lq_error(m, w, Inf, five_q), "service_time_s=inf"));
+        CHECK(contains(lq_error(m, w, 0.0, five_q), "read_service_s=0"));
+        CHECK(contains(lq_error(m, w, -0.001, five_q), "read_service_s=-0.001"));
+        CHECK(contains(lq_error(m, w, NaN, five_q), "read_service_s=nan"));
+        CHECK(contains(lq_error(m, w, Inf, five_q), "read_service_s=inf"));
 
-        CHECK(contains(lq_error(m, w, s, five_q, 0.0), "shape=0"));
-        CHECK(contains(lq_error(m, w, s, five_q, -4.0), "shape=-4"));
-        CHECK(contains(lq_error(m, w, s, five_q, NaN), "shape=nan"));
-        CHECK(contains(lq_error(m, w, s, five_q, Inf), "shape=inf"));
+        // shape 0 is cv inf, shape 1e8 cv 1e-4 (below the smallest, 1e-3), shape -4 cv NaN.
+        CHECK(contains(lq_error(m, w, s, five_q, 0.0), "service_cv=inf"));
+        CHECK(contains(lq_error(m, w, s, five_q, 1e8), "service_cv=0.0001"));
+        CHECK(contains(lq_error(m, w, s, five_q, -4.0), "service_cv=-nan"));
+        CHECK(contains(lq_error(m, w, s, five_q, NaN), "service_cv=nan"));
 
         CHECK(contains(lq_error(m, w, s, Vec{0.5, -0.1}), "quantile -0.1"));
         CHECK(contains(lq_error(m, w, s, Vec{1.5}), "quantile 1.5"));
@@ -338,7 +354,7 @@ TEST_SUITE("latency") {
         CHECK(contains(lq_error(m, w, s, Vec{1.5}), "between 0 and 1"));
 
         // Validation comes first, even when nothing completed.
-        CHECK(contains(lq_error(Vec{}, Vec{}, 0.0, five_q), "service_time_s=0"));
+        CHECK(contains(lq_error(Vec{}, Vec{}, 0.0, five_q), "read_service_s=0"));
         CHECK(contains(lq_error(Vec{}, Vec{}, s, Vec{2.0}), "quantile 2"));
     }
 
@@ -411,7 +427,7 @@ TEST_SUITE("latency") {
               }).find("2") != std::string::npos);
         CHECK(config_error_message([&] { (void)latency_moments(Vec{s}, Vec{-1.0}, s); }).find("completions[0]=-1") !=
               std::string::npos);
-        CHECK(config_error_message([&] { (void)latency_moments(Vec{s}, Vec{1.0}, s, 0.0); }).find("shape=0") !=
+        CHECK(config_error_message([&] { (void)latency_moments(Vec{s}, Vec{1.0}, s, 0.0); }).find("service_cv=inf") !=
               std::string::npos);
     }
 
@@ -436,4 +452,109 @@ TEST_SUITE("latency") {
         CHECK(latency_moments(Vec{s, nan}, Vec{1.0, 3.0}, s).mean_s == near(s));
     }
 
+}  // TEST_SUITE
+
+// The wait's spread (wait_cv), the directions and the kind of limit that binds.
+TEST_SUITE("latency") {
+    using U8 = std::vector<std::uint8_t>;
+    const std::vector<double> qs = {0.1, 0.5, 0.9, 0.99, 0.999};
+
+    TEST_CASE("wait spread: an exponential wait (cv 1) behind a near-constant service time") {
+        // s = 0.5 ms with cv 1e-3 (constant for any purpose), mean latency 20.5 ms: w = 20 ms,
+        // Exp(20 ms) waits: Q(q) = s - w ln(1 - q) (p50 = 0.5 + 20 ln 2 = 14.36 ms, p99 = 92.60 ms).
+        const double s = 0.0005, w = 0.020;
+        const LatencyModel m{s, s, 1.0, 1e-3, 1.0, 0.0};
+        const Vec got = ebssim::latency_quantiles(Vec{w + s}, Vec{100.0}, {}, m, qs);
+        for (std::size_t i = 0; i < qs.size(); ++i) {
+            CAPTURE(qs[i]);
+            CHECK(got[i] == near(s - w * std::log1p(-qs[i]), 1e-5));
+        }
+        const LatencyMoments mm = ebssim::latency_moments(Vec{w + s}, Vec{100.0}, {}, m);
+        CHECK(mm.mean_s == near(w + s, 1e-12));  // the mean stays Little's
+        CHECK(mm.stddev_s == near(std::sqrt(w * w + 1e-6 * s * s), 1e-12));
+    }
+
+    TEST_CASE("wait spread: wait and service both Gamma(4) of the same mean sum to Gamma(8) exactly") {
+        // Two independent Gamma(4, s/4) sum to Gamma(8, s/4): the three-cumulant shifted gamma is
+        // exact here (shift 0, shape 8, scale s/4).
+        const double s = 0.002;
+        const LatencyModel m{s, s, 1.0, 0.5, 0.5, 0.0};
+        const Vec got = ebssim::latency_quantiles(Vec{2 * s}, Vec{7.0}, {}, m, qs);
+        for (std::size_t i = 0; i < qs.size(); ++i) {
+            CAPTURE(qs[i]);
+            CHECK(got[i] == near(s / 4 * boost::math::gamma_p_inv(8.0, qs[i]), 1e-9));
+        }
+        // Its standard deviation: sqrt(8) s / 4.
+        CHECK(ebssim::latency_moments(Vec{2 * s}, Vec{7.0}, {}, m).stddev_s == near(std::sqrt(8.0) * s / 4, 1e-12));
+    }
+
+    TEST_CASE("wait spread: a step the instance holds back takes instance_wait_cv, others wait_cv") {
+        // Same step twice: bound volume_iops (1) with wait_cv 0.65, bound instance_iops (3) with
+        // instance_wait_cv 0: the second is the first-come-first-served case, w + Gamma(4, s/4).
+        const double s = 0.001, w = 0.030;
+        const LatencyModel m{s, s, 1.0, 0.5, 0.65, 0.0};
+        const Vec inst = ebssim::latency_quantiles(Vec{w + s}, Vec{5.0}, U8{3}, m, qs);
+        const Vec vol = ebssim::latency_quantiles(Vec{w + s}, Vec{5.0}, U8{1}, m, qs);
+        const Vec none = ebssim::latency_quantiles(Vec{w + s}, Vec{5.0}, {}, m, qs);
+        for (std::size_t i = 0; i < qs.size(); ++i) {
+            CAPTURE(qs[i]);
+            CHECK(inst[i] == near(w + s / 4 * gamma4_inv(qs[i]), 1e-9));
+            CHECK(vol[i] == none[i]);  // no bound series: the volume's spread
+        }
+        CHECK(vol[3] > 2.5 * (w + s));  // cv 0.65: p99 near 3 x the mean, as measured on Nitro
+        CHECK(inst[3] < 1.1 * (w + s));
+        CHECK(contains(config_error_message([&] { (void)ebssim::latency_quantiles(Vec{s}, Vec{1.0}, U8{6}, m, qs); }),
+                       "bound[0]=6"));
+        CHECK(contains(config_error_message([&] {
+                           (void)ebssim::latency_quantiles(Vec{s}, Vec{1.0}, U8{1, 1}, m, qs);
+                       }),
+                       "bound has 2 steps but completions has 1"));
+    }
+
+    TEST_CASE("directions: reads and writes wait alike and are served in their own times") {
+        // Reads 1 ms, writes 3 ms, a quarter reads: the mean service time is 0.25 + 2.25 = 2.5 ms.
+        // A step of mean 10 ms waits 7.5 ms: reads average 8.5 ms, writes 10.5 ms, all 10 ms.
+        const double sr = 0.001, sw = 0.003;
+        const LatencyModel m{sr, sw, 0.25, 0.5, 0.0, 0.0};
+        CHECK(m.mean_service_s() == near(0.0025, 1e-15));
+        const Vec mean{0.010}, n{40.0};
+        CHECK(ebssim::latency_moments(mean, n, {}, m, Direction::read).mean_s == near(0.0085, 1e-12));
+        CHECK(ebssim::latency_moments(mean, n, {}, m, Direction::write).mean_s == near(0.0105, 1e-12));
+        CHECK(ebssim::latency_moments(mean, n, {}, m, Direction::all).mean_s == near(0.010, 1e-12));
+        const Vec r = ebssim::latency_quantiles(mean, n, {}, m, qs, Direction::read);
+        const Vec wr = ebssim::latency_quantiles(mean, n, {}, m, qs, Direction::write);
+        const Vec all = ebssim::latency_quantiles(mean, n, {}, m, qs, Direction::all);
+        for (std::size_t i = 0; i < qs.size(); ++i) {
+            CAPTURE(qs[i]);
+            CHECK(r[i] == near(0.0075 + sr / 4 * gamma4_inv(qs[i]), 1e-9));
+            CHECK(wr[i] == near(0.0075 + sw / 4 * gamma4_inv(qs[i]), 1e-9));
+            // The mixture's CDF at its own quantile: 0.25 P4((x - w) / (sr/4)) + 0.75 P4((x - w) / (sw/4)).
+            const double x = all[i] - 0.0075;
+            CHECK(0.25 * p4(x / (sr / 4)) + 0.75 * p4(x / (sw / 4)) == near(qs[i], 1e-9));
+        }
+        // All reads: no writes to describe, and the other way round.
+        const LatencyModel reads{sr, sw, 1.0, 0.5, 0.0, 0.0};
+        CHECK(std::isnan(ebssim::latency_quantiles(mean, n, {}, reads, qs, Direction::write)[0]));
+        CHECK(std::isnan(ebssim::latency_moments(mean, n, {}, reads, Direction::write).mean_s));
+    }
+
+    TEST_CASE("latency model: bad values are ConfigErrors naming the field") {
+        const double s = 0.001;
+        auto msg = [&](LatencyModel m) {
+            return config_error_message([&] { (void)ebssim::latency_moments(Vec{s}, Vec{1.0}, {}, m); });
+        };
+        CHECK(contains(msg({s, 0.0, 0.5, 0.5, 0.5, 0.5}), "write_service_s=0"));
+        CHECK(contains(msg({s, 11.0, 0.5, 0.5, 0.5, 0.5}), "write_service_s=11"));
+        CHECK(contains(msg({s, s, 1.5, 0.5, 0.5, 0.5}), "read_fraction=1.5"));
+        CHECK(contains(msg({s, s, 1.0, 11.0, 0.5, 0.5}), "service_cv=11"));
+        CHECK(contains(msg({s, s, 1.0, 0.5, -0.1, 0.5}), "wait_cv=-0.1"));
+        CHECK(contains(msg({s, s, 1.0, 0.5, 0.5, NaN}), "instance_wait_cv=nan"));
+    }
+
+    TEST_CASE("default wait spread: Nitro volume 0.65 and instance 0.2, Xen 0.1") {
+        CHECK(default_wait_spread(true).volume_cv == 0.65);
+        CHECK(default_wait_spread(true).instance_cv == 0.2);
+        CHECK(default_wait_spread(false).volume_cv == 0.1);
+        CHECK(default_wait_spread(false).instance_cv == 0.1);
+    }
 }  // TEST_SUITE

@@ -227,14 +227,15 @@ TEST_CASE("volume index out of range names the index and the number of volumes")
     CHECK_THROWS_WITH((void)three.credits(3), "volume index 3 is out of range: the simulation has 3 volumes (0 to 2)");
 }
 
-TEST_CASE("latency shape is bounded where the gamma functions stay exact") {
+TEST_CASE("latency spread is bounded where the gamma functions stay exact") {
     const double s = 0.001;
     const std::vector<double> means = {s}, weights = {1.0}, q = {0.5};
-    const std::string msg = config_error_message([&] { latency_quantiles(means, weights, s, q, 1e12); });
-    CHECK(contains(msg, "shape=1000000000000 is above"));
-    CHECK(contains(msg, "1e+06"));
-    // At the bound the service time is all but constant: Gamma(k)'s median is about k - 1/3
-    // scale units, so p50 = s (1 - 1/(3k)) = s (1 - 3.3e-7).
-    const std::vector<double> p50 = latency_quantiles(means, weights, s, q, max_service_shape);
+    const LatencyModel too_narrow{s, s, 1.0, 1e-6, 0.0, 0.0};
+    const std::string msg = config_error_message([&] { (void)latency_quantiles(means, weights, {}, too_narrow, q); });
+    CHECK(contains(msg, "service_cv=1e-06 must be between 0.001 and 10"));
+    // At the bound (cv 1e-3, gamma shape 1e6) the service time is all but constant: Gamma(k)'s
+    // median is about k - 1/3 scale units, so p50 = s (1 - 1/(3k)) = s (1 - 3.3e-7).
+    const LatencyModel narrowest{s, s, 1.0, min_service_cv, 0.0, 0.0};
+    const std::vector<double> p50 = latency_quantiles(means, weights, {}, narrowest, q);
     CHECK(p50[0] == near(s * (1.0 - 1.0 / 3e6), 1e-9));
 }

@@ -79,7 +79,8 @@ TEST_CASE("io1 and io2 limits: provisioned caps, no bucket, 256 KiB counting") {
         CHECK(p.io_unit_bytes == 256 * KiB);
         CHECK(p.tput_burst_bytes_s == near(750 * MiB));
         CHECK(p.tput_base_bytes_s == near(750 * MiB));
-        CHECK(p.latency_s == near(0.0005));  // io1: the SSD default 0.5 ms
+        CHECK(p.read_latency_s == near(0.0005));  // io1: the SSD default 0.5 ms, both directions
+        CHECK(p.write_latency_s == near(0.0005));
     }
     SUBCASE("io2 100 GiB at 16,000 IOPS") {
         VolumeParams p = make_volume(io2_spec(100, 16000));
@@ -90,10 +91,12 @@ TEST_CASE("io1 and io2 limits: provisioned caps, no bucket, 256 KiB counting") {
         CHECK(p.io_unit_bytes == 256 * KiB);
         CHECK(p.tput_burst_bytes_s == near(4000 * MiB));
         CHECK(p.tput_base_bytes_s == near(4000 * MiB));
-        // Block Express: "under 500 us" for a 16 KiB I/O; default 0.25 ms + 16 KiB / 1,024 MiB/s.
-        CHECK(p.latency_s == near(0.00025));
-        CHECK(p.service_time_s(16 * KiB) == near(0.00025 + 16.0 / (1024.0 * 1024.0)));
-        CHECK(p.service_time_s(16 * KiB) < 0.0005);
+        // Block Express: "under 500 us" for a 16 KiB I/O; reads 0.44 ms, writes 0.335 ms + 16 KiB /
+        // 1,024 MiB/s (data set 03: 16 KiB reads at 0.43-0.48 ms).
+        CHECK(p.read_latency_s == near(0.00044));
+        CHECK(p.write_latency_s == near(0.000335));
+        CHECK(p.service_time_s(16 * KiB, 1.0) == near(0.00044 + 16.0 / (1024.0 * 1024.0)));
+        CHECK(p.service_time_s(16 * KiB, 1.0) < 0.0005);
     }
     SUBCASE("io2 10 GiB at 10,000 IOPS (1,000 per GiB): 2,500 MiB/s cap") {
         VolumeParams p = make_volume(io2_spec(10, 10000));
@@ -390,8 +393,9 @@ TEST_CASE("st1 1 TiB: 40 MiB/s baseline, 250 MiB/s burst, 1 TiB of 1 MiB credits
     CHECK(p.tput_burst_bytes_s == near(250 * MiB));
     CHECK(p.tput_base_bytes_s == near(40 * MiB));
     // HDD service time: 5 ms + size / 250 MiB/s.
-    CHECK(p.latency_s == near(0.005));
-    CHECK(p.service_time_s(MiB) == near(hdd_st_1m));
+    CHECK(p.read_latency_s == near(0.005));
+    CHECK(p.write_latency_s == near(0.005));
+    CHECK(p.service_time_s(MiB, 0.5) == near(hdd_st_1m));
     // Closed forms: 1,048,576 / (250 - 40) = 4,993.219 s of burst; an empty bucket refills
     // at 40 MiB/s in 1,048,576 / 40 = 26,214.4 s.
     CHECK(burst_duration_s(p, 250) == near(tib_credits / 210));

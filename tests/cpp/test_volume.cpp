@@ -141,13 +141,65 @@ TEST_CASE("gp3 provisioned limits at the edges of AWS's rules") {
 
 TEST_CASE("default service time: 0.5 ms + size / (1024 MiB/s)") {
     VolumeParams p = make_volume(gp3_spec(100));
-    CHECK(p.latency_s == near(0.0005));
+    CHECK(p.read_latency_s == near(0.0005));
+    CHECK(p.write_latency_s == near(0.0005));
+    CHECK(p.latency_cv == 0.5);
+    CHECK(p.wait_cv == 0.65);                                 // Nitro's default
+    CHECK(make_volume(gp3_spec(100), false).wait_cv == 0.1);  // Xen's
     CHECK(p.transfer_bytes_s == 1024 * MiB);
-    CHECK(p.service_time_s(0) == near(0.0005));
+    CHECK(p.service_time_s(0, 0.3) == near(0.0005));
     // 4 KiB: 0.5e-3 + 4096 / 2^30 = 0.000503814697265625 s
-    CHECK(p.service_time_s(4 * KiB) == near(0.000503814697265625));
+    CHECK(p.service_time_s(4 * KiB, 1.0) == near(0.000503814697265625));
     // 1 MiB: 0.5e-3 + 1/1024 = 0.0014765625 s
-    CHECK(p.service_time_s(MiB) == near(0.0014765625));
+    CHECK(p.service_time_s(MiB, 0.0) == near(0.0014765625));
+}
+
+TEST_CASE("io2's service time per direction: reads 0.44 ms, writes 0.335 ms, cv 0.12") {
+    VolumeSpec s;
+    s.type = VolumeType::io2;
+    s.size_gib = 100;
+    s.iops = 40000;
+    VolumeParams p = make_volume(s);
+    // 16 KiB read: 0.44 ms + 16 KiB / 1024 MiB/s = 0.44 + 1000 x 16 / 1,048,576 = 0.4552588 ms
+    CHECK(p.service_time_s(16 * KiB, 1.0) == near(0.00044 + 16.0 / 1048576));
+    // 16 KiB write: 0.335 + 0.0152588 = 0.3502588 ms; half and half: 0.3875 + 0.0152588 ms
+    CHECK(p.service_time_s(16 * KiB, 0.0) == near(0.000335 + 16.0 / 1048576));
+    CHECK(p.service_time_s(16 * KiB, 0.5) == near(0.0003875 + 16.0 / 1048576));
+    CHECK(p.latency_cv == 0.12);
+}
+
+TEST_CASE("read_latency_ms, write_latency_ms, latency_cv, wait_cv; latency_ms sets both directions") {
+    VolumeSpec s = gp2_spec(100);
+    s.read_latency_ms = 0.4;
+    s.write_latency_ms = 1.2;
+    s.latency_cv = 0.2;
+    s.wait_cv = 0.3;
+    VolumeParams p = make_volume(s);
+    CHECK(p.read_latency_s == near(0.0004));
+    CHECK(p.write_latency_s == near(0.0012));
+    CHECK(p.latency_at(0.75) == near(0.0006));  // 0.0012 + 0.75 x (0.0004 - 0.0012)
+    CHECK(p.latency_cv == 0.2);
+    CHECK(p.wait_cv == 0.3);
+    s = gp2_spec(100);
+    s.latency_ms = 2;
+    p = make_volume(s);
+    CHECK(p.read_latency_s == near(0.002));
+    CHECK(p.write_latency_s == near(0.002));
+    s.read_latency_ms = 1;
+    CHECK(config_error_message([&] { (void)make_volume(s); }).find("latency_ms=2 sets reads and writes alike") !=
+          std::string::npos);
+    s = gp2_spec(100);
+    s.write_latency_ms = 0;
+    CHECK(config_error_message([&] { (void)make_volume(s); }).find("write_latency_ms=0 must be > 0") !=
+          std::string::npos);
+    s = gp2_spec(100);
+    s.latency_cv = 0;
+    CHECK(config_error_message([&] { (void)make_volume(s); }).find("latency_cv=0 must be between 0.001 and 10") !=
+          std::string::npos);
+    s = gp2_spec(100);
+    s.wait_cv = -1;
+    CHECK(config_error_message([&] { (void)make_volume(s); }).find("wait_cv=-1 must be between 0 and 10") !=
+          std::string::npos);
 }
 
 TEST_CASE("service time from latency_ms and transfer_mib_s") {
@@ -156,7 +208,7 @@ TEST_CASE("service time from latency_ms and transfer_mib_s") {
     s.transfer_mib_s = 512;
     VolumeParams p = make_volume(s);
     // 2 ms + 1 MiB / 512 MiB/s = 0.002 + 0.001953125 = 0.003953125 s
-    CHECK(p.service_time_s(MiB) == near(0.003953125));
+    CHECK(p.service_time_s(MiB, 0.5) == near(0.003953125));
 }
 
 TEST_CASE("volume type names") {

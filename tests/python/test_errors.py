@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 
@@ -484,19 +485,19 @@ def test_credits_index_out_of_range():
             sim.credits(bad)
 
 
-def test_latency_shape_above_the_bound():
+def test_latency_spread_below_the_bound():
     r = simulate(gp3(100), ClosedLoop(32, "4k"), duration_s=10)
-    with raises(r"^shape=1000000000000 is above 1e\+06"):
-        r.latency_percentiles(shape=1e12)
-    with raises(r"^shape=True must be a number"):
-        r.latency_percentiles(shape=True)
+    with raises(r"^service_cv=1e-06 must be between 0.001 and 10"):
+        dataclasses.replace(r.latency_model, service_cv=1e-6)
+    with raises(r"^wait_cv=True must be a number"):
+        dataclasses.replace(r.latency_model, wait_cv=True)
     with raises(r"^percentiles\[1\]='99' must be a number"):
         r.latency_percentiles([50, "99"])
     with raises(r"^percentiles=50 must be a sequence"):
         r.latency_percentiles(50)  # type: ignore[arg-type]
-    # At the bound the service time is all but constant: every I/O takes the mean latency of its
-    # step, 32 / 3,000 s (Little's law, 3,000 IOPS cap) = 10.667 ms, to 0.1 %.
-    p = r.latency_percentiles([50], shape=1e6)
+    # At the bound the service time is all but constant and with wait_cv 0 every I/O takes the
+    # mean latency of its step, 32 / 3,000 s (Little's law, 3,000 IOPS cap) = 10.667 ms, to 0.1 %.
+    p = r.latency_percentiles([50], model=dataclasses.replace(r.latency_model, service_cv=1e-3, wait_cv=0))
     assert p[50] == pytest.approx(32 / 3000 * 1e3, rel=1e-3)
 
 

@@ -223,29 +223,59 @@ LAT = [0.001, 0.002]
 DONE = [10.0, 10.0]
 
 
+MODEL = ebssim.LatencyModel(0.0005, 0.0005)
+
+
 @pytest.mark.parametrize(
     "kwargs, field",
     [
-        ({"service_time_s": True}, "service_time_s=True"),
-        ({"service_time_s": "0.001"}, "service_time_s='0.001'"),
-        ({"service_time_s": None}, "service_time_s=None"),
-        ({"shape": True}, "shape=True"),
-        ({"shape": "4"}, "shape='4'"),
+        ({"read_service_s": True}, "read_service_s=True"),
+        ({"write_service_s": "0.001"}, "write_service_s='0.001'"),
+        ({"read_fraction": None}, "read_fraction=None"),
+        ({"service_cv": True}, "service_cv=True"),
+        ({"wait_cv": "4"}, "wait_cv='4'"),
+        ({"instance_wait_cv": -1.0}, "instance_wait_cv=-1"),
+    ],
+)
+def test_latency_model_checks_its_fields(kwargs, field):
+    args = {"read_service_s": 0.0005, "write_service_s": 0.0005, **kwargs}
+    with raises(re.escape(field)):
+        ebssim.LatencyModel(**args)
+
+
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        ({"model": 0.0005}, "model must be an ebssim.LatencyModel"),
         ({"mean_latency_s": ["1ms", "2ms"]}, "mean_latency_s"),
         ({"mean_latency_s": [True, False]}, "mean_latency_s"),
         ({"completions": ["a", "b"]}, "completions"),
         ({"completions": 5.0}, "completions"),
+        ({"direction": "reads"}, "direction='reads'"),
+        ({"bound": [1.5, 2.0]}, "bound must be a 1-d array of Bound codes"),
     ],
 )
 @pytest.mark.parametrize("fn", ["latency_moments", "latency_quantiles"])
 def test_latency_helpers_check_their_arguments(fn, kwargs, field):
-    args = {"mean_latency_s": LAT, "completions": DONE, "service_time_s": 0.0005, **kwargs}
-    shape = args.pop("shape", ebssim.latency.SERVICE_TIME_SHAPE)
+    args = {"mean_latency_s": LAT, "completions": DONE, "model": MODEL, "direction": "all", "bound": None, **kwargs}
     with raises(re.escape(field)):
         if fn == "latency_moments":
-            latency_moments(args["mean_latency_s"], args["completions"], args["service_time_s"], shape=shape)
+            latency_moments(
+                args["mean_latency_s"],
+                args["completions"],
+                args["model"],
+                bound=args["bound"],
+                direction=args["direction"],
+            )
         else:
-            latency_quantiles(args["mean_latency_s"], args["completions"], args["service_time_s"], [0.5], shape=shape)
+            latency_quantiles(
+                args["mean_latency_s"],
+                args["completions"],
+                [0.5],
+                args["model"],
+                bound=args["bound"],
+                direction=args["direction"],
+            )
 
 
 @pytest.mark.parametrize(
@@ -265,15 +295,15 @@ def test_latency_helpers_refuse_bad_steps(fn, lat, done, field):
     # as the service time.
     with raises(field):
         if fn == "latency_moments":
-            latency_moments(lat, done, 0.0005)
+            latency_moments(lat, done, MODEL)
         else:
-            latency_quantiles(lat, done, 0.0005, [0.5])
+            latency_quantiles(lat, done, [0.5], MODEL)
 
 
 def test_latency_helpers_skip_steps_without_completions():
     # NaN means (the engine's "nothing completed") are skipped: only the 0.002 s step counts, so
     # the mean is 0.002 s (wait 0.0015 s plus the 0.0005 s mean service time).
-    mean, _ = latency_moments([NAN, 0.002], [3.0, 5.0], 0.0005)
+    mean, _ = latency_moments([NAN, 0.002], [3.0, 5.0], MODEL)
     assert mean == pytest.approx(0.002, rel=1e-12)
 
 

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List, Sequence, Tuple
 
+import ebssim
 import pytest
 from ebssim.cli import main
 from ebssim.fio import FIO_PERCENTILES, read_json, read_log
@@ -130,9 +131,13 @@ def test_gp2_cliff_json_and_log(tmp_path: Path) -> None:
     assert row.iops == pytest.approx(2300.0, rel=1e-9)
     assert row.runtime_ms == 2_700_000
     assert row.total_ios == 6_210_000
-    # p50 among the 6.0 M I/Os at 32 / 3,000 = 10.67 ms, p99 among the 0.21 M at 32 / 300 = 106.7 ms.
-    assert row.clat_p50_ns == pytest.approx(32 / 3000 * 1e9, rel=0.02)
-    assert row.clat_p99_ns == pytest.approx(32 / 300 * 1e9, rel=0.02)
+    # The same percentiles as the API's run of the same load (one latency model): p50 9.54 ms,
+    # below the 10.67 ms mean of the 6.0 M I/Os before the cliff; p99 130.5 ms, past the 106.7 ms
+    # mean of the 0.21 M after it (the waits under the cap spread, docs/model.md).
+    api = ebssim.simulate(ebssim.gp2(100), ebssim.ClosedLoop(32, "4k"), 2700).latency_percentiles([50, 99])
+    assert row.clat_p50_ns == pytest.approx(api[50] * 1e6, rel=1e-6)
+    assert row.clat_p99_ns == pytest.approx(api[99] * 1e6, rel=1e-6)
+    assert 0.85 < row.clat_p50_ns / (32 / 3000 * 1e9) < 0.95 and 1.1 < row.clat_p99_ns / (32 / 300 * 1e9) < 1.3
     eb = doc["jobs"][0]["ebssim"]
     assert eb["cliff_time_s"] == pytest.approx(2000.0, abs=1e-6)  # 5.4e6 / (3,000 - 300)
     assert eb["burst_balance_end_pct"] == pytest.approx(0.0, abs=1e-9)

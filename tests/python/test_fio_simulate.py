@@ -20,6 +20,7 @@ import math
 from pathlib import Path
 from typing import Dict, Sequence
 
+import ebssim
 import numpy as np
 import pytest
 from ebssim import Volume
@@ -108,8 +109,10 @@ def test_libaio_qd64_numjobs4_is_capped_by_the_volume() -> None:
         assert j.iops == pytest.approx(4000.0, rel=1e-9)
         assert j.latency_mean_s == pytest.approx(0.016, rel=1e-9)
         assert j.bound == "volume_iops"
-        # Throttled: nearly every I/O waits ~16 ms, so the percentiles sit around it.
-        assert j.percentiles_s[50.0] == pytest.approx(0.016, rel=0.02)
+        # Throttled: the I/Os wait 16 - 0.515 = 15.48 ms on average, spread with Nitro's cv 0.65
+        # (gamma shape 1 / 0.65^2 = 2.367, whose median is 0.8626 x its mean): p50 ~ 0.515 +
+        # 0.8626 x 15.48 = 13.87 ms, below the mean, as data set 05 shows (p50 0.7-0.87 x mean).
+        assert j.percentiles_s[50.0] == pytest.approx(0.000515 + 0.8626 * 0.015485, rel=0.02)
     assert sum(j.iops for j in p.jobs) == pytest.approx(16000.0, rel=1e-9)
 
 
@@ -171,10 +174,13 @@ def test_gp2_cliff_job(tmp_path: Path) -> None:
     # Mean latency weighted by I/Os: (6,000,000 x 32/3,000 + 210,000 x 32/300) / 6,210,000.
     mean = (6_000_000 * 32 / 3000 + 210_000 * 32 / 300) / 6_210_000
     assert j.latency_mean_s == pytest.approx(mean, rel=1e-9)
-    # 96.6 % of the I/Os complete before the cliff at 10.67 ms, 3.4 % after at 106.7 ms: p50 sits
-    # at the first, p99 at the second.
-    assert j.percentiles_s[50.0] == pytest.approx(32 / 3000, rel=0.02)
-    assert j.percentiles_s[99.0] == pytest.approx(32 / 300, rel=0.02)
+    # 96.6 % of the I/Os complete before the cliff at 10.67 ms, 3.4 % after at 106.7 ms; the waits
+    # under the cap spread (Nitro, docs/model.md): p50 below the first, p99 past the second, the
+    # same as the API's run of the same load.
+    api = ebssim.simulate(ebssim.gp2(100), ebssim.ClosedLoop(32, "4k"), 2700).latency_percentiles([50, 99])
+    assert j.percentiles_s[50.0] == pytest.approx(api[50] / 1e3, rel=1e-6)
+    assert j.percentiles_s[99.0] == pytest.approx(api[99] / 1e3, rel=1e-6)
+    assert 0.85 < j.percentiles_s[50.0] / (32 / 3000) < 0.95 and 1.1 < j.percentiles_s[99.0] / (32 / 300) < 1.3
 
     iops = read_log(tmp_path / "rr_iops.1.log")
     assert len(iops) == 2700

@@ -9,6 +9,7 @@ drifts from what the engine does in a run.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import math
 
@@ -96,7 +97,7 @@ def test_closed_loop_rate_matches_a_simulated_step(v, w):
     st = (
         workload.service_time_ms / 1e3
         if workload.service_time_ms is not None
-        else volume.service_time_s(workload.io_bytes)
+        else volume.service_time_s(workload.io_bytes, workload.read_fraction)
     )
     assert rate.offered_iops == pytest.approx(workload.in_flight / (st + workload.think_time_ms / 1e3), rel=1e-12)
     if volume.has_bucket:
@@ -169,31 +170,41 @@ def test_cliff_time_s_of_idle_and_open_loop():
         ebssim.closed_loop_rate(gp2(100), Idle())  # type: ignore[arg-type]
 
 
-def test_latency_shape_comes_from_the_core():
-    assert ebssim.SERVICE_TIME_SHAPE == 4.0
-    sig = inspect.signature(ebssim.VolumeResult.latency_percentiles)
-    assert sig.parameters["shape"].default == ebssim.SERVICE_TIME_SHAPE
+def test_latency_model_comes_from_the_core():
+    # The run's model takes the volume's parameters (the core's defaults per family and platform)
+    # and the percentiles are the public latency_quantiles of the recorded series, bound included.
     r = simulate(gp2(100, burst_balance_pct=1), ClosedLoop(32, "4k"), duration_s=60)
+    m = r.latency_model
+    p = gp2(100)._params
+    assert (m.read_service_s, m.write_service_s) == (p.service_time_s(4096, 1.0), p.service_time_s(4096, 0.0))
+    assert (m.service_cv, m.wait_cv) == (p.latency_cv, p.wait_cv)
+    assert (m.wait_cv, m.instance_wait_cv) == ebssim.default_wait_spread(True)
     got = r.latency_percentiles([50, 99])
-    q = ebssim.latency_quantiles(r.latency_s, r.iops * r.dt_s, r.service_time_s, [0.5, 0.99])
+    q = ebssim.latency_quantiles(r.latency_s, r.iops * r.dt_s, [0.5, 0.99], m, bound=r.bound)
     assert got == {50.0: pytest.approx(q[0] * 1e3, rel=1e-15), 99.0: pytest.approx(q[1] * 1e3, rel=1e-15)}
 
 
 def test_latency_moments_by_hand():
-    # Per step, I/Os take wait + Gamma(k, s / k): mean max(m, s), variance s^2 / k; the run is
-    # the mixture weighted by completions.
+    # Per step, I/Os take W + Gamma(k, s / k) with W of mean max(0, m - s) and cv cw: mean
+    # max(m, s), variance (cw w)^2 + s^2 / k; the run is the mixture weighted by completions.
     s = 1e-3
     m = np.array([s, 3 * s, 2 * s, 5 * s])
     n = np.array([10.0, 5.0, 0.0, 1.0])
     mean = float((m * n).sum() / n.sum())
     var = float((n * (m - mean) ** 2).sum() / n.sum()) + s**2 / 4
-    got = ebssim.latency_moments(m, n, s)
+    fifo = ebssim.LatencyModel(s, s, 1.0, 0.5, 0.0, 0.0)
+    got = ebssim.latency_moments(m, n, fifo)
     assert got[0] == pytest.approx(mean, rel=1e-12)
     assert got[1] == pytest.approx(math.sqrt(var), rel=1e-12)
-    assert ebssim.latency_moments(m, n, s, shape=1.0)[1] == pytest.approx(math.sqrt(var - s**2 / 4 + s**2), rel=1e-12)
-    assert all(math.isnan(x) for x in ebssim.latency_moments([], [], s))
+    exp_service = dataclasses.replace(fifo, service_cv=1.0)
+    assert ebssim.latency_moments(m, n, exp_service)[1] == pytest.approx(math.sqrt(var - s**2 / 4 + s**2), rel=1e-12)
+    # A wait spread of cv 0.5 adds (0.5 w)^2 per step: waits 2 s and 4 s for 5 and 1 I/Os of 16.
+    spread = dataclasses.replace(fifo, wait_cv=0.5)
+    extra = (5 * (0.5 * 2 * s) ** 2 + 1 * (0.5 * 4 * s) ** 2) / 16
+    assert ebssim.latency_moments(m, n, spread)[1] == pytest.approx(math.sqrt(var + extra), rel=1e-12)
+    assert all(math.isnan(x) for x in ebssim.latency_moments([], [], fifo))
     with pytest.raises(ValueError, match="completions has 1"):
-        ebssim.latency_moments([s, s], [1.0], s)
+        ebssim.latency_moments([s, s], [1.0], fifo)
 
 
 def test_fio_front_end_uses_only_the_public_api():

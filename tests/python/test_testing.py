@@ -43,11 +43,14 @@ def by_criterion(report: PlanReport) -> dict[str, ebssim.testing.Check]:
 
 
 def test_a_plan_that_holds(gp3_qd32):
-    report = assert_plan(gp3_qd32, p99_ms=20, no_cliff=True, throttled_s=2700, min_burst_balance_pct=20)
+    # Mean 32 / 3,000 = 10.7 ms at the cap; the waits (10.16 ms mean) spread with Nitro's cv 0.65,
+    # so p99 is near 3 x the mean: 31.9 ms (docs/model.md; within 2 % of the exact convolution,
+    # tests/python/test_latency.py).
+    report = assert_plan(gp3_qd32, p99_ms=40, no_cliff=True, throttled_s=2700, min_burst_balance_pct=20)
     assert report.ok and bool(report) and report.failures == []
     assert lines(report)[0] == "capacity plan met"
     got = {c.criterion: c.got for c in report.checks}
-    assert got["p99 latency <= 20 ms"] == "got 11.4 ms"
+    assert got["p99 latency <= 40 ms"] == "got 31.9 ms"
     assert got["no cliff"] == "no bucket to run dry"
     assert got["BurstBalance >= 20 %"] == "no credit bucket"
     # Every step held by the IOPS cap (32 in flight want 63,515 IOPS): 2,700 s, within the plan.
@@ -55,17 +58,17 @@ def test_a_plan_that_holds(gp3_qd32):
 
 
 def test_latency_percentiles(gp2_qd32):
-    report = check_plan(gp2_qd32, p99_ms=20, percentiles_ms={50: 11, 99.9: 200})
+    report = check_plan(gp2_qd32, p99_ms=20, percentiles_ms={50: 11, 99.9: 300})
     (p50, p99, p999) = report.checks
-    # p50 = 10.64 ms (docs/model.md): within 11.
-    assert (p50.criterion, p50.ok, p50.got) == ("p50 latency <= 11 ms", True, "got 10.6 ms")
-    # p99 = 106.77 ms: 106.77 / 20 = 5.34 x the plan. Above 20 ms: from the cliff to the end.
-    assert (p99.ok, p99.got) == (False, "got 107 ms (5.34 x the plan)")
+    # p50 = 9.54 ms (README): below the burst's 10.67 ms mean, within 11.
+    assert (p50.criterion, p50.ok, p50.got) == ("p50 latency <= 11 ms", True, "got 9.54 ms")
+    # p99 = 130.5 ms: 130.5 / 20 = 6.52 x the plan. Above 20 ms: from the cliff to the end.
+    assert (p99.ok, p99.got) == (False, "got 130 ms (6.52 x the plan)")
     assert p99.detail == (
         "latency above 20 ms for 11.7 min (26% of the run), from 2,000 s (33.3 min) to the end of the run, "
         "bound by volume_iops (BurstBalance empty)"
     )
-    assert p999.ok  # 107.24 ms
+    assert p999.ok  # 269.1 ms
     with pytest.raises(ValueError, match=r"percentile 99 is given twice: p99_ms=20 and 30"):
         Plan(p99_ms=20, percentiles_ms={99: 30})
 
@@ -155,7 +158,7 @@ def test_the_failure_message(gp2_qd32):
         "2,700 s (45 min) from t = 0 s"
     )
     # The plan, then what the run did, on one line per criterion; the why below each failure.
-    assert text[2] == "  FAIL  p99 latency <= 20 ms             got 107 ms (5.34 x the plan)"
+    assert text[2] == "  FAIL  p99 latency <= 20 ms             got 130 ms (6.52 x the plan)"
     assert (
         text[4] == "  FAIL  no cliff within 1 h              BurstBalance ran dry at 2,000 s (33.3 min), 26.7 min early"
     )

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .analysis import Cliff
     from .burst import ClosedLoopRate, burst_duration_s, cliff_time_s, closed_loop_rate, counted_iops, refill_time_s
     from .instances import SHARE_POLICIES, Catalog, Instance, NoEbsLimitsWarning, instance, load_catalog
-    from .latency import SERVICE_TIME_SHAPE, closed_loop_latency_s, latency_moments, latency_quantiles
+    from .latency import LatencyModel, closed_loop_latency_s, default_wait_spread, latency_moments, latency_quantiles
     from .plot import plot
     from .recording import BOUND_NAMES, INSTANCE_SERIES, VOLUME_SERIES, Recording
     from .results import InstanceResult, RunResult, VolumeResult, VolumeSummary, WindowStats
@@ -56,7 +56,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BOUND_NAMES",
     "INSTANCE_SERIES",
-    "SERVICE_TIME_SHAPE",
+    "LatencyModel",
     "SHARE_POLICIES",
     "VOLUME_SERIES",
     "VOLUME_TYPES",
@@ -105,6 +105,7 @@ __all__ = [
     "io1",
     "io2",
     "k8s",
+    "default_wait_spread",
     "latency_moments",
     "latency_quantiles",
     "limits",
@@ -132,7 +133,13 @@ _EXPORTS = {
         "refill_time_s",
     ),
     ".instances": ("SHARE_POLICIES", "Catalog", "Instance", "NoEbsLimitsWarning", "instance", "load_catalog"),
-    ".latency": ("SERVICE_TIME_SHAPE", "closed_loop_latency_s", "latency_moments", "latency_quantiles"),
+    ".latency": (
+        "LatencyModel",
+        "closed_loop_latency_s",
+        "default_wait_spread",
+        "latency_moments",
+        "latency_quantiles",
+    ),
     ".plot": ("plot",),
     ".recording": ("BOUND_NAMES", "INSTANCE_SERIES", "VOLUME_SERIES", "Recording"),
     ".results": ("InstanceResult", "RunResult", "VolumeResult", "VolumeSummary", "WindowStats"),

@@ -237,7 +237,8 @@ def volume_html(v: Any) -> str:
         ]
     else:
         rows.append(("limits", f"{number(v.max_iops, 'IOPS')}, {number(v.max_throughput_mib_s, 'MiB/s')}"))
-    rows.append(("service time (4 KiB)", number(v.service_time_s(4096) * 1e3, "ms")))
+    read_ms, write_ms = (number(v.service_time_s(4096, rf) * 1e3, "ms") for rf in (1.0, 0.0))
+    rows.append(("service time (4 KiB)", f"{read_ms} read, {write_ms} write"))
     return html_table(f"Volume: {v}", rows)
 
 

@@ -1,15 +1,19 @@
 """The latency model (docs/model.md, "Latency percentiles"), computed by the C++ core.
 
-In a step whose mean latency is ``m``, an I/O waits ``max(0, m - s)`` and is then served in a
-gamma-distributed time of mean ``s`` (the unloaded service time, shape
-:data:`SERVICE_TIME_SHAPE`); over a run the distribution mixes the steps, weighted by the I/Os
-each completes. These functions take per-step series, so callers that assemble their own (fio
-predictions) use the same model as :meth:`VolumeResult.latency_percentiles`.
+In a step whose mean latency is ``m`` (Little's law), an I/O waits ``W`` for the limit that holds
+it back and is then served in ``S``. ``S`` is gamma-distributed with the read or write service
+time as its mean and coefficient of variation ``service_cv``; ``W`` is gamma-distributed with mean
+``max(0, m - s)`` (``s`` the I/O-weighted mean service time, so a step's mean stays ``m``) and
+coefficient of variation ``wait_cv`` (``instance_wait_cv`` in steps the instance's limits hold
+back). Over a run the distribution mixes the steps, weighted by the I/Os each completes. These
+functions take per-step series, so callers that assemble their own (fio predictions) use the same
+model as :meth:`VolumeResult.latency_percentiles`.
 """
 
 from __future__ import annotations
 
-from typing import Tuple
+from dataclasses import dataclass
+from typing import Optional, Tuple
 
 import numpy as np
 import numpy.typing as npt
@@ -19,63 +23,152 @@ from ._units import real, real_array
 from .volumes import Volume
 from .workloads import ClosedLoop
 
-__all__ = ["SERVICE_TIME_SHAPE", "closed_loop_latency_s", "latency_moments", "latency_quantiles"]
+__all__ = [
+    "DIRECTIONS",
+    "LatencyModel",
+    "closed_loop_latency_s",
+    "default_wait_spread",
+    "latency_moments",
+    "latency_quantiles",
+]
 
 FloatArray = npt.NDArray[np.float64]
 
-#: Default gamma shape of the service-time distribution (4: coefficient of variation 0.5).
-SERVICE_TIME_SHAPE: float = float(_core.default_service_shape)
+#: The directions a latency distribution can describe: every I/O, the reads, the writes.
+DIRECTIONS: Tuple[str, ...] = ("all", "read", "write")
+
+
+def default_wait_spread(nitro: bool = True) -> Tuple[float, float]:
+    """The default coefficients of variation of the wait under a volume's and under an instance's
+    limits, on Nitro (``nitro=True``) or Xen instances: ``(0.65, 0.2)`` and ``(0.1, 0.1)``
+    (docs/model.md, "Latency percentiles", with the measurements behind them)."""
+    vol, inst = _core.default_wait_spread(bool(nitro))
+    return float(vol), float(inst)
+
+
+@dataclass(frozen=True)
+class LatencyModel:
+    """The latency model of one run (C++ ``LatencyModel``): mean unloaded service times of a read
+    and of a write (seconds), the share of reads, the service time's coefficient of variation,
+    and the wait's under the volume's and under the instance's limits. Checked on construction."""
+
+    read_service_s: float
+    write_service_s: float
+    read_fraction: float = 1.0
+    service_cv: float = 0.5
+    wait_cv: float = 0.65
+    instance_wait_cv: float = 0.2
+
+    def __post_init__(self) -> None:
+        self._native()  # a ValueError names the field
+
+    def _native(self) -> _core.LatencyModel:
+        return _core.LatencyModel(
+            real(self.read_service_s, "read_service_s", "a number of seconds"),
+            real(self.write_service_s, "write_service_s", "a number of seconds"),
+            real(self.read_fraction, "read_fraction", "a share of reads from 0 to 1"),
+            real(self.service_cv, "service_cv"),
+            real(self.wait_cv, "wait_cv"),
+            real(self.instance_wait_cv, "instance_wait_cv"),
+        )
+
+    @property
+    def mean_service_s(self) -> float:
+        """The I/O-weighted mean service time (what the engine's Little's law uses)."""
+        return float(self._native().mean_service_s())
+
+    @classmethod
+    def of(
+        cls,
+        volume: Volume,
+        io_bytes: float,
+        read_fraction: float,
+        *,
+        service_time_s: Optional[float] = None,
+        instance_wait_cv: Optional[float] = None,
+    ) -> "LatencyModel":
+        """The model of I/Os of ``io_bytes`` with this share of reads on ``volume``: its service
+        times per direction, their spread and its wait spread (the volume's parameters, or their
+        defaults); ``service_time_s`` a workload's own service time for both directions;
+        ``instance_wait_cv`` by default the platform's."""
+        if not isinstance(volume, Volume):
+            raise ValueError(f"volume must be an ebssim.Volume, got {type(volume).__name__}")
+        if service_time_s is not None:
+            rs = ws = real(service_time_s, "service_time_s", "a number of seconds")
+        else:
+            rs, ws = volume.service_time_s(io_bytes, 1.0), volume.service_time_s(io_bytes, 0.0)
+        p = volume._params
+        inst = default_wait_spread(bool(p.nitro))[1] if instance_wait_cv is None else instance_wait_cv
+        return cls(rs, ws, read_fraction, float(p.latency_cv), float(p.wait_cv), inst)
+
+
+def _direction(direction: str) -> int:
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction={direction!r} must be one of {', '.join(DIRECTIONS)}")
+    return DIRECTIONS.index(direction)
+
+
+def _bound(bound: Optional[npt.ArrayLike], n: int) -> npt.NDArray[np.uint8]:
+    if bound is None:
+        return np.zeros(0, dtype=np.uint8)
+    b = np.asarray(bound)
+    if b.dtype.kind not in "ui" or b.ndim != 1:
+        raise ValueError(f"bound must be a 1-d array of Bound codes (integers), got {b.dtype} with shape {b.shape}")
+    if b.size and (int(b.min()) < 0 or int(b.max()) > 255):
+        raise ValueError(f"bound holds {int(b.min())}..{int(b.max())}: Bound codes are 0 to 5")
+    return b.astype(np.uint8, copy=False)
 
 
 def latency_quantiles(
     mean_latency_s: npt.ArrayLike,
     completions: npt.ArrayLike,
-    service_time_s: float,
     quantiles: npt.ArrayLike,
+    model: LatencyModel,
     *,
-    shape: float = SERVICE_TIME_SHAPE,
+    bound: Optional[npt.ArrayLike] = None,
+    direction: str = "all",
 ) -> FloatArray:
     """Quantiles (each 0..1) of the latency, seconds, of the I/Os completed over a run.
 
     ``mean_latency_s[k]`` and ``completions[k]`` per step (steps that complete nothing, or have
-    NaN latency, drop out; NaN for every quantile when nothing completed); ``service_time_s`` the
-    unloaded service time. A completion count is finite and >= 0, a mean latency NaN or finite
-    and >= 0. Raises ValueError on bad input, naming the argument (and the step).
+    NaN latency, drop out; NaN for every quantile when nothing completed); ``model`` the
+    :class:`LatencyModel`; ``bound[k]`` the step's Bound code (the ``bound`` series), which picks
+    the instance's wait spread where the instance held the step (None: the volume's everywhere);
+    ``direction`` ``"all"``, ``"read"`` or ``"write"``. A completion count is finite and >= 0, a
+    mean latency NaN or finite and >= 0. Raises ValueError on bad input, naming the argument.
     """
+    if not isinstance(model, LatencyModel):
+        raise ValueError(f"model must be an ebssim.LatencyModel, got {type(model).__name__}")
+    lat, done = _steps(mean_latency_s, completions)
     return _core.latency_quantiles(
-        *_steps(mean_latency_s, completions, service_time_s, shape)[:3],
-        real_array(quantiles, "quantiles"),
-        real(shape, "shape"),
+        lat, done, _bound(bound, lat.size), model._native(), real_array(quantiles, "quantiles"), _direction(direction)
     )
 
 
 def latency_moments(
     mean_latency_s: npt.ArrayLike,
     completions: npt.ArrayLike,
-    service_time_s: float,
+    model: LatencyModel,
     *,
-    shape: float = SERVICE_TIME_SHAPE,
+    bound: Optional[npt.ArrayLike] = None,
+    direction: str = "all",
 ) -> Tuple[float, float]:
     """Mean and standard deviation, seconds, of the latency of the I/Os completed over a run.
 
-    The same model and inputs as :func:`latency_quantiles`: the spread of the step means plus the
-    service time's variance ``s**2 / shape``. ``(nan, nan)`` when nothing completed.
+    The same model and inputs as :func:`latency_quantiles` (exact: the spread of the step means
+    plus each step's wait and service variance). ``(nan, nan)`` when nothing completed.
     """
-    mean, std = _core.latency_moments(*_steps(mean_latency_s, completions, service_time_s, shape))
+    if not isinstance(model, LatencyModel):
+        raise ValueError(f"model must be an ebssim.LatencyModel, got {type(model).__name__}")
+    lat, done = _steps(mean_latency_s, completions)
+    mean, std = _core.latency_moments(lat, done, _bound(bound, lat.size), model._native(), _direction(direction))
     return float(mean), float(std)
 
 
-def _steps(
-    mean_latency_s: npt.ArrayLike, completions: npt.ArrayLike, service_time_s: float, shape: float
-) -> Tuple[FloatArray, FloatArray, float, float]:
-    """The per-step arguments of the latency model as the core takes them: arrays of numbers and
-    numbers (their types checked here, naming each; their values, in the core)."""
-    return (
-        real_array(mean_latency_s, "mean_latency_s"),
-        real_array(completions, "completions"),
-        real(service_time_s, "service_time_s", "a number of seconds"),
-        real(shape, "shape"),
-    )
+def _steps(mean_latency_s: npt.ArrayLike, completions: npt.ArrayLike) -> Tuple[FloatArray, FloatArray]:
+    """The per-step arrays as the core takes them (their types checked here, naming each; their
+    values, in the core)."""
+    return real_array(mean_latency_s, "mean_latency_s"), real_array(completions, "completions")
 
 
 def closed_loop_latency_s(volume: Volume, workload: ClosedLoop, iops: npt.ArrayLike) -> FloatArray:

@@ -13,6 +13,7 @@ time each limit bound, ...) is read by :mod:`ebssim.analysis`, which the results
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import numbers
@@ -41,7 +42,7 @@ from . import _core, _repr
 from ._core import InstanceSeries, InstanceTotals, VolumeSeries, VolumeTotals
 from ._units import real
 from .instances import Instance
-from .latency import SERVICE_TIME_SHAPE, latency_quantiles
+from .latency import LatencyModel, default_wait_spread, latency_quantiles
 from .recording import BOUND_NAMES, DEFAULT_INSTANCE_SERIES, DEFAULT_VOLUME_SERIES, _need_per_step
 from .volumes import Volume
 from .workloads import ClosedLoop, OpenLoop, PhasedClosedLoop, PiecewiseOpenLoop, Workload
@@ -433,42 +434,76 @@ class VolumeResult(_RecordedAxis):
         ops = self.totals.served_ops
         return self.totals.latency_ops_s / ops * 1e3 if ops > 0 else math.nan
 
+    def _io_bytes(self) -> float:
+        """The mean I/O size of this run's workload, bytes (0 when it issues none)."""
+        w = self.workload
+        if isinstance(w, (ClosedLoop, PhasedClosedLoop)):
+            return float(w.io_bytes)
+        if isinstance(w, OpenLoop) and float(w.ops.sum()) > 0:
+            return float(w.bytes.sum()) / float(w.ops.sum())
+        if isinstance(w, PiecewiseOpenLoop):
+            return float(w.mean_io_bytes(self.n_steps * self.dt_s))
+        return 0.0
+
     @property
     def service_time_s(self) -> float:
-        """Unloaded service time of this run's I/O (the workload's, else the volume's model)."""
-        w = self.workload
-        st_ms = getattr(w, "service_time_ms", None)
+        """Mean unloaded service time of this run's I/O (the workload's, else the volume's model
+        at the workload's I/O size and share of reads)."""
+        st_ms = getattr(self.workload, "service_time_ms", None)
         if st_ms is not None:
             return float(st_ms) / 1e3
-        if isinstance(w, (ClosedLoop, PhasedClosedLoop)):
-            return self.volume.service_time_s(w.io_bytes)
-        if isinstance(w, OpenLoop) and float(w.ops.sum()) > 0:
-            return self.volume.service_time_s(float(w.bytes.sum()) / float(w.ops.sum()))
-        if isinstance(w, PiecewiseOpenLoop):
-            return self.volume.service_time_s(w.mean_io_bytes(self.n_steps * self.dt_s))
-        return self.volume.service_time_s(0.0)
+        return self.volume.service_time_s(self._io_bytes(), float(getattr(self.workload, "read_fraction", 1.0)))
+
+    @property
+    def latency_model(self) -> LatencyModel:
+        """The latency model of this run (docs/model.md, "Latency percentiles"): the service
+        times of a read and a write of the workload's I/O size (or the workload's own service
+        time), the share of reads, the volume's service-time spread, and the waits' spread under
+        the volume's limits and the instance's (the volume's ``wait_cv`` if given, else the
+        platform's default: the instance's, Nitro without one)."""
+        nitro = True if self.instance is None else bool(self.instance.instance.nitro)
+        vol_cv, inst_cv = default_wait_spread(nitro)
+        base = LatencyModel.of(
+            self.volume,
+            self._io_bytes(),
+            float(getattr(self.workload, "read_fraction", 1.0)),
+            service_time_s=self.service_time_s if getattr(self.workload, "service_time_ms", None) is not None else None,
+            instance_wait_cv=inst_cv,
+        )
+        wait_cv = vol_cv if self.volume.wait_cv is None else float(self.volume.wait_cv)
+        return dataclasses.replace(base, wait_cv=wait_cv)
 
     def latency_percentiles(
-        self, percentiles: Sequence[float] = (50, 90, 95, 99, 99.9), *, shape: float = SERVICE_TIME_SHAPE
+        self,
+        percentiles: Sequence[float] = (50, 90, 95, 99, 99.9),
+        *,
+        direction: str = "all",
+        model: Optional[LatencyModel] = None,
     ) -> Dict[float, float]:
         """Latency percentiles in ms of the I/Os completed over the run.
 
-        The model (docs/model.md): in each step an I/O waits the step's mean latency minus the
-        service time, then takes a gamma-distributed service time (mean: the unloaded service
-        time, ``shape`` 4: coefficient of variation 0.5); the run mixes the steps weighted by the
-        I/Os each completes. A run throttled part of the time has its p50 near the service time
-        and its high percentiles near the throttled latency.
+        The model (docs/model.md, "Latency percentiles"): in each step an I/O waits for the
+        limit that holds it back, a gamma-distributed time whose mean is the step's mean latency
+        minus the service time and whose spread is the platform's (wider under a volume's caps on
+        Nitro, narrow on Xen and under an instance's), then takes a gamma-distributed service
+        time of its direction; the run mixes the steps weighted by the I/Os each completes.
+        ``direction`` ``"all"``, ``"read"`` or ``"write"``; ``model`` replaces
+        :attr:`latency_model` (e.g. ``dataclasses.replace(r.latency_model, wait_cv=0)``).
         """
         _need_per_step(self, "latency_percentiles", "iops", "latency_s")
         if isinstance(percentiles, (numbers.Number, str)):
             raise ValueError(f"percentiles={percentiles!r} must be a sequence of numbers, e.g. (50, 99)")
         ps = [real(p, f"percentiles[{i}]") for i, p in enumerate(percentiles)]
-        shape = real(shape, "shape")
         for p in ps:
             if not 0.0 <= p <= 100.0:
                 raise ValueError(f"percentile {p!r} must be between 0 and 100")
         q = latency_quantiles(
-            self.latency_s, self.iops * self.dt_s, self.service_time_s, np.array(ps) / 100.0, shape=shape
+            self.latency_s,
+            self.iops * self.dt_s,
+            np.array(ps) / 100.0,
+            self.latency_model if model is None else model,
+            bound=self.bound if "bound" in self.recorded else None,  # without it: the volume's spread
+            direction=direction,
         )
         return {p: float(v) * 1e3 for p, v in zip(ps, q)}
 

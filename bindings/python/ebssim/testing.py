@@ -9,8 +9,8 @@ plugin needed): a test is a simulation and one call.
 >>> from ebssim.testing import assert_plan
 >>> w = ebssim.ClosedLoop(32, "4k")
 >>> gp3 = ebssim.simulate(ebssim.gp3(100), w, duration_s=2700)
->>> report = assert_plan(gp3, p99_ms=20, no_cliff=True)     # 32 / 3,000 IOPS = 10.7 ms throughout
->>> report.ok
+>>> report = assert_plan(gp3, p99_ms=40, no_cliff=True)     # mean 32 / 3,000 IOPS = 10.7 ms; the
+>>> report.ok                                               # waits under the cap spread: p99 31.9 ms
 True
 >>> gp2 = ebssim.simulate(ebssim.gp2(100), w, duration_s=2700)
 >>> assert_plan(gp2, p99_ms=20, no_cliff_within_h=1, min_burst_balance_pct=20)
@@ -19,7 +19,7 @@ Traceback (most recent call last):
 AssertionError: capacity plan not met (3 of 3 criteria fail)
 gp2 100 GiB (300 IOPS baseline, burst 3000, 128 MiB/s) under 4 KiB random reads at queue depth 32,
 2,700 s (45 min) from t = 0 s
-  FAIL  p99 latency <= 20 ms             got 107 ms (5.34 x the plan)
+  FAIL  p99 latency <= 20 ms             got 130 ms (6.52 x the plan)
         latency above 20 ms for 11.7 min (26% of the run), from 2,000 s (33.3 min) to the end of the run,
         bound by volume_iops (BurstBalance empty)
   FAIL  no cliff within 1 h              BurstBalance ran dry at 2,000 s (33.3 min), 26.7 min early
@@ -384,8 +384,8 @@ def _latency_check(r: VolumeResult, criterion: str, got_ms: float, limit_ms: flo
         detail = _spans_text(r, spans, f"latency above {limit_ms:g} ms")
     else:
         detail = (
-            f"no step's mean latency is above {limit_ms:g} ms: the spread of service times alone puts "
-            f"the percentile there (the latency model, docs/model.md)"
+            f"no step's mean latency is above {limit_ms:g} ms: the spread of waits under a limit and of "
+            f"service times puts the percentile there (the latency model, docs/model.md)"
         )
     return Check(criterion, False, got, detail)
 

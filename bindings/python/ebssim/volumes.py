@@ -13,6 +13,7 @@ from ._core import VolumeTypeInfo
 from ._units import SizeLike, parse_size, real
 
 __all__ = [
+    "ServiceTime",
     "Volume",
     "gp2",
     "gp3",
@@ -68,6 +69,19 @@ def _opt(x: Optional[float], field: str) -> float:
 
 
 @dataclass(frozen=True)
+class ServiceTime:
+    """A volume's latency parameters in effect (:attr:`Volume.service`): the unloaded latency of
+    a zero-byte read and write (ms), the per-I/O transfer rate (MiB/s), the service time's
+    coefficient of variation, and that of the wait under the volume's limits."""
+
+    read_latency_ms: float
+    write_latency_ms: float
+    transfer_mib_s: float
+    latency_cv: float
+    wait_cv: float
+
+
+@dataclass(frozen=True)
 class Volume:
     """An EBS volume as CreateVolume would describe it. Validated on construction.
 
@@ -87,10 +101,21 @@ class Volume:
         Initial BurstBalance in percent (gp2, st1, sc1, standard; default 100: a new volume
         starts full).
     latency_ms : float, optional
-        Unloaded latency of a small I/O in ms (defaults: 0.5 SSD, 0.25 io2 Block Express,
-        5 HDD); service time is ``latency_ms + io_size / transfer_mib_s``.
+        Unloaded latency of a small I/O in ms, reads and writes alike (give it or the two
+        below, not both); service time is ``latency + io_size / transfer_mib_s``.
     transfer_mib_s : float, optional
         Per-I/O transfer rate of the service-time model, MiB/s (default 1,024 SSD, 250 HDD).
+    read_latency_ms, write_latency_ms : float, optional
+        Unloaded latency of a read, of a write, in ms. Defaults per family (docs/model.md,
+        "Service time"): gp2, gp3, io1 0.5 and 0.5; io2 (Block Express) 0.44 and 0.335;
+        st1, sc1, standard 5 and 5.
+    latency_cv : float, optional
+        Coefficient of variation of the service time (its spread), 0.001 to 10: 0.5 for gp2,
+        gp3, io1 and the HDD types, 0.12 for io2.
+    wait_cv : float, optional
+        Coefficient of variation of the wait of I/Os the volume's limits hold back, 0 (first come,
+        first served: every I/O waits the mean) to 10: by default the platform's, 0.65 on Nitro
+        and 0.1 on Xen (docs/model.md, "Latency percentiles").
     """
 
     type: str
@@ -100,6 +125,10 @@ class Volume:
     burst_balance_pct: Optional[float] = None
     latency_ms: Optional[float] = None
     transfer_mib_s: Optional[float] = None
+    read_latency_ms: Optional[float] = None
+    write_latency_ms: Optional[float] = None
+    latency_cv: Optional[float] = None
+    wait_cv: Optional[float] = None
     _params: _core.VolumeParams = field(init=False, repr=False, compare=False)
 
     def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:  # the compiled part is rebuilt (ebssim._pickle)
@@ -119,6 +148,10 @@ class Volume:
             burst_balance_pct=_opt(self.burst_balance_pct, "burst_balance_pct"),
             latency_ms=_opt(self.latency_ms, "latency_ms"),
             transfer_mib_s=_opt(self.transfer_mib_s, "transfer_mib_s"),
+            read_latency_ms=_opt(self.read_latency_ms, "read_latency_ms"),
+            write_latency_ms=_opt(self.write_latency_ms, "write_latency_ms"),
+            latency_cv=_opt(self.latency_cv, "latency_cv"),
+            wait_cv=_opt(self.wait_cv, "wait_cv"),
         )
 
     @property
@@ -173,9 +206,37 @@ class Volume:
         sequential = _check_pattern(pattern)
         return float(_core.counted_ops_per_io(self._params, parse_size(io_size), sequential))
 
-    def service_time_s(self, io_bytes: float) -> float:
-        """Unloaded service time of one I/O of ``io_bytes``, seconds."""
-        return float(self._params.service_time_s(real(io_bytes, "io_bytes", "a number of bytes")))
+    def service_time_s(self, io_bytes: float, read_fraction: Optional[float] = None) -> float:
+        """Mean unloaded service time of one I/O of ``io_bytes``, seconds, in a mix with this
+        share of reads (1: a read, 0: a write). ``read_fraction`` may be omitted when reads and
+        writes take the same time on this volume; otherwise it is required (a ValueError)."""
+        size = real(io_bytes, "io_bytes", "a number of bytes")
+        p = self._params
+        if read_fraction is None:
+            if p.read_latency_s != p.write_latency_s:
+                raise ValueError(
+                    f"read_fraction is required: reads ({p.read_latency_s * 1e3:g} ms) and writes "
+                    f"({p.write_latency_s * 1e3:g} ms) take different times on {self}"
+                )
+            rf = 1.0
+        else:
+            rf = real(read_fraction, "read_fraction", "a share of reads from 0 to 1")
+            if not 0.0 <= rf <= 1.0:
+                raise ValueError(f"read_fraction={rf:g} must be between 0 and 1")
+        return float(p.service_time_s(size, rf))
+
+    @property
+    def service(self) -> "ServiceTime":
+        """The service-time and wait-spread parameters in effect (the given ones or the family's
+        and platform's defaults)."""
+        p = self._params
+        return ServiceTime(
+            read_latency_ms=float(p.read_latency_s) * 1e3,
+            write_latency_ms=float(p.write_latency_s) * 1e3,
+            transfer_mib_s=float(p.transfer_bytes_s) / 2**20,
+            latency_cv=float(p.latency_cv),
+            wait_cv=float(p.wait_cv),
+        )
 
     @property
     def has_bucket(self) -> bool:
@@ -201,9 +262,27 @@ class Volume:
         return _repr.volume_html(self)
 
 
-def gp2(size_gib: float, *, burst_balance_pct: Optional[float] = None, latency_ms: Optional[float] = None) -> Volume:
+def gp2(
+    size_gib: float,
+    *,
+    burst_balance_pct: Optional[float] = None,
+    latency_ms: Optional[float] = None,
+    read_latency_ms: Optional[float] = None,
+    write_latency_ms: Optional[float] = None,
+    latency_cv: Optional[float] = None,
+    wait_cv: Optional[float] = None,
+) -> Volume:
     """A gp2 volume: 3 IOPS per GiB (100..16,000), bursting to 3,000 on a 5.4 M credit bucket."""
-    return Volume("gp2", size_gib, burst_balance_pct=burst_balance_pct, latency_ms=latency_ms)
+    return Volume(
+        "gp2",
+        size_gib,
+        burst_balance_pct=burst_balance_pct,
+        latency_ms=latency_ms,
+        read_latency_ms=read_latency_ms,
+        write_latency_ms=write_latency_ms,
+        latency_cv=latency_cv,
+        wait_cv=wait_cv,
+    )
 
 
 def gp3(
@@ -212,42 +291,144 @@ def gp3(
     iops: Optional[float] = None,
     throughput_mib_s: Optional[float] = None,
     latency_ms: Optional[float] = None,
+    read_latency_ms: Optional[float] = None,
+    write_latency_ms: Optional[float] = None,
+    latency_cv: Optional[float] = None,
+    wait_cv: Optional[float] = None,
 ) -> Volume:
     """A gp3 volume: 3,000 IOPS and 125 MiB/s included, provisioned up to 80,000 and 2,000 MiB/s."""
-    return Volume("gp3", size_gib, iops=iops, throughput_mib_s=throughput_mib_s, latency_ms=latency_ms)
+    return Volume(
+        "gp3",
+        size_gib,
+        iops=iops,
+        throughput_mib_s=throughput_mib_s,
+        latency_ms=latency_ms,
+        read_latency_ms=read_latency_ms,
+        write_latency_ms=write_latency_ms,
+        latency_cv=latency_cv,
+        wait_cv=wait_cv,
+    )
 
 
-def io1(size_gib: float, iops: float, *, latency_ms: Optional[float] = None) -> Volume:
+def io1(
+    size_gib: float,
+    iops: float,
+    *,
+    latency_ms: Optional[float] = None,
+    read_latency_ms: Optional[float] = None,
+    write_latency_ms: Optional[float] = None,
+    latency_cv: Optional[float] = None,
+    wait_cv: Optional[float] = None,
+) -> Volume:
     """An io1 volume: 100..64,000 provisioned IOPS, at most 50 per GiB; 256 KiB per IOPS up to
     500 MiB/s, 16 KiB per IOPS above 32,000 IOPS, 1,000 MiB/s at most."""
-    return Volume("io1", size_gib, iops=iops, latency_ms=latency_ms)
+    return Volume(
+        "io1",
+        size_gib,
+        iops=iops,
+        latency_ms=latency_ms,
+        read_latency_ms=read_latency_ms,
+        write_latency_ms=write_latency_ms,
+        latency_cv=latency_cv,
+        wait_cv=wait_cv,
+    )
 
 
-def io2(size_gib: float, iops: float, *, latency_ms: Optional[float] = None) -> Volume:
+def io2(
+    size_gib: float,
+    iops: float,
+    *,
+    latency_ms: Optional[float] = None,
+    read_latency_ms: Optional[float] = None,
+    write_latency_ms: Optional[float] = None,
+    latency_cv: Optional[float] = None,
+    wait_cv: Optional[float] = None,
+) -> Volume:
     """An io2 (Block Express) volume: 100..256,000 IOPS, at most 1,000 per GiB; 0.25 MiB/s per
     IOPS (one 256 KiB operation each; AWS quotes 0.256) up to 4,000 MiB/s, reached at 16,000 IOPS."""
-    return Volume("io2", size_gib, iops=iops, latency_ms=latency_ms)
+    return Volume(
+        "io2",
+        size_gib,
+        iops=iops,
+        latency_ms=latency_ms,
+        read_latency_ms=read_latency_ms,
+        write_latency_ms=write_latency_ms,
+        latency_cv=latency_cv,
+        wait_cv=wait_cv,
+    )
 
 
-def st1(size_gib: float, *, burst_balance_pct: Optional[float] = None, latency_ms: Optional[float] = None) -> Volume:
+def st1(
+    size_gib: float,
+    *,
+    burst_balance_pct: Optional[float] = None,
+    latency_ms: Optional[float] = None,
+    read_latency_ms: Optional[float] = None,
+    write_latency_ms: Optional[float] = None,
+    latency_cv: Optional[float] = None,
+    wait_cv: Optional[float] = None,
+) -> Volume:
     """An st1 (throughput-optimized HDD) volume: 40 MiB/s per TiB baseline, bursts to 250 MiB/s
     per TiB (both capped at 500), on a bucket worth the volume's size; every I/O up to 1 MiB
     costs 1 MiB."""
-    return Volume("st1", size_gib, burst_balance_pct=burst_balance_pct, latency_ms=latency_ms)
+    return Volume(
+        "st1",
+        size_gib,
+        burst_balance_pct=burst_balance_pct,
+        latency_ms=latency_ms,
+        read_latency_ms=read_latency_ms,
+        write_latency_ms=write_latency_ms,
+        latency_cv=latency_cv,
+        wait_cv=wait_cv,
+    )
 
 
-def sc1(size_gib: float, *, burst_balance_pct: Optional[float] = None, latency_ms: Optional[float] = None) -> Volume:
+def sc1(
+    size_gib: float,
+    *,
+    burst_balance_pct: Optional[float] = None,
+    latency_ms: Optional[float] = None,
+    read_latency_ms: Optional[float] = None,
+    write_latency_ms: Optional[float] = None,
+    latency_cv: Optional[float] = None,
+    wait_cv: Optional[float] = None,
+) -> Volume:
     """An sc1 (cold HDD) volume: 12 MiB/s per TiB baseline (cap 192), bursts to 80 MiB/s per TiB
     (cap 250)."""
-    return Volume("sc1", size_gib, burst_balance_pct=burst_balance_pct, latency_ms=latency_ms)
+    return Volume(
+        "sc1",
+        size_gib,
+        burst_balance_pct=burst_balance_pct,
+        latency_ms=latency_ms,
+        read_latency_ms=read_latency_ms,
+        write_latency_ms=write_latency_ms,
+        latency_cv=latency_cv,
+        wait_cv=wait_cv,
+    )
 
 
 def standard(
-    size_gib: float, *, burst_balance_pct: Optional[float] = None, latency_ms: Optional[float] = None
+    size_gib: float,
+    *,
+    burst_balance_pct: Optional[float] = None,
+    latency_ms: Optional[float] = None,
+    read_latency_ms: Optional[float] = None,
+    write_latency_ms: Optional[float] = None,
+    latency_cv: Optional[float] = None,
+    wait_cv: Optional[float] = None,
 ) -> Volume:
     """A standard (magnetic, previous generation) volume; a simple assumed model: 100 IOPS
     baseline, bursts to 200 (docs/model.md)."""
-    return Volume("standard", size_gib, burst_balance_pct=burst_balance_pct, latency_ms=latency_ms)
+    return Volume(
+        "standard",
+        size_gib,
+        burst_balance_pct=burst_balance_pct,
+        latency_ms=latency_ms,
+        read_latency_ms=read_latency_ms,
+        write_latency_ms=write_latency_ms,
+        latency_cv=latency_cv,
+        wait_cv=wait_cv,
+    )
 
 
 # The SPEC grammar (ebssim fio --volume, ebssim advise, Cost.spec), in this one place:
@@ -262,6 +443,10 @@ _SPEC_KEYS = {
     "throughput": ("throughput_mib_s", "MiB/s"),
     "burst_balance": ("burst_balance_pct", "%"),
     "latency_ms": ("latency_ms", "ms"),
+    "read_latency_ms": ("read_latency_ms", "ms"),
+    "write_latency_ms": ("write_latency_ms", "ms"),
+    "latency_cv": ("latency_cv", ""),
+    "wait_cv": ("wait_cv", ""),
 }
 _SPEC_NUMBER = re.compile(r"([0-9]+(?:\.[0-9]+)?)(.*)", re.ASCII | re.DOTALL)
 _SPEC_FORM = "TYPE[:key=value,...], e.g. gp3:size=100,iops=3000"
@@ -271,7 +456,9 @@ def volume_from_spec(spec: str) -> Volume:
     """A volume from a SPEC ``TYPE[:key=value,...]``, as ``ebssim fio --volume TARGET=SPEC`` reads it.
 
     Keys: ``size`` (GiB), ``iops``, ``throughput`` (MiB/s), ``burst_balance`` (percent),
-    ``latency_ms``. A value is ASCII digits with an optional decimal part, optionally followed
+    ``latency_ms`` (reads and writes alike) or ``read_latency_ms`` and ``write_latency_ms``,
+    ``latency_cv`` (the service time's spread) and ``wait_cv`` (the wait's under the volume's
+    limits), as :class:`Volume` takes them. A value is ASCII digits with an optional decimal part, optionally followed
     by its key's unit (``size=100GiB``, ``throughput=250MiB/s``, ``burst_balance=50%``,
     ``latency_ms=0.5ms``); signs, exponents, ``_`` and non-ASCII digits are refused, and so are
     empty items (``gp2:,``). Omitted keys take the EC2 console's defaults for a new volume (the
@@ -300,7 +487,7 @@ def volume_spec(volume: Volume) -> str:
     """The SPEC (``TYPE:key=value,...``) that :func:`volume_from_spec` reads back as ``volume``.
 
     Size always; IOPS for the types that provision it (gp3, io1, io2); throughput for gp3; the
-    initial BurstBalance and the service time only when they were set.
+    initial BurstBalance and the latency parameters only when they were set.
 
     Examples
     --------
@@ -320,8 +507,10 @@ def volume_spec(volume: Volume) -> str:
         parts.append(f"throughput={volume.max_throughput_mib_s:g}")
     if volume.burst_balance_pct is not None:
         parts.append(f"burst_balance={volume.burst_balance_pct:g}")
-    if volume.latency_ms is not None:
-        parts.append(f"latency_ms={volume.latency_ms:g}")
+    for key in ("latency_ms", "read_latency_ms", "write_latency_ms", "latency_cv", "wait_cv"):
+        value = getattr(volume, key)
+        if value is not None:
+            parts.append(f"{key}={value:g}")
     return f"{volume.type}:{','.join(parts)}"
 
 

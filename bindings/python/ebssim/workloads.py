@@ -909,7 +909,9 @@ class SharedClosedLoops:
 
     def _service_s(self, volume: "Volume") -> List[float]:
         return [
-            lp.service_time_ms / 1e3 if lp.service_time_ms is not None else volume.service_time_s(lp.io_bytes)
+            lp.service_time_ms / 1e3
+            if lp.service_time_ms is not None
+            else volume.service_time_s(lp.io_bytes, lp.read_fraction)
             for lp in self.loops
         ]
 

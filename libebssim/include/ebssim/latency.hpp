@@ -1,15 +1,23 @@
 #pragma once
 /// \file latency.hpp
-/// Latency percentiles from per-step means: the model of how completions spread in time.
+/// Latency distributions from per-step means: the model of how the I/Os of a run spread in time
+/// (docs/model.md, "Latency percentiles").
 ///
-/// In a step whose mean latency is m, an I/O waits a fixed m - s for the rate the limit allows
-/// and is then served in a gamma-distributed service time of mean s (shape k; k = 4 gives a
-/// coefficient of variation of 0.5). Unthrottled (m = s) that is the service-time distribution;
-/// throttled, it is shifted by the wait. Over a run the distribution is the mixture of the
-/// steps, weighted by the I/Os each completes: a run fast while credits last and slow after has
-/// its p50 near the service time and its p95 near the throttled latency.
+/// In a step whose mean latency is m (Little's law, the engine's), an I/O first waits W for the
+/// limit that holds it back and is then served in S, its unloaded service time:
+///   - S is gamma-distributed with mean s_r for a read and s_w for a write and coefficient of
+///     variation service_cv (the volume family's: docs/model.md, "Service time");
+///   - W is gamma-distributed with mean w = max(0, m - s), s = the I/O-weighted mean service time
+///     (so a step's mean stays m exactly), and coefficient of variation wait_cv: the limiter does
+///     not release the I/Os it holds back in arrival order (0: first come, first served, every
+///     I/O waits w; 1: exponential waits, service in random order among many). The cv depends on
+///     what binds (the volume's limits or the instance's) and on the platform (Nitro or Xen).
+/// W + S is a sum of two gammas; each step's distribution is the shifted gamma with its first
+/// three cumulants (exact when either part is constant). Over a run the distribution is the
+/// mixture of the steps, weighted by the I/Os each completes.
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <span>
 #include <vector>
@@ -21,11 +29,43 @@ namespace ebssim {
 /// above it a typo (ms given as us, 1e300) would make every result meaningless.
 inline constexpr double max_service_time_s = 10.0;
 
-/// Default gamma shape of the service-time distribution.
-inline constexpr double default_service_shape = 4.0;
-/// Largest shape accepted: coefficient of variation 1/sqrt(1e6) = 0.001, a service time that is
-/// constant for any purpose, far below where Boost's incomplete gamma stops converging (near 1e11).
-inline constexpr double max_service_shape = 1e6;
+/// Smallest coefficient of variation of the service time accepted (a gamma shape of 1e6: a
+/// service time constant for any purpose, far below where Boost's incomplete gamma stops
+/// converging), and the largest of either spread (10: a tail that no measured device shows).
+inline constexpr double min_service_cv = 1e-3;
+inline constexpr double max_cv = 10.0;
+
+/// Default spread of the wait under a limit, by platform and by what binds (docs/model.md,
+/// "Latency percentiles", with the measurements behind each).
+struct WaitSpread {
+    double volume_cv;    ///< under the volume's own limits
+    double instance_cv;  ///< under the instance's EBS limits
+};
+inline constexpr WaitSpread nitro_wait_spread{0.65, 0.2};
+inline constexpr WaitSpread xen_wait_spread{0.1, 0.1};
+[[nodiscard]] constexpr WaitSpread default_wait_spread(bool nitro) noexcept {
+    return nitro ? nitro_wait_spread : xen_wait_spread;
+}
+
+/// The latency model of one run: service times per direction, their spread, the waits' spread.
+struct LatencyModel {
+    double read_service_s = 0;                                ///< mean unloaded service time of a read, seconds (> 0)
+    double write_service_s = 0;                               ///< of a write
+    double read_fraction = 1;                                 ///< share of the I/Os that are reads, 0..1
+    double service_cv = 0.5;                                  ///< coefficient of variation of the service time
+    double wait_cv = nitro_wait_spread.volume_cv;             ///< of the wait under the volume's limits
+    double instance_wait_cv = nitro_wait_spread.instance_cv;  ///< of the wait under the instance's limits
+
+    /// The I/O-weighted mean service time (what the engine's Little's law uses). Exactly the
+    /// service time when both directions take the same.
+    [[nodiscard]] double mean_service_s() const noexcept {
+        return read_service_s == write_service_s ? read_service_s
+                                                 : write_service_s + read_fraction * (read_service_s - write_service_s);
+    }
+};
+
+/// Which I/Os a distribution describes.
+enum class Direction : std::uint8_t { all = 0, read = 1, write = 2 };
 
 /// Mean latency of a closed loop's I/Os (Little's law over each user's cycle of latency plus
 /// think time): outstanding / completions_per_s - think_time_s, never below the service time.
@@ -36,25 +76,32 @@ inline constexpr double max_service_shape = 1e6;
     return std::max(service_time_s, outstanding / completions_per_s - think_time_s);
 }
 
-/// Mean and standard deviation of the latency of the I/Os completed over a run, in the model of
-/// latency_quantiles (exact: no binning): a step's I/Os take its wait max(0, m - s) plus a
-/// Gamma(shape, s / shape) service time (variance s^2 / shape).
+/// Mean and standard deviation of the latency of the I/Os completed over a run (exact, no
+/// binning).
 struct LatencyMoments {
     double mean_s;
     double stddev_s;
 };
-/// Same inputs and checks as latency_quantiles; NaN for both when nothing completed.
-LatencyMoments latency_moments(std::span<const double> mean_latency_s, std::span<const double> completions,
-                               double service_time_s, double shape = default_service_shape);
 
-/// Quantiles (each in 0..1) of the latency of the I/Os completed over a run, seconds.
-/// `mean_latency_s[k]` and `completions[k]` per step (steps whose mean is NaN or that complete
-/// nothing are skipped; a completion count is finite and >= 0, a mean NaN or finite and >= 0);
-/// `service_time_s` the unloaded service time s. Quantile 0 is the smallest wait; quantile 1
-/// is read as 1 - 1e-12 (the gamma tail has no end). Throws ConfigError on bad input; returns
-/// NaN for every quantile when nothing completed.
+/// Per-step inputs: `mean_latency_s[k]` and `completions[k]` (steps whose mean is NaN or that
+/// complete nothing are skipped; a completion count is finite and >= 0, a mean NaN or finite and
+/// >= 0); `bound[k]` the Bound code of the step (empty: every step is held by the volume, if at
+/// all). Throws ConfigError on bad input; NaN when nothing completed.
+LatencyMoments latency_moments(std::span<const double> mean_latency_s, std::span<const double> completions,
+                               std::span<const std::uint8_t> bound, const LatencyModel& model,
+                               Direction direction = Direction::all);
+
+/// Quantiles (each in 0..1) of the latency of the I/Os completed over a run, seconds. Quantile 0
+/// is the smallest latency the model allows; quantile 1 is read as 1 - 1e-12 (the gamma tail has
+/// no end). Inputs as latency_moments. Steps whose waits agree within 0.5 % share one mixture
+/// component (docs/model.md), so a long run costs a few thousand components at most.
 std::vector<double> latency_quantiles(std::span<const double> mean_latency_s, std::span<const double> completions,
-                                      double service_time_s, std::span<const double> quantiles,
-                                      double shape = default_service_shape);
+                                      std::span<const std::uint8_t> bound, const LatencyModel& model,
+                                      std::span<const double> quantiles, Direction direction = Direction::all);
+
+/// Checks a model (service times > 0 and at most max_service_time_s, read_fraction in 0..1,
+/// service_cv in [min_service_cv, max_cv], the wait cvs in [0, max_cv]); throws ConfigError
+/// naming the field.
+void check_latency_model(const LatencyModel& model);
 
 }  // namespace ebssim

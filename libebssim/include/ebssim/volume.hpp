@@ -67,8 +67,16 @@ struct VolumeSpec {
     double iops = unset;               ///< provisioned IOPS (gp3, io1, io2); rejected for the others
     double throughput_mib_s = unset;   ///< provisioned throughput, MiB/s (gp3 only)
     double burst_balance_pct = unset;  ///< initial BurstBalance, percent (gp2, st1, sc1, standard); default 100
-    double latency_ms = unset;         ///< unloaded latency of a small I/O, ms
-    double transfer_mib_s = unset;     ///< per-I/O transfer rate for the size-dependent part of service time, MiB/s
+    /// Unloaded latency of a small (zero-byte) I/O, ms, for reads and writes alike; give it or
+    /// the per-direction values, not both.
+    double latency_ms = unset;
+    double read_latency_ms = unset;   ///< a read's unloaded latency, ms (default: the family's)
+    double write_latency_ms = unset;  ///< a write's, ms (default: the family's)
+    double latency_cv = unset;        ///< coefficient of variation of the service time (default: the family's)
+    /// Coefficient of variation of the wait of I/Os this volume's limits hold back (default: the
+    /// platform's, default_wait_spread in latency.hpp).
+    double wait_cv = unset;
+    double transfer_mib_s = unset;  ///< per-I/O transfer rate for the size-dependent part of service time, MiB/s
 };
 
 /// Limit parameters derived from a validated VolumeSpec; what the step loop reads.
@@ -86,12 +94,21 @@ struct VolumeParams {
     double initial_credits = 0;
     double tput_burst_bytes_s = 0;  ///< throughput cap while credits remain
     double tput_base_bytes_s = 0;   ///< throughput cap once credits are gone
-    double latency_s = 0;           ///< unloaded service time of a zero-byte I/O
+    double read_latency_s = 0;      ///< unloaded service time of a zero-byte read
+    double write_latency_s = 0;     ///< of a zero-byte write
     double transfer_bytes_s = 0;    ///< service time grows by io_bytes / transfer_bytes_s
+    double latency_cv = 0;          ///< coefficient of variation of the service time
+    double wait_cv = 0;             ///< of the wait under this volume's limits
 
-    /// Unloaded service time of one I/O of the given size, seconds.
-    [[nodiscard]] double service_time_s(double io_bytes) const noexcept {
-        return latency_s + io_bytes / transfer_bytes_s;
+    /// Unloaded latency of a zero-byte I/O of a mix with this share of reads: the I/O-weighted
+    /// mean (exactly the common value when reads and writes take the same).
+    [[nodiscard]] double latency_at(double read_fraction) const noexcept {
+        return read_latency_s == write_latency_s ? read_latency_s
+                                                 : write_latency_s + read_fraction * (read_latency_s - write_latency_s);
+    }
+    /// Mean unloaded service time of one I/O of the given size and share of reads, seconds.
+    [[nodiscard]] double service_time_s(double io_bytes, double read_fraction) const noexcept {
+        return latency_at(read_fraction) + io_bytes / transfer_bytes_s;
     }
     [[nodiscard]] bool has_bucket() const noexcept { return credit_capacity > 0; }
 };
@@ -180,12 +197,35 @@ inline constexpr double baseline_mib_s = 40.0;
 inline constexpr double burst_mib_s = 90.0;
 }  // namespace standard
 
-/// Default unloaded latency (ms) and transfer rate (MiB/s) of the service-time model.
-inline constexpr double default_ssd_latency_ms = 0.5;
-inline constexpr double default_ssd_transfer_mib_s = 1024.0;
-inline constexpr double default_io2_latency_ms = 0.25;  ///< Block Express: "under 500 us" at 16 KiB
-inline constexpr double default_hdd_latency_ms = 5.0;   ///< a seek and half a rotation
-inline constexpr double default_hdd_transfer_mib_s = 250.0;
+/// The service-time model's defaults of a volume family (docs/model.md, "Service time", with the
+/// measurements and statements behind each): unloaded latency of a zero-byte read and write, ms;
+/// the per-I/O transfer rate, MiB/s; the service time's coefficient of variation.
+struct ServiceDefaults {
+    double read_latency_ms;
+    double write_latency_ms;
+    double transfer_mib_s;
+    double latency_cv;
+};
+/// gp2, gp3, io1: AWS says "single-digit millisecond"; no unthrottled measurement in the data.
+inline constexpr ServiceDefaults ssd_service{0.5, 0.5, 1024.0, 0.5};
+/// io2 (Block Express): 16 KiB reads measured at 0.43-0.48 ms, cv 0.11-0.14 (data set 03); writes
+/// held by a 40,000 IOPS cap at 0.40 ms (so below that, unthrottled).
+inline constexpr ServiceDefaults io2_service{0.44, 0.335, 1024.0, 0.12};
+/// st1, sc1, standard: a seek and half a rotation.
+inline constexpr ServiceDefaults hdd_service{5.0, 5.0, 250.0, 0.5};
+/// The family defaults of a volume type.
+[[nodiscard]] constexpr const ServiceDefaults& service_defaults(VolumeType t) noexcept {
+    switch (t) {
+        case VolumeType::io2: return io2_service;
+        case VolumeType::st1:
+        case VolumeType::sc1:
+        case VolumeType::standard: return hdd_service;
+        case VolumeType::gp2:
+        case VolumeType::gp3:
+        case VolumeType::io1: return ssd_service;
+    }
+    return ssd_service;
+}
 
 /// The EC2 console's defaults for a new volume: 8 GiB (gp2, gp3, standard), 100 GiB with 3,000
 /// IOPS (io1, io2), and the 125 GiB minimum (st1, sc1). CreateVolume itself has no default size.

@@ -150,7 +150,7 @@ inline constexpr double max_demand_per_step = 1e15;
 /// Unloaded service time of a closed loop's I/Os on volume `p`: the workload's own, else the
 /// volume's model at the loop's I/O size.
 [[nodiscard]] inline double service_time_s(const VolumeParams& p, const ClosedLoop& w) noexcept {
-    return std::isnan(w.service_time_s) ? p.service_time_s(w.io_bytes) : w.service_time_s;
+    return std::isnan(w.service_time_s) ? p.service_time_s(w.io_bytes, w.read_fraction) : w.service_time_s;
 }
 /// EBS-counted operations per I/O of a closed loop on volume `p`: the workload's
 /// counted_per_io, else the counting rule at the loop's I/O size and pattern.

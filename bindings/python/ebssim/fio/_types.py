@@ -12,6 +12,7 @@ from typing import Dict, List, Optional
 import numpy as np
 import numpy.typing as npt
 
+from ..latency import LatencyModel
 from ..workloads import ClosedLoop
 from .job import FioJob
 
@@ -35,6 +36,7 @@ class _Clone:
     volume: int
     loop: ClosedLoop  # the clone alone on its volume: depth, think time, mean I/O size, counting
     service_s: float
+    model: LatencyModel  # service times per direction, their spread, the waits' spread
     io_bytes: float  # mean bytes per I/O
     counted: float  # EBS-counted operations per I/O
     rate: float  # offered I/Os per second, unthrottled
@@ -54,6 +56,17 @@ class _Clone:
     cliff_s: Optional[float] = None
     instance_cliff_s: Optional[float] = None
     balance_end: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class LatencyStats:
+    """The latency of one direction's I/Os in a :class:`JobPrediction`, seconds."""
+
+    mean_s: float
+    stddev_s: float
+    min_s: float
+    max_s: float
+    percentiles_s: Dict[float, float]
 
 
 @dataclass
@@ -84,6 +97,9 @@ class JobPrediction:
     bound_fraction: Dict[str, float]
     job_options: Dict[str, str]
     series: Dict[str, FloatArray]
+    by_direction: Dict[str, LatencyStats] = field(default_factory=dict)
+    """The latency of the reads and of the writes (each direction the job does), which differ when
+    the volume serves them in different times."""
 
     @property
     def iops(self) -> float:

@@ -81,6 +81,10 @@ class FioLoad:
     """The closed loop the model runs: depth, think time, mean I/O size, read fraction, pattern, counting."""
     service_s: float
     """Unloaded service time of the mean I/O on the volume, seconds (the latency fio sees while nothing throttles)."""
+    read_service_s: float
+    """Unloaded service time of one of the job's reads (``bs_read``), seconds."""
+    write_service_s: float
+    """Unloaded service time of one of the job's writes (``bs_write``), seconds."""
     counted: float
     """EBS-counted operations per I/O, the mean over the read/write mix."""
     cap_iops: float
@@ -396,7 +400,7 @@ class FioJob:
             if dshare > 0
         )
         mean_size = self.mean_io_size
-        st = volume.service_time_s(mean_size)
+        st = volume.service_time_s(mean_size, rf)
         depth = float(self.effective_depth)
         think = 0.0
         if self.thinktime > 0:
@@ -411,7 +415,15 @@ class FioJob:
         )
         cap = self._rate_cap(share)
         offered = min(closed_loop_rate(volume, loop).offered_iops, cap)  # depth / (service time + think time)
-        return FioLoad(loop=loop, service_s=st, counted=counted, cap_iops=cap, offered_iops=offered)
+        return FioLoad(
+            loop=loop,
+            service_s=st,
+            read_service_s=volume.service_time_s(self.bs_read, 1.0),
+            write_service_s=volume.service_time_s(self.bs_write, 0.0),
+            counted=counted,
+            cap_iops=cap,
+            offered_iops=offered,
+        )
 
     @property
     def filenames(self) -> Tuple[str, ...]:

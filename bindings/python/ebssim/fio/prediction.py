@@ -36,13 +36,13 @@ import numpy.typing as npt
 
 from .._outputs import input_at
 from ..instances import Instance
-from ..latency import latency_moments, latency_quantiles
+from ..latency import LatencyModel, default_wait_spread, latency_moments, latency_quantiles
 from ..recording import BOUND_NAMES
 from ..simulation import Simulation
 from ..volumes import Volume, _from_spec, volume_from_spec, volume_spec
 from ..workloads import Idle, LoopResult, SharedClosedLoops, Workload
 from ._files import PathLike
-from ._types import JobPrediction, _Clone
+from ._types import JobPrediction, LatencyStats, _Clone
 from .cmdline import parse_run
 from .cost import _check_log_rows, _Work
 from .histograms import FIO_PERCENTILES
@@ -169,8 +169,17 @@ def _match_volumes(job: FioJob, targets: Sequence[str], where: str) -> List[int]
     return found
 
 
-def _clone(job: FioJob, run: int, label: str, vi: int, vol: Volume, share: float = 1.0) -> _Clone:
+def _clone(job: FioJob, run: int, label: str, vi: int, vol: Volume, share: float = 1.0, nitro: bool = True) -> _Clone:
     load = job.offered_load(vol, share)  # the one mapping from a fio job to the model's load
+    vol_cv, inst_cv = default_wait_spread(nitro)
+    model = LatencyModel(
+        load.read_service_s,
+        load.write_service_s,
+        job.read_fraction,
+        vol.service.latency_cv,
+        vol_cv if vol.wait_cv is None else vol.wait_cv,
+        inst_cv,
+    )
     size = job.size
     if size is None and job.size_percent is not None:
         size = int(vol.size_gib * 2**30 * job.size_percent / 100)
@@ -189,6 +198,7 @@ def _clone(job: FioJob, run: int, label: str, vi: int, vol: Volume, share: float
         volume=vi,
         loop=load.loop,
         service_s=load.service_s,
+        model=model,
         io_bytes=load.loop.io_bytes,
         counted=load.counted,
         rate=load.offered_iops,
@@ -297,6 +307,7 @@ def _predict(
     vols = [volumes[t] for t in targets]
     step = dt if dt is not None else _choose_dt(jobsets)
     sim = Simulation(vols, dt=step, instance=instance)
+    nitro = sim.instance is None or bool(sim.instance.nitro)  # the platform sets the waits' spread
 
     clones_by_run: List[List[_Clone]] = []
     for ri, (js, label) in enumerate(zip(jobsets, labels)):
@@ -304,7 +315,7 @@ def _predict(
         for job in js.jobs:  # numjobs clones as one _Clone each (see _Clone)
             hits = _match_volumes(job, targets, label)
             for vi in hits:  # a job on several files: an equal share on each
-                c = _clone(job, ri, label, vi, vols[vi], 1.0 / len(hits))
+                c = _clone(job, ri, label, vi, vols[vi], 1.0 / len(hits), nitro)
                 c.count = job.numjobs
                 clones.append(c)
         clones_by_run.append(clones)
@@ -479,17 +490,21 @@ def _summarise(members: List[_Clone], dt: float, label: str, *, weighted: bool) 
     ops = np.concatenate([np.concatenate(m.ops) * w if m.ops else np.empty(0) for m, w in zip(members, weight)])
     lat = np.concatenate([np.concatenate(m.lat) if m.lat else np.empty(0) for m in members])
     bound = np.concatenate([np.concatenate(m.bound) if m.bound else np.empty(0, np.uint8) for m in members])
-    svc = float(np.average([m.service_s for m in members], weights=weight))
+    model = _group_model([m.model for m in members], weight)
     total = float(ops.sum())
     io_bytes = float(sum((np.concatenate(m.ops) * m.io_bytes * w).sum() for m, w in zip(members, weight) if m.ops))
     runtime = max((m.end_s or m.start_s) - m.start_s - m.ramp_s for m in members)
     runtime = max(runtime, 0.0)
+    by_direction: Dict[str, LatencyStats] = {}
     if total > 0:
         mean = float((lat * ops).sum() / total)
-        _, std = latency_moments(lat, ops, svc)
-        qs = latency_quantiles(lat, ops, svc, np.array(FIO_PERCENTILES, dtype=float) / 100.0)
-        pct = {float(p): float(v) for p, v in zip(FIO_PERCENTILES, qs)}
-        lo, hi = (float(v) for v in latency_quantiles(lat, ops, svc, [1e-6, 1 - 1e-6]))
+        _, every = _latency_stats(lat, ops, bound, model, "all")
+        std, pct, lo, hi = every.stddev_s, every.percentiles_s, every.min_s, every.max_s
+        rf = model.read_fraction
+        if 0 < rf < 1:  # a mix: each direction its own service time
+            by_direction = {d: _latency_stats(lat, ops, bound, model, d)[1] for d in ("read", "write")}
+        else:  # one direction: it is every I/O
+            by_direction = {"read" if rf == 1 else "write": every}
     else:
         mean = std = lo = hi = math.nan
         pct = {float(p): math.nan for p in FIO_PERCENTILES}
@@ -517,7 +532,39 @@ def _summarise(members: List[_Clone], dt: float, label: str, *, weighted: bool) 
         bound_fraction={n: float(w / wsum) for n, w in zip(BOUND_NAMES, weights)} if wsum > 0 else {},
         job_options={k: ("" if v is None else str(v)) for k, v in first.job.job_options.items()},
         series={"t": t, "ops": ops, "lat": lat},
+        by_direction=by_direction,
     )
+
+
+def _group_model(models: Sequence[LatencyModel], weight: Sequence[float]) -> LatencyModel:
+    """One latency model for a reporting group: each parameter the I/O-weighted mean of its
+    members' (one job: that job's model)."""
+    if len(models) == 1:
+        return models[0]
+    w = np.asarray(weight, dtype=float)
+
+    def avg(name: str) -> float:
+        return float(np.average([getattr(m, name) for m in models], weights=w))
+
+    return LatencyModel(*(avg(f) for f in LatencyModel.__dataclass_fields__))
+
+
+def _latency_stats(
+    lat: FloatArray, ops: FloatArray, bound: npt.NDArray[np.uint8], model: LatencyModel, direction: str
+) -> Tuple[bool, LatencyStats]:
+    """The latency of one direction's I/Os (``all``: every I/O) under ``model``; False when the
+    job does none of that direction."""
+    share = {"all": 1.0, "read": model.read_fraction, "write": 1.0 - model.read_fraction}[direction]
+    if share <= 0:
+        return False, LatencyStats(math.nan, math.nan, math.nan, math.nan, {})
+    b = bound if bound.size == lat.size else None
+    mean, std = latency_moments(lat, ops, model, bound=b, direction=direction)
+    qs = latency_quantiles(
+        lat, ops, np.array(FIO_PERCENTILES, dtype=float) / 100.0, model, bound=b, direction=direction
+    )
+    lo, hi = (float(v) for v in latency_quantiles(lat, ops, [1e-6, 1 - 1e-6], model, bound=b, direction=direction))
+    pct = {float(p): float(v) for p, v in zip(FIO_PERCENTILES, qs)}
+    return True, LatencyStats(mean, std, lo, hi, pct)
 
 
 def _log_paths(job: FioJob, log_dir: PathLike, allow_outside: bool, inputs: Sequence[str]) -> Dict[str, List[str]]:

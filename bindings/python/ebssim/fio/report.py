@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, 
 import numpy as np
 
 from ._files import PathLike, read_text
+from ._types import LatencyStats
 from .histograms import _fine_bounds, plat_val_to_idx
 from .logs import _VERSION_RE, LATENCY_METRICS, _parse_version
 from .options import FIO_VERSION
@@ -695,27 +696,35 @@ def _prediction_json(jobs: Sequence[JobPrediction], runs: Sequence[str]) -> Dict
     }
 
 
-def _lat_obj(j: JobPrediction, share: float) -> Dict[str, Any]:
+def _latency(j: JobPrediction, direction: Optional[str]) -> LatencyStats:
+    """One direction's latency (its own when the prediction has it), else every I/O's."""
+    if direction is not None and direction in j.by_direction:
+        return j.by_direction[direction]
+    return LatencyStats(j.latency_mean_s, j.latency_stddev_s, j.latency_min_s, j.latency_max_s, j.percentiles_s)
+
+
+def _lat_obj(j: JobPrediction, share: float, direction: Optional[str] = None) -> Dict[str, Any]:
     n = int(round(j.total_ios * share))
     if n == 0:
         return {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}
+    st = _latency(j, direction)
     return {
-        "min": int(round(j.latency_min_s * 1e9)),
-        "max": int(round(j.latency_max_s * 1e9)),
-        "mean": j.latency_mean_s * 1e9,
-        "stddev": j.latency_stddev_s * 1e9,
+        "min": int(round(st.min_s * 1e9)),
+        "max": int(round(st.max_s * 1e9)),
+        "mean": st.mean_s * 1e9,
+        "stddev": st.stddev_s * 1e9,
         "N": n,
     }
 
 
-def _dir_json(j: JobPrediction, share: float) -> Dict[str, Any]:
+def _dir_json(j: JobPrediction, share: float, direction: Optional[str] = None) -> Dict[str, Any]:
     io_bytes = j.io_bytes * share
     runtime_ms = int(round(j.runtime_s * 1e3)) if share > 0 else 0
     bw_bytes = io_bytes / j.runtime_s if j.runtime_s > 0 and share > 0 else 0.0
-    clat = _lat_obj(j, share)
+    clat = _lat_obj(j, share, direction)
     if clat["N"]:
         # fio prints percentile keys with "%f": "99.900000".
-        clat["percentile"] = {f"{p:.6f}": int(round(v * 1e9)) for p, v in j.percentiles_s.items()}
+        clat["percentile"] = {f"{p:.6f}": int(round(v * 1e9)) for p, v in _latency(j, direction).percentiles_s.items()}
     return {
         "io_bytes": int(round(io_bytes)),
         "io_kbytes": int(round(io_bytes / 1024)),
@@ -728,7 +737,7 @@ def _dir_json(j: JobPrediction, share: float) -> Dict[str, Any]:
         "drop_ios": 0,
         "slat_ns": _lat_obj(j, 0.0),  # no submission latency is modelled
         "clat_ns": clat,
-        "lat_ns": _lat_obj(j, share),
+        "lat_ns": _lat_obj(j, share, direction),
     }
 
 
@@ -739,8 +748,8 @@ def _job_json(j: JobPrediction) -> Dict[str, Any]:
         "groupid": j.groupid,
         "error": 0,
         "job options": j.job_options,
-        "read": _dir_json(j, j.read_fraction) if j.read_fraction > 0 else empty,
-        "write": _dir_json(j, 1 - j.read_fraction) if j.read_fraction < 1 else empty,
+        "read": _dir_json(j, j.read_fraction, "read") if j.read_fraction > 0 else empty,
+        "write": _dir_json(j, 1 - j.read_fraction, "write") if j.read_fraction < 1 else empty,
         "trim": empty,
         "job_runtime": int(round(j.runtime_s * 1e3)),
         "ebssim": {
@@ -772,12 +781,13 @@ def _normal_report(jobs: Sequence[JobPrediction]) -> str:
                 f"  {d}: IOPS={j.iops * share:.0f}, BW={_fmt_bw(j.bw_bytes_s * share)}"
                 f"({io / 2**20:.0f}MiB/{j.runtime_s * 1e3:.0f}msec)"
             )
+            st = _latency(j, d)
             lines.append(
-                f"    clat (usec): min={j.latency_min_s * 1e6:.0f}, max={j.latency_max_s * 1e6:.0f}, "
-                f"avg={j.latency_mean_s * 1e6:.2f}, stdev={j.latency_stddev_s * 1e6:.2f}"
+                f"    clat (usec): min={st.min_s * 1e6:.0f}, max={st.max_s * 1e6:.0f}, "
+                f"avg={st.mean_s * 1e6:.2f}, stdev={st.stddev_s * 1e6:.2f}"
             )
             lines.append("    clat percentiles (usec):")
-            items = [f"{p:5.2f}th=[{v * 1e6:7.0f}]" for p, v in j.percentiles_s.items()]
+            items = [f"{p:5.2f}th=[{v * 1e6:7.0f}]" for p, v in st.percentiles_s.items()]
             for i in range(0, len(items), 3):
                 lines.append("     | " + ", ".join(items[i : i + 3]) + ("," if i + 3 < len(items) else ""))
         cliff = f"cliff at {j.cliff_time_s:.1f} s" if j.cliff_time_s is not None else "no cliff"

@@ -500,7 +500,7 @@ def _service_time(result: Fit, capture: Capture, vtype: Optional[str], jobs: Lis
     """s(b) = intercept + b x per_byte from the mean completion latency of jobs the volume did not hold
     back; and the gamma shape of their latency bins. Returns Volume keyword arguments."""
     vol = _rules.at(vtype or "gp2")
-    default_per_byte = vol.service_time_s(2**20) - vol.service_time_s(0)
+    default_per_byte = vol.service_time_s(2**20, 1.0) - vol.service_time_s(0, 1.0)
     default_per_byte /= 2**20
     pts = [(j.io_bytes, j.clat_mean_s, j.clat_n) for j in jobs if j.clat_mean_s and j.clat_n > 0]
     kw: Dict[str, float] = {}
