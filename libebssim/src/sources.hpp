@@ -106,6 +106,8 @@ struct OpenSource {
     IoCounting count;
     double service_time_s;  // NaN: from the mean I/O size
     double max_in_flight;   // infinity: no bound on outstanding I/Os
+    [[nodiscard]] bool bounded() const noexcept { return max_in_flight < std::numeric_limits<double>::infinity(); }
+    [[nodiscard]] double in_flight_bound(std::int64_t) const noexcept { return max_in_flight; }
     void prefetch(std::int64_t k) const noexcept {
         // Stepping many volumes together reads many traces at once, which defeats the hardware
         // prefetcher; ask for the lines a few steps ahead.
@@ -123,6 +125,22 @@ struct OpenSource {
     }
 };
 
+// An open-loop trace whose bound on outstanding I/Os changes from step to step
+// (OpenLoop::max_in_flight_steps): OpenSource's offer, the step's own bound, and runs of equal
+// ops, bytes and bound (the jumps take a stretch whose every step has step k's bound). A type of
+// its own so that OpenSource, its kernels and their loops stay as they are.
+struct StepBoundSource : OpenSource {
+    const double* bound;  // one per step, > 0 (infinity: none in that step)
+    [[nodiscard]] bool bounded() const noexcept { return true; }
+    [[nodiscard]] double in_flight_bound(std::int64_t k) const noexcept { return bound[k]; }
+    [[nodiscard]] bool same_next(std::int64_t k) const noexcept {
+        return pair_same_next(ops, bytes, k) && bound[k + 1] == bound[k];
+    }
+    [[nodiscard]] std::int64_t run_end(std::int64_t k, std::int64_t k_max) const noexcept {
+        return pair_run_end(bound, bound, k, pair_run_end(ops, bytes, k, k_max));
+    }
+};
+
 // A piecewise-constant open loop (PiecewiseOpenLoop): the segment of step k, found from the
 // last one asked for (steps are asked in increasing order; a probe asks the same step again).
 struct PiecewiseSource {
@@ -135,6 +153,8 @@ struct PiecewiseSource {
     IoCounting count;
     double service_time_s;  // NaN: from the mean I/O size
     double max_in_flight;   // infinity: no bound on outstanding I/Os
+    [[nodiscard]] bool bounded() const noexcept { return max_in_flight < std::numeric_limits<double>::infinity(); }
+    [[nodiscard]] double in_flight_bound(std::int64_t) const noexcept { return max_in_flight; }
     std::size_t seg = 0;
     Offer operator()(std::int64_t k) noexcept {  // validated up front
         while (seg + 1 < n_seg && change[seg + 1] <= k) ++seg;
@@ -154,6 +174,8 @@ struct IdleSource {
     static constexpr bool runs_known = true;
     double service_time_s = std::numeric_limits<double>::quiet_NaN();
     double max_in_flight = std::numeric_limits<double>::infinity();
+    [[nodiscard]] bool bounded() const noexcept { return false; }
+    [[nodiscard]] double in_flight_bound(std::int64_t) const noexcept { return max_in_flight; }
     Offer operator()(std::int64_t) const noexcept { return {0, 0, 0, true}; }
     void prefetch(std::int64_t) const noexcept {}
     [[nodiscard]] std::int64_t run_end(std::int64_t, std::int64_t k_max) const noexcept { return k_max; }

@@ -268,7 +268,9 @@ def open_loop_summary(w: Any) -> Dict[str, str]:
         "pattern": w.pattern,
     }
     if w.max_in_flight is not None:
-        out["max in flight"] = f"{w.max_in_flight:g} I/Os"
+        b = w.in_flight_bounds()
+        lo, hi = float(b.min()), float(b.max())
+        out["max in flight"] = f"{lo:g} I/Os" if lo == hi else f"{lo:g} to {hi:g} I/Os (per step)"
     return out
 
 
@@ -289,7 +291,7 @@ def open_loop_repr(w: Any) -> str:
         s["pattern"],
     ]
     if "max in flight" in s:
-        parts.append(f"max_in_flight={w.max_in_flight:g}")
+        parts.append("max_in_flight=" + s["max in flight"].replace(" I/Os", ""))
     return f"OpenLoop({', '.join(parts)})"
 
 
