@@ -399,10 +399,11 @@ class VolumeResult(_RecordedAxis):
         did); :attr:`mean_latency_ms` without a bound on outstanding I/Os."""
         if not self.bounded:
             return self.mean_latency_ms
+        device = self._device_latency_s  # (a ValueError without the per-step series)
         ops = np.asarray(self.iops, dtype=np.float64) * self.dt_s
         done = ops > 0
         served = float(ops[done].sum())
-        return float((self._device_latency_s[done] * ops[done]).sum() / served) * 1e3 if served > 0 else math.nan
+        return float((device[done] * ops[done]).sum() / served) * 1e3 if served > 0 else math.nan
 
     @property
     def mean_application_wait_ms(self) -> float:
