@@ -143,6 +143,8 @@ def test_run_on_until_the_work_is_done():
     assert r.totals.backlog_ops == 0 and r.totals.served_ops == 300_000
     text = str(r.summary())
     assert "21.3 ms mean at the device" in text and "done 40 s after its last I/O arrived: 1.667 x" in text
+    html = r._repr_html_()
+    assert "21.3 ms mean; 20 s mean wait in the application" in html and "slowdown 1.667" in html
 
 
 def test_run_on_inside_a_step_is_interpolated():
