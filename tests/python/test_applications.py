@@ -328,3 +328,20 @@ def test_compare_sets_measured_against_simulated_device_latency():
     assert len(c.plot().axes) == 4  # IOPS, queue length, read and write latency
     # The slowdown: 900,000 I/Os at 3,000 a second take 300 s, the trace 180 s.
     assert res["vol-0123abcd"].slowdown == pytest.approx(300 / 180, rel=1e-12)
+
+
+def test_a_bound_per_step_pickles_and_runs_in_a_fleet():
+    # A fleet pools lone open loops for the lockstep kernel; one with a bound per step runs alone,
+    # with its own results (those of test_a_bound_per_step_by_hand: all 15,000 I/Os served in the
+    # 10 s, 1,500 IOPS, the backlog gone at the end).
+    import pickle
+
+    w = _per_step()
+    back = pickle.loads(pickle.dumps(w))
+    assert back.max_in_flight.tolist() == w.max_in_flight.tolist()
+    plain = OpenLoop.constant(100, "4k", 10)
+    fleet = ebssim.fleet.simulate_fleet({"a": gp3(100), "b": gp3(100), "c": gp3(100)}, {"a": w, "b": plain, "c": w})
+    alone = simulate(gp3(100), w, record=False).summary()
+    assert fleet.summary.loc["a", "served_iops"] == pytest.approx(alone.mean_iops) == pytest.approx(1500.0)
+    assert fleet.summary.loc["c", "served_iops"] == pytest.approx(1500.0)
+    assert fleet.summary.loc["c", "max_in_flight_s"] == 9.0 and fleet.summary.loc["c", "backlog_ops_end"] == 0
