@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple, Union, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -255,7 +255,9 @@ class OpenLoop:
             read_fraction=read_fraction,
             sequential=sequential,
             service_time_s=_service_time_s(self.service_time_ms),
-            max_in_flight=math.inf if per_step is not None else _max_in_flight(self.max_in_flight),
+            max_in_flight=math.inf
+            if per_step is not None
+            else _max_in_flight(cast(Optional[float], self.max_in_flight)),
             max_in_flight_steps=per_step,
         )
         object.__setattr__(self, "_native", native)
