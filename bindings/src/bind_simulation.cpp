@@ -529,6 +529,9 @@ void bind_simulation(py::module_& m) {
         .def("params", &Simulation::params, py::arg("i"), py::return_value_policy::copy)
         .def("credits", &Simulation::credits, py::arg("i"))
         .def("backlog_ops", &Simulation::backlog_ops, py::arg("i"))
+        .def(
+            "copy", [](const Simulation& s) { return s; },
+            "A copy of the simulation, its state and clock included (runs on one leave the other as it was).")
         .def_property_readonly("has_instance", &Simulation::has_instance)
         .def_property_readonly("instance_io_credits", &Simulation::instance_io_credits)
         .def_property_readonly("instance_bytes_credits", &Simulation::instance_bytes_credits);

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "ebssim/application.hpp"
 #include "ebssim/directions.hpp"
 #include "ebssim/error.hpp"
 #include "ebssim/volume.hpp"
@@ -21,6 +22,7 @@ namespace {
 struct PyOpenLoop {
     InArray ops;
     InArray bytes;
+    py::object max_in_flight_steps = py::none();  // None, or the InArray of the per-step bound
     OpenLoop w;
 };
 
@@ -86,22 +88,29 @@ void bind_workload(py::module_& m) {
 
     py::class_<PyOpenLoop>(m, "OpenLoop")
         .def(py::init([](const py::object& ops, const py::object& bytes, double read_fraction, bool sequential,
-                         double service_time_s, double max_in_flight) {
+                         double service_time_s, double max_in_flight, const py::object& max_in_flight_steps) {
                  auto o = std::make_unique<PyOpenLoop>();
                  o->ops = as_1d(ops, "ops");
                  o->bytes = as_1d(bytes, "bytes");
                  o->w = OpenLoop{as_span(o->ops),        as_span(o->bytes), read_fraction,
                                  pattern_of(sequential), service_time_s,    max_in_flight};
+                 if (!max_in_flight_steps.is_none()) {
+                     InArray bound = as_1d(max_in_flight_steps, "max_in_flight_steps");
+                     o->w.max_in_flight_steps = as_span(bound);
+                     o->max_in_flight_steps = bound;
+                 }
                  return o;
              }),
              py::arg("ops"), py::arg("bytes"), py::arg("read_fraction") = 1.0, py::arg("sequential") = false,
-             py::arg("service_time_s") = unset, py::arg("max_in_flight") = std::numeric_limits<double>::infinity())
+             py::arg("service_time_s") = unset, py::arg("max_in_flight") = std::numeric_limits<double>::infinity(),
+             py::arg("max_in_flight_steps") = py::none())
         .def_readonly("ops", &PyOpenLoop::ops)
         .def_readonly("bytes", &PyOpenLoop::bytes)
         .def_property_readonly("read_fraction", [](const PyOpenLoop& o) { return o.w.read_fraction; })
         .def_property_readonly("sequential", [](const PyOpenLoop& o) { return o.w.pattern == Pattern::sequential; })
         .def_property_readonly("service_time_s", [](const PyOpenLoop& o) { return o.w.service_time_s; })
-        .def_property_readonly("max_in_flight", [](const PyOpenLoop& o) { return o.w.max_in_flight; });
+        .def_property_readonly("max_in_flight", [](const PyOpenLoop& o) { return o.w.max_in_flight; })
+        .def_readonly("max_in_flight_steps", &PyOpenLoop::max_in_flight_steps);
 
     py::class_<PyPiecewiseOpenLoop>(m, "PiecewiseOpenLoop")
         .def(py::init([](const py::object& change_steps, const py::object& ops, const py::object& bytes,
@@ -158,6 +167,20 @@ void bind_workload(py::module_& m) {
             return counted_ops_per_io(p, io_bytes, pattern_of(sequential));
         },
         py::arg("params"), py::arg("io_bytes"), py::arg("sequential"));
+    m.def(
+        "device_latency_s",
+        [](const py::handle& latency_s, const py::handle& iops, const py::handle& max_in_flight) {
+            const InArray in[] = {as_1d(latency_s, "latency_s"), as_1d(iops, "iops"),
+                                  as_1d(max_in_flight, "max_in_flight")};
+            py::array_t<double> out(in[0].size());
+            const std::span<double> o{out.mutable_data(), static_cast<std::size_t>(out.size())};
+            device_latency_s(as_span(in[0]), as_span(in[1]), as_span(in[2]), o);
+            return out;
+        },
+        py::arg("latency_s"), py::arg("iops"), py::arg("max_in_flight"),
+        "The mean latency at the device of each step of an open loop bounded by max_in_flight (one value, or one "
+        "per step), from its recorded latency_s and iops: min(latency_s, max_in_flight / iops) "
+        "(device_latency_s, application.hpp).");
     m.def(
         "split_served",
         [](const py::handle& ops, const py::handle& bytes, const py::handle& read_ops, const py::handle& read_bytes,

@@ -43,7 +43,8 @@ std::vector<std::size_t> FleetPools::run(std::span<const FleetItem> items, std::
         // alone, for its own error.
         const bool lone = options.lockstep && !it.record && !s.has_instance() && s.size() == 1 &&
                           it.workloads->size() == 1 && std::holds_alternative<OpenLoop>(it.workloads->front()) &&
-                          it.n_steps > 0 && it.n_steps <= limits.max_volume_steps;
+                          std::get<OpenLoop>(it.workloads->front()).max_in_flight_steps.empty() && it.n_steps > 0 &&
+                          it.n_steps <= limits.max_volume_steps;
         if (lone) {
             pools[PoolKey{s.dt_s(), s.time_s(), it.n_steps}].push_back(k);
         } else {

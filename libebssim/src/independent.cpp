@@ -238,7 +238,8 @@ bool Simulation::run_independent(const std::vector<Workload>& ws, std::int64_t n
     const bool lockstep = rec == nullptr && options.lockstep && detail::kernel_isa() != detail::Isa::none;
     for (std::size_t i = 0; i < params_.size(); ++i) {
         const auto* o = std::get_if<OpenLoop>(&ws[i]);
-        if (o != nullptr && lockstep && !(options.jump && long_runs(*o, n))) {
+        // (A trace whose bound changes per step is the scalar stepper's only: StepBoundSource.)
+        if (o != nullptr && o->max_in_flight_steps.empty() && lockstep && !(options.jump && long_runs(*o, n))) {
             open.push_back({&params_[i], &state_[i], o, &r.totals[i]});
         } else {
             scalar.push_back(i);

@@ -138,7 +138,7 @@ std::int64_t Stepper<Source>::jump_backlog(std::int64_t k, std::int64_t avail) n
         (void)avail;
         return 0;
     } else {
-        if (src_.max_in_flight < inf) return 0;
+        if (src_.bounded()) return 0;
         offer(k);
         if (!a_.ok || !(f_ < 1.0) || (bound_ != Bound::volume_iops && bound_ != Bound::volume_throughput)) return 0;
         const double b_ops = s_.backlog_ops;

@@ -109,6 +109,8 @@ struct OpenSource {
     double service_time_s;  // NaN: from the mean I/O size
     double max_in_flight;   // infinity: no bound on outstanding I/Os
     double latency_s;       // the volume's zero-byte latency at the trace's read share (VolumeParams::latency_at)
+    [[nodiscard]] bool bounded() const noexcept { return max_in_flight < std::numeric_limits<double>::infinity(); }
+    [[nodiscard]] double in_flight_bound(std::int64_t) const noexcept { return max_in_flight; }
     void prefetch(std::int64_t k) const noexcept {
         // Stepping many volumes together reads many traces at once, which defeats the hardware
         // prefetcher; ask for the lines a few steps ahead.
@@ -126,6 +128,22 @@ struct OpenSource {
     }
 };
 
+// An open-loop trace whose bound on outstanding I/Os changes from step to step
+// (OpenLoop::max_in_flight_steps): OpenSource's offer, the step's own bound, and runs of equal
+// ops, bytes and bound (the jumps take a stretch whose every step has step k's bound). A type of
+// its own so that OpenSource, its kernels and their loops stay as they are.
+struct StepBoundSource : OpenSource {
+    const double* bound;  // one per step, > 0 (infinity: none in that step)
+    [[nodiscard]] bool bounded() const noexcept { return true; }
+    [[nodiscard]] double in_flight_bound(std::int64_t k) const noexcept { return bound[k]; }
+    [[nodiscard]] bool same_next(std::int64_t k) const noexcept {
+        return pair_same_next(ops, bytes, k) && bound[k + 1] == bound[k];
+    }
+    [[nodiscard]] std::int64_t run_end(std::int64_t k, std::int64_t k_max) const noexcept {
+        return pair_run_end(bound, bound, k, pair_run_end(ops, bytes, k, k_max));
+    }
+};
+
 // A piecewise-constant open loop (PiecewiseOpenLoop): the segment of step k, found from the
 // last one asked for (steps are asked in increasing order; a probe asks the same step again).
 struct PiecewiseSource {
@@ -139,6 +157,8 @@ struct PiecewiseSource {
     double service_time_s;  // NaN: from the mean I/O size
     double max_in_flight;   // infinity: no bound on outstanding I/Os
     double latency_s;       // as OpenSource's
+    [[nodiscard]] bool bounded() const noexcept { return max_in_flight < std::numeric_limits<double>::infinity(); }
+    [[nodiscard]] double in_flight_bound(std::int64_t) const noexcept { return max_in_flight; }
     std::size_t seg = 0;
     Offer operator()(std::int64_t k) noexcept {  // validated up front
         while (seg + 1 < n_seg && change[seg + 1] <= k) ++seg;
@@ -161,6 +181,8 @@ struct IdleSource {
     // Nothing arrives, but a backlog left by an earlier workload may drain; the rest does not know
     // its mix, so it is served at the mean of the read and write latencies (latency_at(0.5)).
     double latency_s = 0;
+    [[nodiscard]] bool bounded() const noexcept { return false; }
+    [[nodiscard]] double in_flight_bound(std::int64_t) const noexcept { return max_in_flight; }
     Offer operator()(std::int64_t) const noexcept { return {0, 0, 0, true}; }
     void prefetch(std::int64_t) const noexcept {}
     [[nodiscard]] std::int64_t run_end(std::int64_t, std::int64_t k_max) const noexcept { return k_max; }

@@ -125,8 +125,8 @@ public:
         f_ = t.f;
         bound_ = t.bound;
         if constexpr (!Source::closed) {
-            if (src_.max_in_flight < inf && av_ops_ > 0) {
-                const double cap_ops = in_flight_cap(src_.max_in_flight * dt_, service_time(av_ops_, av_bytes_));
+            if (src_.bounded() && av_ops_ > 0) {
+                const double cap_ops = in_flight_cap(src_.in_flight_bound(k) * dt_, service_time(av_ops_, av_bytes_));
                 if (cap_ops < f_ * av_ops_) {
                     f_ = cap_ops / av_ops_;
                     bound_ = Bound::max_in_flight;
@@ -412,7 +412,7 @@ private:
 };
 
 using AnyStepper = std::variant<Stepper<ClosedSource>, Stepper<OpenSource>, Stepper<IdleSource>, Stepper<PhasedSource>,
-                                Stepper<PiecewiseSource>>;
+                                Stepper<PiecewiseSource>, Stepper<StepBoundSource>>;
 
 inline AnyStepper make_stepper(const VolumeParams& p, VolumeState& s, const Workload& w, double dt, double t0,
                                VolumeRecorder* out, VolumeTotals& tot) {
@@ -434,6 +434,14 @@ inline AnyStepper make_stepper(const VolumeParams& p, VolumeState& s, const Work
             dt, t0, out, tot);
     }
     if (const auto* o = std::get_if<OpenLoop>(&w)) {
+        if (!o->max_in_flight_steps.empty()) {
+            return Stepper<StepBoundSource>(
+                p, s,
+                StepBoundSource{{o->ops.data(), o->bytes.data(), IoCounting(p, o->pattern), o->service_time_s,
+                                 o->max_in_flight, p.latency_at(o->read_fraction)},
+                                o->max_in_flight_steps.data()},
+                dt, t0, out, tot);
+        }
         return Stepper<OpenSource>(p, s,
                                    OpenSource{o->ops.data(), o->bytes.data(), IoCounting(p, o->pattern),
                                               o->service_time_s, o->max_in_flight, p.latency_at(o->read_fraction)},

@@ -90,6 +90,30 @@ void check_open_io(double read_fraction, double service_time_s, double max_in_fl
     }
 }
 
+// An open loop's per-step bound on outstanding I/Os: one value per step, each > 0 (infinity: no
+// bound in that step), instead of the one max_in_flight.
+void check_bound_steps(const OpenLoop& o) {
+    const auto& m = o.max_in_flight_steps;
+    if (m.empty()) return;
+    if (m.size() != o.ops.size()) {
+        throw ConfigError(
+            fmt::format("max_in_flight_steps has {} steps but ops has {}: one bound per step", m.size(), o.ops.size()));
+    }
+    if (o.max_in_flight < std::numeric_limits<double>::infinity()) {
+        throw ConfigError(
+            fmt::format("max_in_flight={} and max_in_flight_steps are both given: give one bound for "
+                        "the trace or one per step",
+                        o.max_in_flight));
+    }
+    for (std::size_t i = 0; i < m.size(); ++i) {
+        if (!(m[i] > 0)) {  // also NaN
+            throw ConfigError(fmt::format(
+                "max_in_flight_steps[{}]={} must be a positive number of I/Os (infinity: no bound in that step)", i,
+                m[i]));
+        }
+    }
+}
+
 void check_piecewise(const PiecewiseOpenLoop& p, std::int64_t n_steps) {
     const auto& ch = p.change_steps;
     if (ch.empty()) throw ConfigError("change_steps is empty: a piecewise open loop needs at least one segment");
@@ -158,6 +182,7 @@ void validate_workload(const Workload& w, std::int64_t n_steps, bool check_value
         }
         if (check_values) validate_trace(o->ops, o->bytes);
         check_open_io(o->read_fraction, o->service_time_s, o->max_in_flight);
+        check_bound_steps(*o);
     }
 }
 

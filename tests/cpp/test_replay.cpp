@@ -197,6 +197,72 @@ TEST_CASE("max_in_flight must be a positive number of I/Os") {
     CHECK(sim.time_s() == 0.0);
 }
 
+TEST_CASE("max_in_flight per step: each step's own bound on outstanding I/Os") {
+    // gp3 100 GiB, service time 1 ms, 1,500 arrivals a second; at most 1 in flight in steps 0-4
+    // (1,000 completions a second: 500 a second wait), 2 in steps 5-9 (2,000 a second: the 2,500
+    // waiting drain by 500 a second, to 0 at the end of step 9, where 500 + 1,500 is exactly the
+    // bound and so not held back). The device's latency: 1 / 1,000 and 2 / 2,000 s, 1 ms.
+    const std::vector<double> ops(10, 1500.0);
+    const std::vector<double> bytes = bytes_of(ops, 4 * KiB);
+    std::vector<double> bound(10, 1.0);
+    for (std::size_t k = 5; k < 10; ++k) bound[k] = 2.0;
+    OpenLoop w = open_loop(ops, bytes);
+    w.service_time_s = 0.001;
+    w.max_in_flight_steps = bound;
+    for (bool jump : {true, false}) {
+        CAPTURE(jump);
+        Simulation sim = single(gp3_spec(100));
+        RunOptions opt;
+        opt.jump = jump;
+        RunResult r = sim.run({w}, 10, true, RunLimits{}, {}, opt);
+        const StepSeries& s = r.series[0];
+        const std::vector<double> waiting = {500, 1000, 1500, 2000, 2500, 2000, 1500, 1000, 500, 0};
+        for (std::size_t k = 0; k < 10; ++k) {
+            CAPTURE(k);
+            CHECK(s.iops[k] == near(k < 5 ? 1000.0 : 2000.0, 1e-12, 1e-9));
+            CHECK(s.backlog_ops[k] == near(waiting[k], 1e-12, 1e-9));
+            CHECK(s.bound[k] == code(k < 9 ? Bound::max_in_flight : Bound::demand));
+            CHECK(device_latency_s(s.latency_s[k], s.iops[k], bound[k]) == near(0.001));
+        }
+    }
+}
+
+TEST_CASE("max_in_flight per step is checked") {
+    const std::vector<double> ops = {1, 1};
+    const std::vector<double> bytes = {4096, 4096};
+    Simulation sim = single(gp3_spec(100));
+    const std::vector<double> short_bound = {1};
+    const std::vector<double> zero = {1, 0};
+    OpenLoop w = open_loop(ops, bytes);
+    w.max_in_flight_steps = short_bound;
+    CHECK(contains(config_error_message([&] { run1(sim, w, 2); }), "max_in_flight_steps has 1 steps but ops has 2"));
+    w.max_in_flight_steps = zero;
+    CHECK(contains(config_error_message([&] { run1(sim, w, 2); }), "max_in_flight_steps[1]=0 must be a positive"));
+    const std::vector<double> one = {1, 1};
+    w.max_in_flight_steps = one;
+    w.max_in_flight = 4;
+    CHECK(contains(config_error_message([&] { run1(sim, w, 2); }), "are both given"));
+    CHECK(sim.time_s() == 0.0);
+}
+
+TEST_CASE("device latency: at most max_in_flight of the outstanding I/Os are at the device") {
+    // 5,000 I/Os outstanding on average at 3,000 completions a second: 5,000 / 3,000 s from
+    // arrival; 64 of them at the device: 64 / 3,000 s. Without a bound, all of them; NaN where
+    // nothing completed.
+    CHECK(device_latency_s(5000.0 / 3000, 3000, 64) == near(64.0 / 3000));
+    CHECK(device_latency_s(5000.0 / 3000, 3000, Inf) == 5000.0 / 3000);
+    CHECK(device_latency_s(0.0005, 3000, 64) == 0.0005);  // fewer outstanding than the bound
+    CHECK(std::isnan(device_latency_s(NaN, 0, 64)));
+    const std::vector<double> lat = {1.0, 0.5}, iops = {100, 200}, m = {10}, m2 = {10, 200};
+    std::vector<double> out(2);
+    device_latency_s(lat, iops, m, out);
+    CHECK(out == std::vector<double>{0.1, 0.05});
+    device_latency_s(lat, iops, m2, out);
+    CHECK(out == std::vector<double>{0.1, 0.5});
+    const std::vector<double> m3 = {1, 2, 3};
+    CHECK(contains(config_error_message([&] { device_latency_s(lat, iops, m3, out); }), "max_in_flight has 3 values"));
+}
+
 TEST_CASE("a phased closed loop: each step as a closed loop with that step's users and think time") {
     // 100 GiB gp2 at 0.1 % (5,400 credits), service time 1 ms:
     //   0: 32 users offer 32 / 0.001 = 32,000; cap min(3,000, 5,400 + 300): 3,000 -> 2,700 left;

@@ -293,6 +293,12 @@ def test_summary_is_a_typed_record(gp2_run):
         "bound_s",
         "instance_bound_s",
         "instance_cliff_time_s",
+        "mean_device_latency_ms",
+        "bounded",
+        "finish_s",
+        "overrun_s",
+        "slowdown",
+        "replay",
     ]
     assert s.volume == "gp2 100 GiB (300 IOPS baseline, burst 3000, 128 MiB/s)"
     assert s.mean_iops == pytest.approx(6.03e6 / 2100)

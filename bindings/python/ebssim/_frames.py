@@ -44,11 +44,13 @@ def trace_fields(
     pattern: str = "random",
     service_time_ms: Optional[float] = None,
     max_memory_bytes: Optional[float] = None,
+    max_in_flight: Any = None,
 ) -> Dict[str, Any]:
     """The keyword arguments of the :class:`~ebssim.OpenLoop` that :func:`ebssim.trace.from_pandas`
     returns for these arguments (its docstring has the rules): ``ops`` and ``bytes`` per step,
     ``read_ops`` and ``read_bytes`` when the data splits reads and writes (else
-    ``read_fraction``), ``dt``, ``start``, ``resolution_s``, ``pattern``, ``service_time_ms``."""
+    ``read_fraction``), ``dt``, ``start``, ``resolution_s``, ``pattern``, ``service_time_ms``,
+    ``max_in_flight`` (a number, or one value per step: each period's repeated over its steps)."""
     if gaps not in GAPS:
         raise ValueError(f"gaps={gaps!r} must be one of {', '.join(map(repr, GAPS))}")
     frame = _as_frame(data)
@@ -139,7 +141,58 @@ def trace_fields(
     else:
         fields["read_fraction"] = read_fraction
     fields.update(dt=step, start=start, resolution_s=period_s, pattern=pattern, service_time_ms=service_time_ms)
+    if max_in_flight is not None:
+        fields["max_in_flight"] = _bounds(max_in_flight, frame, positions, n, k)
     return fields
+
+
+def _bounds(
+    max_in_flight: Any, frame: "pd.DataFrame", positions: npt.NDArray[np.int64], n: int, k: int
+) -> Union[float, FloatArray]:
+    """``max_in_flight=`` of :func:`trace_fields`: a number as it is; one value per row of
+    ``frame`` (a pandas Series indexed like it, or an array of its length) on the grid of
+    periods, each period's value over its ``k`` steps, a period missing from the rows (a gap)
+    taking the value of the period before it."""
+    import pandas as pd
+
+    if isinstance(max_in_flight, (numbers.Real, np.number)) and not isinstance(max_in_flight, bool):
+        return float(max_in_flight)  # checked by OpenLoop
+    if isinstance(max_in_flight, pd.Series):
+        if not max_in_flight.index.equals(frame.index):
+            if max_in_flight.index.has_duplicates or not frame.index.isin(max_in_flight.index).all():
+                missing = frame.index[~frame.index.isin(max_in_flight.index)]
+                where = f": it has no value for {missing[0]}" if len(missing) else " (its index repeats a label)"
+                raise ValueError(
+                    f"max_in_flight is a Series whose index is not the data's{where}; give one value per row of "
+                    f"data, indexed like it"
+                )
+            max_in_flight = max_in_flight.reindex(frame.index)
+        raw = max_in_flight.to_numpy()
+    else:
+        raw = np.asarray(max_in_flight)
+    if raw.dtype.kind not in "iuf" or raw.ndim != 1:
+        raise ValueError(
+            f"max_in_flight must be a number of I/Os, or one per row of data (a 1-D array of numbers or a Series "
+            f"indexed like data), got {raw.dtype} of shape {raw.shape}"
+        )
+    if raw.shape[0] != frame.shape[0]:
+        raise ValueError(
+            f"max_in_flight has {raw.shape[0]} values but data has {frame.shape[0]} rows: one bound per row (period)"
+        )
+    values = raw.astype(np.float64)
+    bad = ~(values > 0)  # also NaN
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(
+            f"max_in_flight at {frame.index[i]} is {float(values[i])!r}: it must be a positive number of I/Os "
+            f"(inf: no bound in that period)"
+        )
+    full = np.full(n, np.nan)
+    full[positions] = values
+    # A gap keeps the bound of the period before it (the first period is always a row).
+    idx = np.where(np.isnan(full), 0, np.arange(n))
+    full = full[np.maximum.accumulate(idx)]
+    return full if k == 1 else np.repeat(full, k)
 
 
 def _as_frame(data: Any) -> "pd.DataFrame":

@@ -176,6 +176,24 @@ def volume_result_html(r: Any) -> str:
         if r.instance.cliff_time_s is not None:
             text += f", a balance ran dry at {when(r.instance.cliff_time_s)}"
         rows.append(("instance", text))
+    s = r.summary()
+    if s.bounded and s.mean_device_latency_ms is not None:
+        wait = max(s.mean_latency_ms - s.mean_device_latency_ms, 0.0)
+        rows.append(
+            ("at the device", f"{latency(s.mean_device_latency_ms)} mean; {latency(wait)} mean wait in the application")
+        )
+    if s.replay:
+        if s.overrun_s is None:
+            rows.append(("trace's work", "not done by the end of the run"))
+        elif s.overrun_s > 0:
+            rows.append(
+                (
+                    "trace's work",
+                    f"done {duration(s.overrun_s)} after its last I/O arrived: slowdown {s.slowdown:.4g}",
+                )
+            )
+        else:
+            rows.append(("trace's work", "done in the trace's time"))
     if r.totals.backlog_ops > 0:
         rows.append(("queued at end", f"{number(r.totals.backlog_ops)} I/Os"))
     from .recording import DEFAULT_VOLUME_SERIES
@@ -269,7 +287,9 @@ def open_loop_summary(w: Any) -> Dict[str, str]:
         "pattern": w.pattern,
     }
     if w.max_in_flight is not None:
-        out["max in flight"] = f"{w.max_in_flight:g} I/Os"
+        b = w.in_flight_bounds()
+        lo, hi = float(b.min()), float(b.max())
+        out["max in flight"] = f"{lo:g} I/Os" if lo == hi else f"{lo:g} to {hi:g} I/Os (per step)"
     return out
 
 
@@ -290,7 +310,7 @@ def open_loop_repr(w: Any) -> str:
         s["pattern"],
     ]
     if "max in flight" in s:
-        parts.append(f"max_in_flight={w.max_in_flight:g}")
+        parts.append("max_in_flight=" + s["max in flight"].replace(" I/Os", ""))
     return f"OpenLoop({', '.join(parts)})"
 
 

@@ -164,12 +164,32 @@ class VolumeSummary(_Record[object]):
     """Simulated seconds in which the instance's budget held the volume back (0 without one)."""
     instance_cliff_time_s: Optional[float]
     """When an instance bucket (EBSIOBalance%, EBSByteBalance%) first ran dry (None: never, or no instance)."""
+    mean_device_latency_ms: Optional[float] = None
+    """Mean latency at the device (:attr:`VolumeResult.mean_device_latency_ms`); the rest of
+    :attr:`mean_latency_ms` waited in the application. None for an open loop bounded by
+    ``max_in_flight`` run without per-step series."""
+    bounded: bool = False
+    """Whether the workload bounds its outstanding I/Os (an open loop's ``max_in_flight``)."""
+    finish_s: Optional[float] = None
+    """When the trace's work was done (:attr:`VolumeResult.finish_s`; None: not yet, or unknown)."""
+    overrun_s: Optional[float] = None
+    """How long after its last period with I/O the trace's work was done (:attr:`VolumeResult.overrun_s`)."""
+    slowdown: Optional[float] = None
+    """The replay's time for the trace's work over the trace's own (:attr:`VolumeResult.slowdown`)."""
+    replay: bool = False
+    """Whether the run went on after the trace until its work was done (:attr:`VolumeResult.trace_steps`)."""
 
     def __str__(self) -> str:
         lines = [f"{self.volume} under {self.workload}"]
         lines.append(
             f"  {_repr.number(self.mean_iops, 'IOPS')} mean, {_repr.latency(self.mean_latency_ms)} mean latency"
         )
+        if self.bounded and self.mean_device_latency_ms is not None:
+            wait = self.mean_latency_ms - self.mean_device_latency_ms
+            lines.append(
+                f"  {_repr.latency(self.mean_device_latency_ms)} mean at the device, "
+                f"{_repr.latency(max(wait, 0.0))} mean wait in the application"
+            )
         if self.cliff_time_s is None:
             bucket = "no credit bucket" if self.burst_balance_end_pct is None else "the credit bucket never ran dry"
             lines.append(f"  {bucket}")
@@ -189,6 +209,17 @@ class VolumeSummary(_Record[object]):
             lines.append("  never held back by a limit")
         if self.instance_cliff_time_s is not None:
             lines.append(f"  instance balance ran dry at {_repr.when(self.instance_cliff_time_s)}")
+        if self.replay:
+            if self.overrun_s is None:
+                lines.append("  the trace's work was not done by the end of the run")
+            elif self.overrun_s > 0:
+                assert self.slowdown is not None
+                lines.append(
+                    f"  the trace's work was done {_repr.duration(self.overrun_s)} after its last I/O arrived: "
+                    f"{self.slowdown:.4g} x the trace's time"
+                )
+            else:
+                lines.append("  the trace's work was done in the trace's time")
         if self.backlog_ops_end > 0:
             lines.append(f"  {_repr.number(self.backlog_ops_end)} I/Os still queued at the end")
         return "\n".join(lines)
@@ -249,6 +280,10 @@ class VolumeResult(_RecordedAxis):
     """Steps per recorded value (``Recording(every_s=...)`` / ``dt``; 1: one value per step)."""
     recorded: Tuple[str, ...] = DEFAULT_VOLUME_SERIES
     """The series this result recorded (empty: ``record=False``, totals only)."""
+    trace_steps: Optional[int] = None
+    """Steps of the measured trace, when the run went on after it, with no new I/O, until the
+    trace's work was done (:func:`ebssim.trace.replay`, :func:`ebssim.aws.replay`): the
+    workload is the trace with those steps after it. None: the run is the workload's own."""
 
     @property
     def iops(self) -> SeriesArray:
@@ -315,6 +350,102 @@ class VolumeResult(_RecordedAxis):
     def latency_ms(self) -> SeriesArray:
         """:attr:`latency_s` in ms."""
         return _frozen(self.latency_s * 1e3)
+
+    @property
+    def bounded(self) -> bool:
+        """Whether the workload bounds its outstanding I/Os (an open loop's ``max_in_flight``):
+        then part of :attr:`latency_s` may be a wait in the application, not at the device."""
+        return isinstance(self.workload, (OpenLoop, PiecewiseOpenLoop)) and self.workload.max_in_flight is not None
+
+    @functools.cached_property
+    def _device_latency_s(self) -> FloatArray:
+        from .trace import device_latency_s
+
+        return _frozen(device_latency_s(self))
+
+    @property
+    def device_latency_s(self) -> FloatArray:
+        """Mean latency at the device of the I/Os completed in each step, seconds (NaN where none
+        completed): what the volume's own latency metrics (CloudWatch's VolumeTotalReadTime /
+        VolumeReadOps) and fio's clat would show. :attr:`latency_s` counts from arrival; an open
+        loop bounded by ``max_in_flight`` keeps at most that many I/Os at the device, and the rest
+        of its backlog waits in the application: ``min(latency_s, max_in_flight / iops)`` (the
+        core's ``device_latency_s``, application.hpp). Without a bound, :attr:`latency_s`.
+        A bounded open loop needs the per-step series ``iops`` and ``latency_s``."""
+        return self._device_latency_s
+
+    @property
+    def device_latency_ms(self) -> FloatArray:
+        """:attr:`device_latency_s` in ms."""
+        return _frozen(self._device_latency_s * 1e3)
+
+    @property
+    def application_wait_ms(self) -> FloatArray:
+        """Mean wait in the application before the device of the I/Os completed in each step, ms:
+        :attr:`latency_ms` minus :attr:`device_latency_ms` (0 without a bound)."""
+        return _frozen((np.asarray(self.latency_s, dtype=np.float64) - self._device_latency_s) * 1e3)
+
+    @property
+    def device_queue_length(self) -> FloatArray:
+        """Mean I/Os outstanding at the device in each step (what CloudWatch's VolumeQueueLength
+        measures): :attr:`device_latency_s` x :attr:`iops` (Little's law), at most ``max_in_flight``."""
+        iops = np.asarray(self.iops, dtype=np.float64)
+        out = np.zeros_like(iops)
+        np.multiply(self._device_latency_s, iops, out=out, where=iops > 0)
+        return _frozen(out)
+
+    @property
+    def mean_device_latency_ms(self) -> float:
+        """Mean latency at the device over the run, weighted by the I/Os that completed (NaN: none
+        did); :attr:`mean_latency_ms` without a bound on outstanding I/Os."""
+        if not self.bounded:
+            return self.mean_latency_ms
+        device = self._device_latency_s  # (a ValueError without the per-step series)
+        ops = np.asarray(self.iops, dtype=np.float64) * self.dt_s
+        done = ops > 0
+        served = float(ops[done].sum())
+        return float((device[done] * ops[done]).sum() / served) * 1e3 if served > 0 else math.nan
+
+    @property
+    def mean_application_wait_ms(self) -> float:
+        """Mean wait in the application over the run (:attr:`mean_latency_ms` minus
+        :attr:`mean_device_latency_ms`; 0 without a bound)."""
+        return max(self.mean_latency_ms - self.mean_device_latency_ms, 0.0) if self.bounded else 0.0
+
+    # A replay that ran on after its trace (trace_steps): when the trace's work was done.
+    @functools.cached_property
+    def _finish(self) -> Tuple[Optional[float], float]:
+        from .trace import finish_time
+
+        return finish_time(self)
+
+    @property
+    def finish_s(self) -> Optional[float]:
+        """When the last I/O of the trace completed, simulated seconds like :attr:`time_s` (None:
+        not by the end of the run). The fluid queue empties inside a step: in the step whose end
+        finds the trace's backlog gone, at the rate the step before served (a step after the
+        trace serves only backlog); the arrivals of a step are spread over it, so a last step with
+        I/O that ends with nothing queued finishes at its end. Needs the per-step ``iops`` and
+        ``backlog_ops`` of an :class:`OpenLoop` trace."""
+        return self._finish[0]
+
+    @property
+    def overrun_s(self) -> Optional[float]:
+        """How long after the end of the trace's last step with I/O (the time by which the
+        measured volume had done it: CloudWatch counts completed I/O) its work was done:
+        :attr:`finish_s` minus that, 0 when the replay kept up (None: not done by the end of the
+        run; run on with :func:`ebssim.trace.replay`)."""
+        f, own = self._finish
+        return None if f is None else max(f - own, 0.0)
+
+    @property
+    def slowdown(self) -> Optional[float]:
+        """The job's slowdown: the replay's time for the trace's work over the trace's own, both
+        from the run's start (1: it kept up; None: not done by the end of the run)."""
+        f, own = self._finish
+        if f is None:
+            return None
+        return (f - self.t0_s) / (own - self.t0_s) if own > self.t0_s else 1.0
 
     @property
     def backlog_ops(self) -> SeriesArray:
@@ -586,7 +717,21 @@ class VolumeResult(_RecordedAxis):
             bound_s=self.bound_s,
             instance_bound_s=self.instance_bound_s,
             instance_cliff_time_s=self.instance.cliff_time_s if self.instance is not None else None,
+            mean_device_latency_ms=self._summary_device_latency_ms(),
+            bounded=self.bounded,
+            finish_s=self.finish_s if self.trace_steps is not None else None,
+            overrun_s=self.overrun_s if self.trace_steps is not None else None,
+            slowdown=self.slowdown if self.trace_steps is not None else None,
+            replay=self.trace_steps is not None,
         )
+
+    def _summary_device_latency_ms(self) -> Optional[float]:
+        if not self.bounded:
+            return self.mean_latency_ms
+        try:
+            return self.mean_device_latency_ms
+        except ValueError:  # a bounded open loop without per-step series
+            return None
 
     def _bucket_empty_s(self) -> float:
         """Simulated seconds with the credit bucket empty in this run, all episodes together."""
@@ -620,6 +765,17 @@ class VolumeResult(_RecordedAxis):
             ("latency_ms", lambda: self.latency_ms),
             ("bound", bound),
         ):
+            try:
+                columns[name] = get()
+            except ValueError:
+                continue
+        # A bounded open loop's latency at the device apart from its wait in the application.
+        for name, get in (
+            ("device_latency_ms", lambda: self.device_latency_ms),
+            ("application_wait_ms", lambda: self.application_wait_ms),
+        ):
+            if not self.bounded:
+                break
             try:
                 columns[name] = get()
             except ValueError:

@@ -5,13 +5,17 @@ in :mod:`ebssim.results` (and exported here too).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import math
 import threading
 from collections.abc import Iterable
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
+import numpy as np
+
 from . import _core, _limits
 from ._core import CliffEpisode, InstanceSeries, InstanceTotals, VolumeSeries, VolumeTotals
-from ._units import flag, integer
+from ._units import flag, integer, real
 from .instances import Instance, _resolve_instance
 from .recording import (
     BOUND_NAMES,
@@ -23,6 +27,7 @@ from .recording import (
     resolve,
 )
 from .results import InstanceResult, RunResult, VolumeResult, VolumeSummary, WindowStats
+from .trace import idle_tail, run_on_trace
 from .volumes import Volume
 from .workloads import (
     ClosedLoop,
@@ -248,6 +253,96 @@ class Simulation:
                 ) from None
         return self._result(ws, raw, recorded=rec is not None)
 
+    def replay(
+        self,
+        traces: Sequence[OpenLoop],
+        *,
+        max_run_on_s: Optional[float] = None,
+        record: Union[bool, Recording] = True,
+        max_volume_steps: Optional[float] = None,
+        max_memory_bytes: Optional[float] = None,
+        threads: Optional[int] = None,
+        jump: bool = True,
+    ) -> RunResult:
+        """Run :class:`OpenLoop` traces, one per volume, and go on after them, with no new I/O,
+        until the work they brought is done: a replay that tells how much longer the trace's
+        work took than the trace (an application that bounds its outstanding I/Os,
+        ``max_in_flight``, is slowed down by a slower volume instead of queueing at it).
+
+        Each result covers the trace and the steps after it (its workload is the trace followed
+        by steps without I/O, at the trace's last bound on outstanding I/Os), with
+        :attr:`VolumeResult.trace_steps` the trace's length; :attr:`VolumeResult.finish_s`,
+        :attr:`~VolumeResult.overrun_s` and :attr:`~VolumeResult.slowdown` say when its work was
+        done. The run goes on until every volume's backlog is gone (volumes on an instance go on
+        together), at most ``max_run_on_s`` after the trace (default: nine times the trace's
+        length, a slowdown of ten); a backlog left then is reported
+        (:attr:`VolumeResult.overrun_s` None, ``totals.backlog_ops``). It is found by running on
+        in chunks, and the run is then made again from the state before it, with the steps it
+        needs (deterministic: the same steps, the same results). Other keywords as for
+        :meth:`run`.
+
+        >>> import ebssim
+        >>> trace = ebssim.OpenLoop.constant(5000, "4k", 60, max_in_flight=64)  # 5,000 IOPS for a minute
+        >>> r = ebssim.Simulation([ebssim.gp3(100)]).replay([trace])[0]         # 3,000 IOPS
+        >>> r.trace_steps, r.n_steps, r.finish_s, round(r.slowdown, 4)    # 300,000 I/Os / 3,000 IOPS
+        (60, 101, 100.0, 1.6667)
+        """
+        given = list(traces)
+        for i, w in enumerate(given):
+            if not isinstance(w, OpenLoop):
+                raise ValueError(
+                    f"traces[{i}]={w!r} must be an OpenLoop: a replay goes on after a trace until its work is done"
+                )
+        ws, n = self._prepare(given, None)
+        traces_ = [w for w in ws if isinstance(w, OpenLoop)]
+        if max_run_on_s is None:
+            limit = 9 * n
+        else:
+            limit_s = real(max_run_on_s, "max_run_on_s", "a number of seconds")
+            if not (limit_s >= 0 and math.isfinite(limit_s)):
+                raise ValueError(f"max_run_on_s={max_run_on_s!r} must be a finite number of seconds >= 0")
+            limit = int(limit_s // self.dt)
+        kw: Dict[str, Any] = dict(
+            max_volume_steps=max_volume_steps, max_memory_bytes=max_memory_bytes, threads=threads, jump=jump
+        )
+        with self._state():
+            before = self._sim.copy()
+            try:
+                first = self.run(traces_, record=record, **kw)
+                extra = self._steps_to_drain(traces_, first, limit, kw)
+                if extra > 0:
+                    self._sim = before  # and again, with the steps it needs
+                    run = self.run([run_on_trace(w, extra) for w in traces_], record=record, **kw)
+                else:
+                    run = first
+            except BaseException:
+                self._sim = before
+                raise
+        out = [dataclasses.replace(r, trace_steps=n) for r in run]
+        return RunResult(out, run.instance)
+
+    def _steps_to_drain(self, traces: List[OpenLoop], first: RunResult, limit: int, kw: Dict[str, Any]) -> int:
+        """Steps after the traces (run on this simulation, which they left in ``first``'s state)
+        until every backlog is gone, plus one (a margin for the rounding of the jumps); at most
+        ``limit``: found by running on, without new I/O, in chunks that double."""
+        left = [i for i, r in enumerate(first) if r.totals.backlog_ops > 0]
+        if not left or limit <= 0:
+            return 0
+        done = 0
+        chunk = max(first[0].n_steps, 16)
+        while done < limit:
+            c = min(chunk, limit - done)
+            run = self.run([idle_tail(w, c) for w in traces], record=Recording(series=("backlog_ops",)), **kw)
+            ends = []
+            for i in left:
+                clear = np.flatnonzero(np.asarray(run[i].backlog_ops) <= 0)
+                ends.append(int(clear[0]) + 1 if clear.size else -1)
+            if min(ends) >= 0:
+                return min(done + max(ends) + 1, limit)
+            done += c
+            chunk *= 2
+        return limit
+
     def _natives(self, ws: List[Workload], n: int) -> List[Any]:
         """The core's workloads for a run of ``n`` steps (a piecewise loop's change steps depend
         on this simulation's ``dt`` and the run's length)."""
@@ -426,6 +521,8 @@ def simulate(
     max_memory_bytes: Optional[float] = None,
     threads: Optional[int] = None,
     jump: bool = True,
+    run_on: bool = False,
+    max_run_on_s: Optional[float] = None,
 ) -> VolumeResult:
     """Run one workload on one fresh volume and return its per-step results.
 
@@ -457,6 +554,10 @@ def simulate(
     jump : bool
         Jump over constant stretches in closed form (default); ``False`` steps every step
         (:meth:`Simulation.run`).
+    run_on, max_run_on_s
+        For an :class:`OpenLoop` trace: go on after it, with no new I/O, until its work is done
+        (at most ``max_run_on_s``), and say when (:meth:`Simulation.replay`). Default False: the
+        run is the trace's length, and what is left is ``totals.backlog_ops``.
 
     Examples
     --------
@@ -474,6 +575,21 @@ def simulate(
     elif trace_dt is not None and _dt(dt) != trace_dt:
         raise ValueError(_dt_mismatch("workload", trace_dt, dt, "dt"))
     inst = _resolve_instance(instance, stacklevel=2)
+    if flag(run_on, "run_on"):
+        if not isinstance(workload, OpenLoop) or duration_s is not None:
+            raise ValueError(
+                "run_on=True goes on after an OpenLoop trace until its work is done: it takes a trace, without "
+                f"duration_s (got {type(workload).__name__}" + (f", duration_s={duration_s!r})" if duration_s else ")")
+            )
+        return Simulation([volume], dt=dt, instance=inst).replay(
+            [workload],
+            max_run_on_s=max_run_on_s,
+            record=record,
+            max_volume_steps=max_volume_steps,
+            max_memory_bytes=max_memory_bytes,
+            threads=threads,
+            jump=jump,
+        )[0]
     return Simulation([volume], dt=dt, instance=inst).run(
         [workload],
         duration_s,

@@ -25,6 +25,7 @@ array([24000., 24000., 24000., 12000., 12000., 12000.])
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Optional, Tuple, Union
 
 import numpy as np
@@ -33,7 +34,7 @@ import numpy.typing as npt
 from . import _core
 from ._frames import COUNT_COLUMNS, GAPS, RATE_COLUMNS, _MiB
 from ._units import SizeLike
-from .workloads import OpenLoop
+from .workloads import OpenLoop, PiecewiseOpenLoop
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -56,6 +57,7 @@ def from_pandas(
     pattern: str = "random",
     service_time_ms: Optional[float] = None,
     max_memory_bytes: Optional[float] = None,
+    max_in_flight: "Union[float, npt.ArrayLike, pd.Series, None]" = None,
 ) -> OpenLoop:
     """An :class:`~ebssim.OpenLoop` trace from a pandas Series or DataFrame indexed by time.
 
@@ -92,6 +94,13 @@ def from_pandas(
     max_memory_bytes : float, optional
         Bound on the trace's arrays (32 bytes per step: I/Os, bytes, and their reads); default
         :data:`ebssim.limits`.
+    max_in_flight : float, array_like or pandas.Series, optional
+        The application's bound on outstanding I/Os (:class:`~ebssim.OpenLoop`): one number, or
+        one per row of ``data`` (a Series indexed like it, or an array of its length), e.g. the
+        measured ``VolumeQueueLength``; each period's bound holds over its steps, and a period
+        missing from the rows (a gap) keeps the bound of the period before it. Demand the bound
+        cannot carry waits in the application and is served later: the replay takes longer
+        instead of queueing at the device (docs/replay.md, "Applications").
 
     Returns
     -------
@@ -143,6 +152,7 @@ def from_pandas(
         pattern=pattern,
         service_time_ms=service_time_ms,
         max_memory_bytes=max_memory_bytes,
+        max_in_flight=max_in_flight,
     )
 
 
@@ -198,3 +208,91 @@ def served_reads(result: "VolumeResult") -> Optional[Tuple[FloatArray, FloatArra
         w.read_fraction,
     )
     return reads / dt, read_bytes / (_MiB * dt)
+
+
+# --- An application's bound on outstanding I/Os: the device's latency, when the work was done --
+
+
+def device_latency_s(result: "VolumeResult") -> FloatArray:
+    """The mean latency at the device of each step's I/Os (:attr:`VolumeResult.device_latency_s`):
+    the core's ``device_latency_s`` (application.hpp), ``min(latency_s, max_in_flight / iops)``,
+    for an open loop bounded by ``max_in_flight``; ``latency_s`` for any other workload."""
+    w = result.workload
+    lat = np.asarray(result.latency_s, dtype=np.float64)
+    if not isinstance(w, (OpenLoop, PiecewiseOpenLoop)) or w.max_in_flight is None:
+        return lat.copy()
+    from .recording import _need_per_step
+
+    _need_per_step(result, "the device latency of an open loop bounded by max_in_flight", "iops", "latency_s")
+    if result.n_steps == 0:
+        return np.empty(0)
+    bound = w.in_flight_bounds() if isinstance(w, OpenLoop) else np.array([float(w.max_in_flight)])
+    out: FloatArray = _core.device_latency_s(lat, np.asarray(result.iops, dtype=np.float64), bound)
+    return out
+
+
+def finish_time(result: "VolumeResult") -> Tuple[Optional[float], float]:
+    """(When the trace's last I/O completed, or None if not by the end of the run; the end of
+    the trace's last step with I/O), simulated seconds: :attr:`VolumeResult.finish_s`."""
+    w = result.workload
+    if not isinstance(w, OpenLoop):
+        raise ValueError(
+            f"when a trace's work was done is a trace's (an OpenLoop), not {type(w).__name__}'s: this run has none"
+        )
+    t0, dt = result.t0_s, result.dt_s
+    n_trace = result.n_steps if result.trace_steps is None else result.trace_steps
+    busy = np.flatnonzero(w.ops[:n_trace] > 0)
+    if busy.size == 0:
+        return t0, t0  # no work
+    from .recording import _need_per_step
+
+    _need_per_step(result, "when the trace's work was done", "iops", "backlog_ops")
+    last = int(busy[-1])
+    own = t0 + (last + 1) * dt
+    backlog = np.asarray(result.backlog_ops, dtype=np.float64)
+    clear = np.flatnonzero(backlog[last:] <= 0)
+    if clear.size == 0:
+        return None, own
+    j = last + int(clear[0])
+    if j == last:
+        return own, own  # its arrivals are spread over the step: the last one arrives at its end
+    # Step j serves only backlog; the queue empties inside it at the rate the step before served.
+    iops = np.asarray(result.iops, dtype=np.float64)
+    rate = float(iops[j - 1])
+    part = min(float(iops[j]) / rate, 1.0) if rate > 0 else 1.0
+    return t0 + (j + part) * dt, own
+
+
+def run_on_trace(trace: OpenLoop, steps: int) -> OpenLoop:
+    """``trace`` followed by ``steps`` steps without new I/O, its bound on outstanding I/Os kept
+    at its last step's: what a replay runs until the trace's work is done."""
+    import dataclasses
+
+    zeros = np.zeros(steps)
+
+    def longer(a: Optional[FloatArray]) -> Optional[FloatArray]:
+        return None if a is None else np.concatenate([a, zeros])
+
+    bound = trace.max_in_flight
+    if isinstance(bound, np.ndarray):
+        bound = np.concatenate([bound, np.full(steps, float(bound[-1]))])
+    kwargs = {f.name: getattr(trace, f.name) for f in dataclasses.fields(trace) if f.init}
+    kwargs.update(ops=longer(trace.ops), bytes=longer(trace.bytes), max_in_flight=bound)
+    if trace.read_ops is not None:
+        kwargs.update(read_ops=longer(trace.read_ops), read_bytes=longer(trace.read_bytes), read_fraction=1.0)
+    return OpenLoop(**kwargs)
+
+
+def idle_tail(trace: OpenLoop, steps: int) -> OpenLoop:
+    """``steps`` steps without new I/O at ``trace``'s last bound on outstanding I/Os, its I/O
+    pattern and service time: a look past a trace's end for when its backlog drains."""
+    bound = trace.in_flight_bounds()[-1] if trace.max_in_flight is not None else math.inf
+    zeros = np.zeros(steps)
+    return OpenLoop(
+        zeros,
+        zeros.copy(),
+        pattern=trace.pattern,
+        service_time_ms=trace.service_time_ms,
+        dt=trace.dt,
+        max_in_flight=float(bound) if math.isfinite(bound) else None,
+    )

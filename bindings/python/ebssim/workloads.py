@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple, Union, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -189,12 +190,16 @@ class OpenLoop:
         Seconds per measurement the trace was spread from (at least ``dt``, a whole number of
         steps): each measurement was spread evenly over its steps, so variation and queueing
         inside one measurement cannot be seen. Default: ``dt``.
-    max_in_flight : float, optional
-        The application's bound on outstanding I/Os (its threads, connections or queue depth).
-        Arrivals beyond it wait in the application, not in the device's queue, so the device
-        completes at most ``max_in_flight / service time`` I/Os per second (``bound`` reports
-        ``max_in_flight`` when that binds first). Latency counts from arrival: the wait in the
-        application is part of it. Default None: no bound, every arrival queues at the device.
+    max_in_flight : float or array_like, optional
+        The application's bound on outstanding I/Os (its threads, connections or queue depth):
+        one number, or one per step (the concurrency measured per period, e.g. CloudWatch's
+        ``VolumeQueueLength``; ``inf`` in a step: no bound in it). Arrivals beyond it wait in
+        the application, not in the device's queue, so the device completes at most
+        ``max_in_flight / service time`` I/Os per second (``bound`` reports ``max_in_flight``
+        when that binds first). Latency counts from arrival: the wait in the application is part
+        of it; :attr:`VolumeResult.device_latency_ms` is the device's part (docs/replay.md).
+        Default None: no bound, every arrival queues at the device. A bound per step is stepped
+        by the scalar stepper only (not in lockstep with other volumes).
 
     :meth:`from_pandas` builds a trace, with all of these, from a pandas Series or DataFrame.
 
@@ -219,7 +224,7 @@ class OpenLoop:
     dt: Optional[float] = None
     start: Optional["pd.Timestamp"] = None
     resolution_s: Optional[float] = None
-    max_in_flight: Optional[float] = None
+    max_in_flight: Union[float, npt.NDArray[np.float64], None] = None
     _native: _core.OpenLoop = field(init=False, repr=False, compare=False)
 
     def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:  # the compiled part is rebuilt (ebssim._pickle)
@@ -243,15 +248,48 @@ class OpenLoop:
             read_fraction = self._check_reads(ops, nbytes)
             object.__setattr__(self, "read_fraction", read_fraction)
         self._check_timing()
+        per_step = self._bound_steps(ops.shape[0])
         native = _core.OpenLoop(
             ops,
             nbytes,
             read_fraction=read_fraction,
             sequential=sequential,
             service_time_s=_service_time_s(self.service_time_ms),
-            max_in_flight=_max_in_flight(self.max_in_flight),
+            max_in_flight=math.inf
+            if per_step is not None
+            else _max_in_flight(cast(Optional[float], self.max_in_flight)),
+            max_in_flight_steps=per_step,
         )
         object.__setattr__(self, "_native", native)
+
+    def _bound_steps(self, n: int) -> Optional[npt.NDArray[np.float64]]:
+        """The per-step bound on outstanding I/Os when ``max_in_flight`` is an array (checked:
+        one value per step, each > 0; ``inf``: none in that step), else None."""
+        m = self.max_in_flight
+        if m is None or isinstance(m, (numbers.Real, np.floating, np.integer)) or np.ndim(m) == 0:
+            return None
+        a = _as_series(m, "max_in_flight")
+        if a.shape[0] != n:
+            raise ValueError(
+                f"max_in_flight has {a.shape[0]} steps but the trace has {n}: give one bound, or one per step"
+            )
+        bad = ~(a > 0)  # also NaN
+        if bad.any():
+            k = int(np.argmax(bad))
+            raise ValueError(
+                f"max_in_flight[{k}]={float(a[k])!r} must be a positive number of I/Os (inf: no bound in that step)"
+            )
+        object.__setattr__(self, "max_in_flight", a)
+        return a
+
+    def in_flight_bounds(self) -> npt.NDArray[np.float64]:
+        """The bound on outstanding I/Os of each step (``inf``: none), one value per step."""
+        m = self.max_in_flight
+        if m is None:
+            return np.full(self.n_steps, math.inf)
+        if isinstance(m, np.ndarray) and m.ndim == 1:
+            return m
+        return np.full(self.n_steps, float(m))
 
     def _check_reads(self, ops: npt.NDArray[np.float64], nbytes: npt.NDArray[np.float64]) -> float:
         """Validate read_ops and read_bytes; return the trace's overall share of reads."""
@@ -313,6 +351,7 @@ class OpenLoop:
         pattern: str = "random",
         service_time_ms: Optional[float] = None,
         max_memory_bytes: Optional[float] = None,
+        max_in_flight: "Union[float, npt.ArrayLike, pd.Series, None]" = None,
     ) -> "OpenLoop":
         """A trace from a pandas Series or DataFrame indexed by time: see :func:`ebssim.trace.from_pandas`.
 
@@ -338,6 +377,7 @@ class OpenLoop:
                 pattern=pattern,
                 service_time_ms=service_time_ms,
                 max_memory_bytes=max_memory_bytes,
+                max_in_flight=max_in_flight,
             )
         )
 
@@ -434,7 +474,11 @@ class OpenLoop:
         if self.resolution_s is not None and self.resolution_s != self.dt:
             steps += f" (measured per {self.resolution_s:g} s, spread evenly)"
         since = "" if self.start is None else f" from {self.start.isoformat()}"
-        bound = f", at most {self.max_in_flight:g} in flight" if self.max_in_flight is not None else ""
+        bound = ""
+        if self.max_in_flight is not None:
+            b = self.in_flight_bounds()
+            lo, hi = float(b.min()), float(b.max())
+            bound = f", at most {lo:g} in flight" if lo == hi else f", at most {lo:g} to {hi:g} in flight per step"
         return f"open-loop trace of {steps}{since} ({self.ops.sum():.4g} I/Os{bound})"
 
     def __repr__(self) -> str:

@@ -2,6 +2,7 @@
 /// \file ebssim.hpp
 /// Everything public in libebssim.
 
+#include "ebssim/application.hpp"
 #include "ebssim/bound.hpp"
 #include "ebssim/burst.hpp"
 #include "ebssim/directions.hpp"

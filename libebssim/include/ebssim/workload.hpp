@@ -94,6 +94,10 @@ struct ClosedLoop {
 /// s, the device then completes at most max_in_flight / s I/Os per second (Little's law), on
 /// top of the volume's limits (Bound::max_in_flight when that is what binds). Latency counts
 /// from arrival, so the wait in the application is part of it. Infinity (the default): no bound.
+/// The bound may change from step to step (max_in_flight_steps, one value per step: a replay
+/// whose concurrency was measured per period, e.g. CloudWatch's VolumeQueueLength); such a trace
+/// is stepped by the scalar stepper only (not the lockstep or served steps' kernels), and its
+/// runs of equal values, which the jumps take, are runs of equal ops, bytes and bound.
 struct OpenLoop {
     std::span<const double> ops;    ///< I/Os arriving in each step
     std::span<const double> bytes;  ///< bytes arriving in each step
@@ -101,6 +105,10 @@ struct OpenLoop {
     Pattern pattern = Pattern::random;
     double service_time_s = unset;  ///< default: the volume's model at the step's mean I/O size
     double max_in_flight = std::numeric_limits<double>::infinity();  ///< I/Os outstanding at the device at most
+    /// The bound of each step instead of max_in_flight (which must then be infinity): empty (the
+    /// default) for one bound over the trace; else as long as ops, each value > 0 (infinity: no
+    /// bound in that step).
+    std::span<const double> max_in_flight_steps = {};
 };
 
 /// A closed loop whose users and think time change from step to step: a day of traffic, a batch

@@ -43,6 +43,8 @@ def traces(
     volumes: Optional[Mapping[str, Volume]] = None,
     pattern: str = "random",
     service_time_ms: Optional[float] = None,
+    max_in_flight: Union[str, float, None] = None,
+    min_in_flight: float = 1.0,
 ) -> Dict[str, OpenLoop]:
     """One :class:`~ebssim.OpenLoop` trace per volume from CloudWatch metrics.
 
@@ -65,6 +67,18 @@ def traces(
         error.
     pattern, service_time_ms
         As for :class:`~ebssim.OpenLoop` (CloudWatch does not say whether I/O was sequential).
+    max_in_flight : "measured", float or None
+        The application's bound on outstanding I/Os (:class:`~ebssim.OpenLoop`): ``None``
+        (default) none, every arrival queues at the device; a number, that bound throughout;
+        ``"measured"``, each period's ``VolumeQueueLength`` (its Average, or the statistic
+        present: the I/Os outstanding at the device on average, as the application kept them),
+        at least ``min_in_flight``, and ``min_in_flight`` in periods without a datapoint. With a
+        bound, demand a slower volume cannot carry waits in the application and is served later,
+        instead of queueing at the device (docs/replay.md, "Applications").
+    min_in_flight : float
+        The least bound of a period with ``max_in_flight="measured"`` (default 1: an application
+        with work waiting has at least one I/O outstanding; a period measured at 0.05 would
+        otherwise hold its backlog at 0.05 I/Os in flight).
 
     Returns
     -------
@@ -117,8 +131,12 @@ def traces(
             f"after the first datapoint ({t0}): the metrics must share one grid of periods"
         )
     grid = pd.date_range(t0, t1, freq=step)
+    measured = _check_in_flight(max_in_flight, min_in_flight)
     out: Dict[str, OpenLoop] = {}
     for vid in vids:
+        bound: Any = max_in_flight
+        if measured:
+            bound = _measured_in_flight(metrics, vid, grid, period, float(min_in_flight))
         wide = (
             sums[sums["volume_id"] == vid]
             .pivot(index="timestamp", columns="metric", values="value")
@@ -128,11 +146,57 @@ def traces(
         wide.columns.name = None
         try:
             out[vid] = from_pandas(
-                wide, period=period, dt=dt, gaps=gaps, pattern=pattern, service_time_ms=service_time_ms
+                wide,
+                period=period,
+                dt=dt,
+                gaps=gaps,
+                pattern=pattern,
+                service_time_ms=service_time_ms,
+                max_in_flight=bound,
             )
         except ValueError as e:
             raise ValueError(f"{vid}: {e} ({', '.join(f'{c} is {m}' for m, c in DEMAND_METRICS.items())})") from None
     return out
+
+
+def _check_in_flight(max_in_flight: Union[str, float, None], min_in_flight: float) -> bool:
+    """Check ``max_in_flight=`` and ``min_in_flight=`` of :func:`traces`; whether the bound is measured."""
+    floor = real(min_in_flight, "min_in_flight", "a number of I/Os")
+    if not (floor > 0 and math.isfinite(floor)):
+        raise ValueError(f"min_in_flight={min_in_flight!r} must be a positive, finite number of I/Os")
+    if isinstance(max_in_flight, str):
+        if max_in_flight != "measured":
+            raise ValueError(
+                f"max_in_flight={max_in_flight!r} must be 'measured' (each period's VolumeQueueLength), a number "
+                f"of I/Os or None"
+            )
+        return True
+    if max_in_flight is not None:
+        m = real(max_in_flight, "max_in_flight", "'measured', a number of I/Os or None")
+        if not m > 0:
+            raise ValueError(f"max_in_flight={max_in_flight!r} must be a positive number of I/Os")
+    return False
+
+
+def _measured_in_flight(
+    metrics: "pd.DataFrame", vid: str, grid: "pd.DatetimeIndex", period: float, floor: float
+) -> np.ndarray:
+    """Each period's bound on outstanding I/Os from ``VolumeQueueLength`` (its Average, else the
+    statistic present), at least ``floor``, and ``floor`` where it has no datapoint."""
+    ql = metrics[(metrics["volume_id"] == vid) & (metrics["metric"] == "VolumeQueueLength")]
+    if ql.shape[0] == 0:
+        raise ValueError(
+            f"{vid}: max_in_flight='measured' takes each period's VolumeQueueLength, and the metrics hold none for "
+            f"it: fetch VolumeQueueLength (Average), or give max_in_flight= a number"
+        )
+    rows = ql[ql["stat"] == _preferred(ql)]
+    if float(rows["period_s"].iloc[0]) != period:
+        raise ValueError(
+            f"{vid}: VolumeQueueLength is per {float(rows['period_s'].iloc[0]):g} s but the demand per {period:g} s: "
+            f"fetch them at one period"
+        )
+    values = rows.set_index("timestamp")["value"].reindex(grid).to_numpy(dtype=float)
+    return np.where(np.isnan(values), floor, np.maximum(values, floor))
 
 
 def _first_balance(metrics: "pd.DataFrame", vid: str, start: "pd.Timestamp") -> Optional[float]:
@@ -165,6 +229,10 @@ def replay(
     catalog: Optional[Catalog] = None,
     pattern: str = "random",
     service_time_ms: Optional[float] = None,
+    max_in_flight: Union[str, float, None] = None,
+    min_in_flight: float = 1.0,
+    run_on: bool = True,
+    max_run_on_s: Optional[float] = None,
 ) -> Dict[str, VolumeResult]:
     """Replay measured CloudWatch demand on the described volumes, attached as described.
 
@@ -178,8 +246,17 @@ def replay(
     attachments : dict of str to Attachment, optional
         By VolumeId (:func:`read_instances`): volumes on one instance are simulated together and
         share its EBS budget. Without it, or for volumes it does not list, each volume runs alone.
-    dt, gaps, pattern, service_time_ms
-        As for :func:`traces`.
+    dt, gaps, pattern, service_time_ms, max_in_flight, min_in_flight
+        As for :func:`traces`: ``max_in_flight="measured"`` replays the application with the
+        concurrency CloudWatch measured (``VolumeQueueLength``), so that a slower volume slows
+        it down instead of queueing its demand without bound.
+    run_on : bool
+        Go on after the trace, with no new I/O, until its work is done (default), so that each
+        result says when: :attr:`VolumeResult.finish_s`, :attr:`~VolumeResult.overrun_s`,
+        :attr:`~VolumeResult.slowdown` (:meth:`Simulation.replay`; volumes on one instance go
+        on together). False: the run is the trace's length.
+    max_run_on_s : float, optional
+        How long to go on at most (default: nine times the trace's length).
     initial_burst_balance : "measured", "full" or float
         Start of the bucket of gp2, st1, sc1 and standard volumes: ``"measured"`` (default) takes
         the ``BurstBalance`` datapoint at the trace's first period (its Average if there are
@@ -205,7 +282,16 @@ def replay(
         pct = real(initial_burst_balance, "initial_burst_balance", "'measured', 'full' or a percentage")
         if not 0 <= pct <= 100:
             raise ValueError(f"initial_burst_balance={initial_burst_balance!r} must be between 0 and 100 percent")
-    loops = traces(metrics, dt=dt, gaps=gaps, volumes=volumes, pattern=pattern, service_time_ms=service_time_ms)
+    loops = traces(
+        metrics,
+        dt=dt,
+        gaps=gaps,
+        volumes=volumes,
+        pattern=pattern,
+        service_time_ms=service_time_ms,
+        max_in_flight=max_in_flight,
+        min_in_flight=min_in_flight,
+    )
 
     def start_volume(vid: str) -> Volume:
         vol = volumes[vid]
@@ -227,9 +313,16 @@ def replay(
     for (itype, _), vids in groups.items():
         inst = None if itype is None else (catalog.instance(itype) if catalog is not None else itype)
         sim = Simulation([start_volume(v) for v in vids], dt=loops[vids[0]].dt or 1.0, instance=inst)
-        run = sim.run([loops[v] for v in vids])
+        if run_on:
+            run = sim.replay([loops[v] for v in vids], max_run_on_s=max_run_on_s)
+        else:
+            run = sim.run([loops[v] for v in vids])
         out.update(zip(vids, run))
     return {vid: out[vid] for vid in loops}
+
+
+#: The quantities :func:`compare` sets measured against simulated, in the order of its ``errors``.
+QUANTITIES = ("burst_balance_pct", "iops", "queue_length", "read_latency_ms", "write_latency_ms")
 
 
 @dataclass(frozen=True)
@@ -247,9 +340,21 @@ class Comparison:
     ``iops``                  (``VolumeReadOps`` + ``VolumeWriteOps``) Sum    mean served IOPS
                               / period
     ``queue_length``          ``VolumeQueueLength`` (Average, ...)            mean I/Os outstanding (Little's law)
+    ``read_latency_ms``       ``VolumeTotalReadTime`` / ``VolumeReadOps``     the mean latency at the device
+                              (Sums), ms                                      (``device_latency_s``), weighted by
+                                                                              the I/Os of the period's steps
+    ``write_latency_ms``      ``VolumeTotalWriteTime`` / ``VolumeWriteOps``   the same (the model has one queue
+                                                                              for reads and writes)
     ``idle_time_s``           ``VolumeIdleTime`` Sum                          (none: the model has no idle time
                                                                               inside a step)
+    ``carried_ops``           (none)                                          I/Os waiting at the period's end
+                                                                              (only when some period has any)
     ========================  ==============================================  ===================================
+
+    ``queue_length`` and the latencies are the device's (CloudWatch measures the volume): with an
+    application's bound on outstanding I/Os (``max_in_flight``), what waits in the application
+    is in neither. A replay that ran on after its trace (:meth:`~ebssim.Simulation.replay`) is
+    compared over the trace's periods.
 
     ``errors`` has a row per quantity with both columns: ``rmse`` (root mean square of simulated
     minus measured, over the periods that have both), ``bias`` (their mean), ``max_abs_error``
@@ -272,14 +377,20 @@ class Comparison:
         """Measured (solid) and simulated (dashed) against time, one panel per quantity."""
         from matplotlib.figure import Figure
 
-        names = [q for q in ("burst_balance_pct", "iops", "queue_length") if f"measured_{q}" in self.frame]
+        names = [q for q in QUANTITIES if f"measured_{q}" in self.frame]
         if not names:
             raise ValueError(
-                f"{self.volume_id}: nothing to plot: the metrics hold no BurstBalance, I/Os or queue length"
+                f"{self.volume_id}: nothing to plot: the metrics hold no BurstBalance, I/Os, queue length or latency"
             )
         fig = Figure(figsize=figsize, layout="constrained")
         axes = fig.subplots(len(names), 1, sharex=True, squeeze=False)[:, 0]
-        labels = {"burst_balance_pct": "BurstBalance %", "iops": "IOPS", "queue_length": "queue length"}
+        labels = {
+            "burst_balance_pct": "BurstBalance %",
+            "iops": "IOPS",
+            "queue_length": "queue length",
+            "read_latency_ms": "read latency, ms",
+            "write_latency_ms": "write latency, ms",
+        }
         t = self.frame.index
         for ax, q in zip(axes, names):
             ax.plot(t, self.frame[f"measured_{q}"], lw=1.6, label="measured (CloudWatch)")
@@ -349,7 +460,8 @@ def compare(result: VolumeResult, metrics: "pd.DataFrame", volume_id: Optional[s
     if k < 1 - 1e-9 or abs(k - round(k)) > 1e-9 * k:
         raise ValueError(f"the result's step dt={dt:g} s does not divide the metrics' period of {period:g} s")
     per = int(round(k))
-    n = result.n_steps // per
+    # The trace's periods (a replay that ran on after the trace has no measurements after it).
+    n = (result.n_steps if result.trace_steps is None else result.trace_steps) // per
     if n == 0:
         raise ValueError(f"the result ({result.n_steps} steps of {dt:g} s) is shorter than one period of {period:g} s")
 
@@ -393,12 +505,32 @@ def compare(result: VolumeResult, metrics: "pd.DataFrame", volume_id: Optional[s
     if "VolumeQueueLength" in present:
         stat = _preferred(mine[mine["metric"] == "VolumeQueueLength"])
         cols["measured_queue_length"] = measured("VolumeQueueLength", stat)
-        cols["simulated_queue_length"] = by_period(result.queue_length, stat)
+        # At the device: an application's bound holds the rest of its backlog back (the same
+        # as queue_length without one).
+        cols["simulated_queue_length"] = by_period(result.device_queue_length, stat)
+    ops = np.asarray(result.iops, dtype=np.float64)[: n * per].reshape(n, per)
+    device = np.asarray(result.device_latency_s, dtype=np.float64)[: n * per].reshape(n, per)
+    done = ops.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # The I/O-weighted mean of the period's steps (as CloudWatch's total time over its I/Os).
+        per_io = np.where(done > 0, np.where(ops > 0, device * ops, 0.0).sum(axis=1) / done, np.nan) * 1e3
+    for direction in ("Read", "Write"):
+        time_m, ops_m = f"VolumeTotal{direction}Time", f"Volume{direction}Ops"
+        if {time_m, ops_m} <= present and (mine.loc[mine["metric"] == time_m, "stat"] == "Sum").any():
+            with np.errstate(invalid="ignore", divide="ignore"):
+                count = measured(ops_m, "Sum")
+                lat = np.where(count > 0, measured(time_m, "Sum") / count * 1e3, np.nan)
+            q = f"{direction.lower()}_latency_ms"
+            cols[f"measured_{q}"] = lat
+            cols[f"simulated_{q}"] = per_io
     if "VolumeIdleTime" in present and (mine.loc[mine["metric"] == "VolumeIdleTime", "stat"] == "Sum").any():
         cols["measured_idle_time_s"] = measured("VolumeIdleTime", "Sum")
+    carried = np.asarray(result.backlog_ops, dtype=np.float64)[per - 1 : n * per : per]
+    if (carried > 0).any():
+        cols["simulated_carried_ops"] = carried  # demand carried past each period's end
     frame = pd.DataFrame(cols, index=index)
     rows = []
-    for q in ("burst_balance_pct", "iops", "queue_length"):
+    for q in QUANTITIES:
         if f"simulated_{q}" not in frame:
             continue
         diff = (frame[f"simulated_{q}"] - frame[f"measured_{q}"]).to_numpy(dtype=float)
