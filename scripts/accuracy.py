@@ -368,7 +368,7 @@ KNOWN_MISSES: Dict[str, str] = {
     "01/io1-600/16k-randrw/write/mib_s": _RANDRW_MIX,
     "01/io1-600/4k-randrw/write/iops": _RANDRW_MIX,
     "01/io1-600/4k-randrw/write/mib_s": _RANDRW_MIX,
-    # throttled tails
+    # 01 and 05: tails of throttled volumes
     "01/gp2-100/4k-randrw/write/clat_p99": _THROTTLED_SPREAD,
     "01/gp2-300/4k-randrw/write/clat_p99": _THROTTLED_SPREAD,
     "05/gp3-4000/4k-randwrite/write/clat_p99": _THROTTLED_SPREAD,
@@ -413,7 +413,7 @@ KNOWN_MISSES: Dict[str, str] = {
     "05/gp3-16000/128k-randwrite/write/clat_p99_9": _THROTTLED_SPREAD,
     "05/gp3-16000/256k-randwrite/write/clat_p99": _THROTTLED_SPREAD,
     "05/gp3-16000/256k-randwrite/write/clat_p99_9": _THROTTLED_SPREAD,
-    # _XEN_BOTH_DIRECTIONS
+    # 01: randrw on 1 MiB
     "01/gp2-100/1m-randrw/write/iops": _XEN_BOTH_DIRECTIONS,
     "01/gp2-100/1m-randrw/write/mib_s": _XEN_BOTH_DIRECTIONS,
     "01/gp2-100/1m-randrw/write/clat_mean": _XEN_BOTH_DIRECTIONS,
@@ -428,23 +428,23 @@ KNOWN_MISSES: Dict[str, str] = {
     "01/io1-600/1m-randrw/write/clat_p50": _XEN_BOTH_DIRECTIONS,
     "01/io1-600/1m-randrw/write/clat_p90": _XEN_BOTH_DIRECTIONS,
     "01/io1-600/1m-randrw/total/device_mib_s": _XEN_BOTH_DIRECTIONS,
-    # _NARROW_SPREAD
+    # 03: tails of the capped writes
     "03/c6a/16k-randwrite/write/clat_p99": _NARROW_SPREAD,
     "03/m6a/16k-randwrite/write/clat_p99": _NARROW_SPREAD,
     "03/r6a/16k-randwrite/write/clat_p99": _NARROW_SPREAD,
     "03/r6a/16k-randwrite/write/clat_p99_9": _NARROW_SPREAD,
-    # _READ_SERVICE_TIME
+    # 03: m6a reads below the cap
     "03/m6a/16k-randread/read/iops": _READ_SERVICE_TIME,
     "03/m6a/16k-randread/read/mib_s": _READ_SERVICE_TIME,
     "03/m6a/16k-randread/read/clat_mean": _READ_SERVICE_TIME,
     "03/m6a/16k-randread/read/lat_mean": _READ_SERVICE_TIME,
-    # _NO_SLAT
+    # 05: clat means
     "05/gp3-4000/4k-randwrite/write/clat_mean": _NO_SLAT,
     "05/io2-16000/4k-randwrite/write/clat_mean": _NO_SLAT,
     "05/io2-16000/128k-randwrite/write/clat_mean": _NO_SLAT,
     "05/gp3-16000/4k-randwrite/write/clat_mean": _NO_SLAT,
     "05/gp3-16000/128k-randwrite/write/clat_mean": _NO_SLAT,
-    # _THROTTLED_MEDIAN
+    # 05: medians
     "05/gp3-4000/4k-randwrite/write/clat_p50": _THROTTLED_MEDIAN,
     "05/io2-16000/4k-randwrite/write/clat_p50": _THROTTLED_MEDIAN,
     "05/io2-16000/8k-randwrite/write/clat_p50": _THROTTLED_MEDIAN,
