@@ -33,7 +33,7 @@ QUIET_PIP := sed -u '/^WARNING: Location/d'
 # Ninja's "[3/17] Building ..." progress lines.
 QUIET_NINJA := sed -u -E '/^\[[0-9]+\/[0-9]+\]/d'
 
-.PHONY: demo test deps apt venv install lint test-cpp test-asan test-python fuzz bench bench-cpp bench-python bench-numba clean
+.PHONY: demo test deps apt venv install lint test-cpp test-asan test-python accuracy fuzz bench bench-cpp bench-python bench-numba clean
 
 demo: install
 	$(VPY) examples/gp2_vs_gp3_cliff.py
@@ -101,11 +101,16 @@ test-asan: apt venv
 test-python: install
 	$(VPY) -m pytest
 
+# ebssim against real fio runs on real EBS volumes (tests/data/real-ebs, issue 21): writes
+# docs/accuracy.md, which tests/python/test_real_ebs.py checks is up to date.
+accuracy: install
+	$(VPY) scripts/accuracy.py
+
 # Fuzzing (atheris, the `fuzz` extra, installed on demand): each target (the fio front end's in
 # tests/fuzz/fuzz_fio.py, every other reader's in tests/fuzz/fuzz_readers.py) runs FUZZ_SECONDS,
 # its corpus seeded from tests/data and kept in build/fuzz. Not part of `test`.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= jobfile cmdline json log hist predict \
+FUZZ_TARGETS ?= jobfile cmdline json normal log hist predict \
 	volumes instances metric_data queries statistics request metrics_csv claims catalog_csv catalog_json
 
 $(VENV)/.fuzz-stamp: $(VENV)/.deps-stamp pyproject.toml scripts/requirements.py

@@ -33,6 +33,7 @@ with atheris.instrument_imports(include=["ebssim"]):
         read_hist_log,
         read_json,
         read_log,
+        read_normal,
     )
 
 EXPECTED = (ValueError, OSError)
@@ -84,6 +85,11 @@ def fuzz_json(data: bytes) -> None:
     _call(lambda: read_json(path))
 
 
+def fuzz_normal(data: bytes) -> None:
+    path = _file("out.txt", data)
+    _call(lambda: read_normal(path))
+
+
 def fuzz_log(data: bytes) -> None:
     path = _file("f_lat.1.log", data)
     _call(lambda: read_log(path))
@@ -110,6 +116,7 @@ TARGETS: Dict[str, Callable[[bytes], None]] = {
     "jobfile": fuzz_jobfile,
     "cmdline": fuzz_cmdline,
     "json": fuzz_json,
+    "normal": fuzz_normal,
     "log": fuzz_log,
     "hist": fuzz_hist,
     "predict": fuzz_predict,

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 HARNESS = Path(__file__).resolve().with_name("fuzz_fio.py")
 READERS_HARNESS = HARNESS.with_name("fuzz_readers.py")
-FIO_TARGETS = ["jobfile", "cmdline", "json", "log", "hist", "predict"]
+FIO_TARGETS = ["jobfile", "cmdline", "json", "normal", "log", "hist", "predict"]
 # tests/fuzz/fuzz_readers.py's targets: the real files of each (tests/data, the shipped catalog),
 # as globs under the repository.
 READER_SEEDS = {
@@ -105,6 +105,10 @@ def seeds(target: str) -> Iterable[Path]:
     elif target == "json":
         yield from sorted(fio.glob("*/*.json"))
         yield from sorted(fio.glob("*/stdout.txt"))
+    elif target == "normal":  # fio's text output: fio 3.33 made here, fio 2.x and 3.32 as published
+        yield from sorted(fio.glob("*/*.txt"))
+        yield from sorted((DATA / "real-ebs").glob("0[13]*/raw/**/*.md"))
+        yield from sorted((DATA / "real-ebs").glob("0[13]*/raw/*.txt"))
     elif target == "log":
         for p in sorted(fio.glob("*/*.log")):
             if any(p.name.split(".")[0].endswith("_" + k) for k in LOG_KINDS) and p.stat().st_size:

@@ -58,6 +58,7 @@ MODULES = [
     "ebssim.fio.job",
     "ebssim.fio.jobfile",
     "ebssim.fio.logs",
+    "ebssim.fio.normal",
     "ebssim.fio.options",
     "ebssim.fio.prediction",
     "ebssim.fio.report",

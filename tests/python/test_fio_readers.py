@@ -247,6 +247,36 @@ def test_fio_2_document_in_microseconds():
     assert row["bw_bytes_s"] == pytest.approx(ref["bw_bytes_s"], rel=1e-3)
 
 
+REAL_05 = (
+    Path(__file__).resolve().parents[1]
+    / "data"
+    / "real-ebs"
+    / "05_r5blarge_gp3-4000-1000_gp3-16000_io2-16000_libaio-qd16x16_bs-sweep_json"
+    / "raw"
+    / "fio_results"
+)
+
+
+def test_fio_2_14_json_from_a_real_run():
+    """fio-2.14 JSON as published (tests/data/real-ebs/05, PROVENANCE.md): latencies in usec under
+    clat/lat/slat, io_bytes in KiB, and the percentile list padded with three '"0.00" : 0' keys."""
+    r = read_json(REAL_05 / "miztiik-automation-apps-4kb_16threads_nvme1n1_randwrite.log")
+    assert r.version == (2, 14)
+    row = r.jobs.iloc[0]
+    assert list(r.jobs["direction"]) == ["write"]
+    assert row["io_bytes"] == 176416 * 1024  # "io_bytes" : 176416 (KiB): bw 17578 KiB/s x 10.036 s
+    assert row["bw_kib_s"] == 17578 and row["iops"] == pytest.approx(4394.579590)
+    assert row["runtime_ms"] == 10036 and row["total_ios"] == 44104
+    assert row["clat_mean_ns"] == pytest.approx(55094.664062e3)  # usec -> ns
+    assert row["lat_mean_ns"] == pytest.approx(58193.367188e3)
+    assert row["slat_mean_ns"] == pytest.approx(3098.567871e3)
+    assert row["clat_min_ns"] == 523e3 and row["clat_max_ns"] == 300599e3
+    assert row["clat_p50_ns"] == 46848e3 and row["clat_p99_9_ns"] == 218112e3 and row["clat_p99_99_ns"] == 261120e3
+    # the padding is no percentile: fio has no 0th
+    assert not [c for c in r.jobs.columns if c.startswith("clat_p0")]
+    assert r.disk_util.iloc[0]["write_ios"] == 43548
+
+
 def test_bare_nan_from_fio_is_accepted(tmp_path):
     text = (PSYNC / "02a_randread16k_psync_nj4.json").read_text()
     text = text.replace('"bw_agg" : 26.116674', '"bw_agg" : -nan', 1)

@@ -3,7 +3,8 @@ predict what fio would report on simulated EBS volumes.
 
 - :func:`parse_run`, :func:`parse_job_file`, :func:`parse_command_line`: fio jobs as
   :class:`FioJob` objects with fio's defaults and semantics resolved.
-- :func:`read_json`, :func:`read_log`, :func:`read_logs`, :func:`read_hist_log`: fio's JSON/JSON+,
+- :func:`read_json`, :func:`read_normal`, :func:`read_log`, :func:`read_logs`, :func:`read_hist_log`:
+  fio's JSON/JSON+, its normal (text) output of fio 2.x and 3.x (every run pasted in a text),
   iops/bw/lat/clat/slat logs and clat histogram logs, with units normalised and named.
 - :func:`predict`: fio runs simulated back to back on :class:`ebssim.Volume` objects, as a
   :class:`FioPrediction` (fio's JSON shape, its normal report, or the columns of
@@ -13,7 +14,8 @@ The modules, one job each: :mod:`~ebssim.fio.options` (the options fio accepts, 
 how each is applied), :mod:`~ebssim.fio.values` (sizes, times, percentages, ...),
 :mod:`~ebssim.fio.job` (:class:`FioJob`, whose fields declare every job field and its default once),
 :mod:`~ebssim.fio.jobfile` and :mod:`~ebssim.fio.cmdline` (job files and command lines),
-:mod:`~ebssim.fio.report` (fio's JSON report, read and written), :mod:`~ebssim.fio.logs` (fio's
+:mod:`~ebssim.fio.report` (fio's JSON report, read and written), :mod:`~ebssim.fio.normal` (fio's
+normal output, read into the JSON's shape), :mod:`~ebssim.fio.logs` (fio's
 logs, read and written), :mod:`~ebssim.fio.histograms` (latency buckets, percentiles, histogram
 logs), :mod:`~ebssim.fio.prediction` (the simulation of jobs on volumes) and
 :mod:`~ebssim.fio.cost` (what a prediction may cost).
@@ -46,6 +48,7 @@ if TYPE_CHECKING:  # imported on first use (ebssim._lazy); these are what mypy a
     from .job import FioJob, FioJobError, FioJobSet, FioLoad
     from .jobfile import parse_job_file
     from .logs import FioLogOrderWarning, read_log, read_logs
+    from .normal import read_normal
     from .prediction import FioPrediction, JobPrediction, parse_volume_spec, predict
     from .report import FioResult, parse_json, read_json
 
@@ -75,6 +78,7 @@ __all__ = [
     "read_json",
     "read_log",
     "read_logs",
+    "read_normal",
 ]
 
 _EXPORTS = {
@@ -90,6 +94,7 @@ _EXPORTS = {
     ".job": ("FioJob", "FioJobError", "FioJobSet", "FioLoad"),
     ".jobfile": ("parse_job_file",),
     ".logs": ("FioLogOrderWarning", "read_log", "read_logs"),
+    ".normal": ("read_normal",),
     ".prediction": (
         "FioPrediction",
         "JobPrediction",

@@ -110,7 +110,11 @@ class FioResult:
     source : str
         File name, or ``"<text>"``.
     preamble : list of str
-        Lines before the JSON document (fio ``note:``/warning lines on stdout).
+        Lines before the JSON document (fio ``note:``/warning lines on stdout); for
+        :func:`~ebssim.fio.read_normal`, the lines between the previous run and this one (the
+        shell command that ran it, headings).
+    lines : tuple of int or None
+        For :func:`~ebssim.fio.read_normal`: the run's first and last line in the text (1-based).
     """
 
     jobs: pd.DataFrame
@@ -122,6 +126,7 @@ class FioResult:
     job_options: List[Dict[str, str]]
     source: str
     preamble: List[str] = field(default_factory=list)
+    lines: Optional[Tuple[int, int]] = None
 
     @property
     def clat_bins(self) -> pd.DataFrame:
@@ -416,6 +421,10 @@ def _latency_fields(
                         f"100 written like '99.000000'"
                     )
                 v = _checked(pval, "rate", f"{where.label}: key {w.path}.percentile.{pkey}")
+                if p == 0.0:
+                    # fio 2.x pads its list to 20 entries with "0.00" : 0 (three of them in fio-2.14):
+                    # slots, not a percentile (fio has no 0th)
+                    continue
                 row[f"{metric}_{_pct_label(pkey)}_ns"] = v * scale
         found.append((metric, lat, scale))
     return found
