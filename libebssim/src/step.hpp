@@ -203,7 +203,16 @@ template <class D>
 /// where c is (NaN stays NaN, -0 stays -0), so max(0, min(capacity, c)) is the same value.
 template <class Ops, class D = typename Ops::D>
 [[nodiscard, gnu::always_inline]] inline D bucket_after(const D& pool, const D& counted, const D& capacity) noexcept {
-    return Ops::max(D{} * 0.0, Ops::min(capacity, pool - counted));
+    if constexpr (std::is_same_v<D, double>) {
+        // One value: the branches, which keep the clamp off the chain of credits from step to
+        // step (a step rarely meets a bound); the minimum and maximum instructions lengthened it,
+        // and the served steps' kernel, which runs along that chain, ran slower for it
+        // (docs/performance.md, the issue-20 gate).
+        const D c = pool - counted;
+        return c < 0 ? 0.0 : (c > capacity ? capacity : c);
+    } else {
+        return Ops::max(D{} * 0.0, Ops::min(capacity, pool - counted));
+    }
 }
 
 /// The volume's service time of an I/O of mean size `mean_bytes`: its latency plus the transfer.
