@@ -322,6 +322,7 @@ void ServedFiller::push_window(std::int64_t k0, std::int64_t k1) noexcept {
     for (;;) {
         const std::size_t t = tail_.load(std::memory_order_acquire);  // before the try: a change after it wakes us
         if (push_task({k0, k1, true})) return;
+        wake();  // the queue is full: the helper may sleep on stretches it was not woken for (push_task)
         await_change(tail_, t);
     }
 }
@@ -341,10 +342,14 @@ bool ServedFiller::push_task(const Task& t) noexcept {
     if (h - tail_.load(std::memory_order_acquire) >= capacity) return false;
     (*queue_)[h % capacity] = t;
     head_.store(h + 1, std::memory_order_release);
-    // Wake the helper only if it has gone to sleep: with the helper's fence (work()), either it
-    // sees this stretch before it sleeps or this sees that it sleeps (no wake-up is lost), and a
-    // hand-over pays a fence and a load instead of a read-modify-write on a line the helper reads.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    // Wake the helper only if it has gone to sleep. A window pays a fence first: with the helper's
+    // (work()), either the helper sees the window before it sleeps or this sees that it sleeps, so
+    // no wake-up is lost, which the loop needs (it waits for the windows). A stretch does not:
+    // nothing waits for one but finish(), which wakes the helper, and push_window when the queue
+    // is full, which wakes it too; a wake-up missed at the moment the helper falls asleep leaves
+    // the stretch to the next hand-over that sees it asleep. A fence on each of a run's thousands
+    // of hand-overs cost a recorded run with the helper 2-5 % (docs/performance.md, issue-20 gate).
+    if (t.record) std::atomic_thread_fence(std::memory_order_seq_cst);
     if (sleeping_.load(std::memory_order_relaxed)) wake();
     return true;
 }
@@ -387,7 +392,9 @@ void ServedFiller::work() noexcept {
                 fill_base(in_, ws, x.k0, x.k1);
             }
             tail_.store(++t, std::memory_order_release);
-            tail_.notify_one();
+            // Only a windowed filler's loop waits for room (push_window); the notification is a
+            // read-modify-write on a line of the library's table of waiters (libstdc++ 12).
+            if (recorder_ != nullptr) tail_.notify_one();
             idle = 0;
             continue;
         }
@@ -395,7 +402,8 @@ void ServedFiller::work() noexcept {
         if (s == 1 && t == head_.load(std::memory_order_acquire)) return;
         // Nothing to do: wait for the next stretch, a short spin first (the kernel hands one over
         // every few microseconds while it serves), then asleep (the step loop may throttle for
-        // long): say so, then look once more before sleeping (push_task's fence pairs with this).
+        // long): say so, then look once more before sleeping (push_task's fence before a window
+        // pairs with this).
         if (++idle < spin_pauses) {
             cpu_pause();
             continue;

@@ -2,7 +2,8 @@
 /// \file step.hpp
 /// The step's arithmetic, once (private). One volume's step is: the limits at its credit level
 /// (limits_at: the counted-I/O cap and the byte cap), the share of what is available that they
-/// let through (throttle_over, the limit rule), the application's bound on outstanding I/Os
+/// let through (the limit rule: limit_share and iops_binds, composed by throttle() for one value
+/// and throttle_over() for lanes), the application's bound on outstanding I/Os
 /// (in_flight_cap), what is served (served_counted), the backlog after (open_backlog,
 /// closed_backlog), the bucket after (bucket_after), the service time (model_service_time,
 /// transfer_service_time) and Little's-law latency (open_latency; a closed loop's is
@@ -104,7 +105,27 @@ template <class D>
 
 /// The limit rule: f = min(1, cap_counted / want_counted, cap_bytes / want_bytes), each limit
 /// taken when over_limit(); whichever binds first wins, a near tie (throttle_tie) going to the
-/// IOPS limit. `throttled`: some limit is over; `iops`, `tput`: which one binds (neither: f = 1).
+/// IOPS limit. Its parts: limit_share (a limit's quotient where it is over, 1 elsewhere) and
+/// iops_binds (which limit binds), composed by throttle() for one value with branches and by
+/// throttle_over() for the lockstep kernel's lanes with masks.
+template <class Ops, class D = typename Ops::D>
+[[nodiscard, gnu::always_inline]] inline D limit_share(const typename Ops::M& over, const D& cap,
+                                                       const D& want) noexcept {
+    return Ops::div_where(over, cap, want, D{} * 0.0 + 1.0);
+}
+/// Whether the IOPS limit binds, given both limits' shares: it holds the step back (f_cnt < 1)
+/// at least as far as the throughput limit does, within the margin (a near tie goes to it).
+template <class Ops, class D = typename Ops::D>
+[[nodiscard, gnu::always_inline]] inline typename Ops::M iops_binds(const D& f_cnt, const D& f_bytes) noexcept {
+    if constexpr (std::is_same_v<D, double>) {
+        return f_cnt < 1.0 && f_cnt <= f_bytes * throttle_tie;  // one value: the second test only where needed
+    } else {
+        return Ops::mand(Ops::lt(f_cnt, D{} * 0.0 + 1.0), Ops::le(f_cnt, f_bytes * throttle_tie));
+    }
+}
+
+/// The limit rule over lanes: `throttled`, some limit is over; `iops`, `tput`: which one binds
+/// (neither: f = 1).
 template <class Ops>
 struct Throttled {
     typename Ops::D f;
@@ -115,18 +136,20 @@ template <class Ops, class D = typename Ops::D>
                                                                       const D& cap_counted,
                                                                       const D& cap_bytes) noexcept {
     using M = typename Ops::M;
-    const D one = D{} * 0.0 + 1.0;
-    const M over_cnt = Ops::lt(cap_counted * throttle_tie, want_counted);
+    const M over_cnt = Ops::lt(cap_counted * throttle_tie, want_counted);  // over_limit()
     const M over_bytes = Ops::lt(cap_bytes * throttle_tie, want_bytes);
     const M throttled = Ops::mor(over_cnt, over_bytes);
-    const D f_cnt = Ops::div_where(over_cnt, cap_counted, want_counted, one);
-    const D f_bytes = Ops::div_where(over_bytes, cap_bytes, want_bytes, one);
-    const M iops = Ops::mand(throttled, Ops::mand(Ops::lt(f_cnt, one), Ops::le(f_cnt, f_bytes * throttle_tie)));
+    const D f_cnt = limit_share<Ops>(over_cnt, cap_counted, want_counted);
+    const D f_bytes = limit_share<Ops>(over_bytes, cap_bytes, want_bytes);
+    const M iops = Ops::mand(throttled, iops_binds<Ops>(f_cnt, f_bytes));
     return {Ops::sel(iops, f_cnt, f_bytes), throttled, iops, Ops::andnot(throttled, iops)};  // f_bytes: 1 if none
 }
 
 /// The limit rule of one value, with its bound: the plain comparison first (most steps are
-/// within both limits, and so within the margin), then throttle_over.
+/// within both limits, and so within the margin), then the margin, the shares and the tie, each
+/// decided by a branch. (throttle_over<ScalarOps>, the masks' form for one value, cost the scalar
+/// loop about 10 instructions a throttled step: GCC 12 packed its flags into a word and unpacked
+/// them into the bound; docs/performance.md, the issue-20 gate.)
 struct Throttle {
     double f = 1.0;
     Bound bound = Bound::demand;
@@ -134,8 +157,13 @@ struct Throttle {
 [[nodiscard, gnu::always_inline]] inline Throttle throttle(double want_counted, double want_bytes, double cap_counted,
                                                            double cap_bytes) noexcept {
     if (!(want_counted > cap_counted || want_bytes > cap_bytes)) return {};
-    const Throttled<ScalarOps> t = throttle_over<ScalarOps>(want_counted, want_bytes, cap_counted, cap_bytes);
-    return {t.f, t.iops ? Bound::volume_iops : (t.tput ? Bound::volume_throughput : Bound::demand)};
+    const bool over_cnt = over_limit(want_counted, cap_counted);
+    const bool over_bytes = over_limit(want_bytes, cap_bytes);
+    if (!(over_cnt || over_bytes)) return {};
+    const double f_cnt = limit_share<ScalarOps>(over_cnt, cap_counted, want_counted);
+    const double f_bytes = limit_share<ScalarOps>(over_bytes, cap_bytes, want_bytes);
+    if (iops_binds<ScalarOps>(f_cnt, f_bytes)) return {f_cnt, Bound::volume_iops};
+    return {f_bytes, Bound::volume_throughput};
 }
 
 /// The application's bound on outstanding I/Os (an open loop's max_in_flight): at most
@@ -175,7 +203,16 @@ template <class D>
 /// where c is (NaN stays NaN, -0 stays -0), so max(0, min(capacity, c)) is the same value.
 template <class Ops, class D = typename Ops::D>
 [[nodiscard, gnu::always_inline]] inline D bucket_after(const D& pool, const D& counted, const D& capacity) noexcept {
-    return Ops::max(D{} * 0.0, Ops::min(capacity, pool - counted));
+    if constexpr (std::is_same_v<D, double>) {
+        // One value: the branches, which keep the clamp off the chain of credits from step to
+        // step (a step rarely meets a bound); the minimum and maximum instructions lengthened it,
+        // and the served steps' kernel, which runs along that chain, ran slower for it
+        // (docs/performance.md, the issue-20 gate).
+        const D c = pool - counted;
+        return c < 0 ? 0.0 : (c > capacity ? capacity : c);
+    } else {
+        return Ops::max(D{} * 0.0, Ops::min(capacity, pool - counted));
+    }
 }
 
 /// The volume's service time of an I/O of mean size `mean_bytes`: its latency plus the transfer.

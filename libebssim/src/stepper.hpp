@@ -359,7 +359,10 @@ private:
             return closed_loop_latency_s(src_.in_flight(k) + waiting, rate, src_.service_time_s, src_.think_time_s(k));
         } else {
             (void)k;
-            return rate > 0 ? open_latency<ScalarOps>(rate, service_time(av_ops_, av_bytes_), waiting) : nan;
+            // The service time ahead of the test (a pure value, as before step.hpp): inside it, GCC
+            // 12 gave the scalar loop 2 more instructions a step (docs/performance.md, issue-20 gate).
+            const double st = service_time(av_ops_, av_bytes_);
+            return rate > 0 ? open_latency<ScalarOps>(rate, st, waiting) : nan;
         }
     }
 
