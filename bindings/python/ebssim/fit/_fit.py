@@ -11,6 +11,7 @@ import numpy.typing as npt
 from ..volumes import VOLUME_TYPES, Volume, volume_types
 from . import _native, _rules
 from ._inputs import Capture, JobData, Source, load
+from ._latency import fit_latency, with_latency
 from ._levels import MIN_RELATIVE_CHANGE, Level, first_drop, fit_levels, window_weights
 from ._result import Fit, Parameter, Phase
 
@@ -84,6 +85,7 @@ def fit(
     instance: Optional[str] = None,
     rate_limits: str = "workload",
     bin_s: Optional[float] = None,
+    iops: Optional[float] = None,
 ) -> Fit:
     """Fit the model to what fio wrote.
 
@@ -105,6 +107,9 @@ def fit(
         validation, which imitates EBS with fio's throttles), so every job asks for more.
     bin_s : float, optional
         Width of the bins per-I/O logs are counted in (default 0.1 s).
+    iops : float, optional
+        The provisioned IOPS of a gp3, io1 or io2 when known (it is then not fitted, and a job
+        measured more than 3 % below it, and below the throughput, is taken to be demand-bound).
 
     Returns
     -------
@@ -129,8 +134,24 @@ def fit(
         from ..instances import instance as _instance
 
         _instance(instance)  # a clear error for an unknown name, now rather than at predict()
+    if iops is not None and not (isinstance(iops, (int, float)) and math.isfinite(iops) and iops > 0):
+        raise ValueError(f"iops={iops!r} must be a positive, finite number of IOPS")
+    if iops is not None and (type is None or volume_types()[type].has_bucket):
+        raise ValueError(f"iops={iops!r} is for gp3, io1 or io2 (got type={type!r})")
     capture = load(inputs, bin_s=bin_s)
-    levels, lssr, ldof = fit_levels(capture)
+    summary = [j for j in capture.jobs if j.summary]
+    if summary and len(summary) < len(capture.jobs):
+        raise ValueError(
+            f"job {summary[0].name!r} ({summary[0].source}) has no rate log while others have one: give every "
+            "job's iops/bw log, or none (a fit of the reports' summaries)"
+        )
+    if summary:
+        # Reports only: each job one level at its mean IOPS (no change points can be seen).
+        levels = [Level(j, j.start_s, j.end_s, float(j.iops[0]), math.nan, math.nan, math.nan, 1) for j in summary]
+        lssr, ldof = 0.0, 0
+        capture.notes.append("no rate logs: each job is one level at its report's mean IOPS")
+    else:
+        levels, lssr, ldof = fit_levels(capture)
     weights = window_weights(capture, levels)
     result = Fit(
         capture=capture,
@@ -152,7 +173,7 @@ def fit(
     if volume_types()[type].has_bucket:
         _fit_bucket(result, capture, levels, weights, type, size_gib, rate_limits)
     else:
-        _fit_provisioned(result, capture, levels, weights, type, size_gib, rate_limits)
+        _fit_provisioned(result, capture, levels, weights, type, size_gib, rate_limits, iops)
     return result
 
 
@@ -385,6 +406,7 @@ def _fit_bucket(
     demand_jobs = [j for js, b in zip(members, r.phase_bound) if names[int(b)] == "demand" for j in js]
     st = _service_time(result, capture, vtype, demand_jobs)
     result.volume = _vol(vtype, used_size, burst_balance_pct=round(used_bal, 6), **st)
+    _latency_step(result, capture, members, [names[int(b)] for b in r.phase_bound])
 
 
 def _fit_provisioned(
@@ -395,9 +417,15 @@ def _fit_provisioned(
     vtype: str,
     size_gib: Optional[float],
     rate_limits: str,
+    given_iops: Optional[float] = None,
 ) -> None:
     """gp3, io1, io2: constant caps, read from the levels of the jobs that ask for more than they get."""
     probe = _rules.at(vtype, size_gib)
+    if given_iops is not None:
+        # Jobs measured below the given cap asked for what they got.
+        for lv in levels:
+            if lv.iops * _counted(probe, lv.job) < (1 - MIN_RELATIVE_CHANGE) * given_iops:
+                lv.job.measured_demand_iops = lv.iops
     iops_range = _rules.iops_range(vtype)
     assert iops_range is not None  # gp3, io1, io2 provision their IOPS
     least_iops, most_iops = iops_range
@@ -409,12 +437,15 @@ def _fit_provisioned(
     held = [lv.job for lv in levels if lv not in sat]  # held by their own rate caps or think time: demand-bound
     if not sat:
         sat = list(levels)
-        result.notes.append("every job was held by its own rate cap: the caps are only bounded below")
+        if given_iops is None:
+            result.notes.append("every job was held by its own rate cap: the caps are only bounded below")
     counted = [(lv, lv.iops * _counted(probe, lv.job), lv.iops * lv.job.io_bytes / 2**20) for lv in sat]
     iops_lv, iops, _ = max(counted, key=lambda c: c[1])
     tput_lv, _, tput = max(counted, key=lambda c: c[2])
     cpi = _counted(probe, iops_lv.job)
     iops_se = iops_lv.iops_se * cpi
+    if given_iops is not None:
+        iops, iops_se = float(given_iops), math.nan
     tput_se = tput_lv.iops_se * tput_lv.job.io_bytes / 2**20
     # The throughput cap binds where the IOPS cap does not: with small I/O only, it is a lower bound.
     tput_bound = tput_lv.iops * _counted(probe, tput_lv.job) < (1 - MIN_RELATIVE_CHANGE) * iops
@@ -422,7 +453,7 @@ def _fit_provisioned(
     kw: Dict[str, Any] = {}
     if vtype == "gp3":
         prov_tput = float(round(tput)) if tput_bound else None
-        result.parameters.append(Parameter("iops", iops, iops_se, None, None, "IOPS", "provisioned IOPS"))
+        result.parameters.append(Parameter("iops", iops, _f(iops_se), None, None, "IOPS", "given" if given_iops is not None else "provisioned IOPS"))
         if prov_tput is not None:
             result.parameters.append(
                 Parameter("throughput_mib_s", tput, tput_se, None, None, "MiB/s", "provisioned throughput")
@@ -442,14 +473,16 @@ def _fit_provisioned(
         prov_iops = min(max(prov_iops, least_iops), most_iops)
         kw = {"iops": prov_iops}
         tput_range = _rules.throughput_range(vtype, prov_iops)
-        if prov_tput is not None and tput_range is not None:
-            kw["throughput_mib_s"] = min(max(prov_tput, tput_range[0]), tput_range[1])
+        if tput_range is not None:
+            # Only bounded below: the volume takes the least throughput the data allow.
+            at_least = prov_tput if prov_tput is not None else float(math.ceil(tput))
+            kw["throughput_mib_s"] = min(max(at_least, tput_range[0]), tput_range[1])
         if iops < least_iops * 0.97:
             result.notes.append(
                 f"{iops:.0f} IOPS is below gp3's {least_iops:,.0f}: not a gp3 at its limit (demand-bound?)"
             )
     else:
-        result.parameters.append(Parameter("iops", iops, iops_se, None, None, "IOPS", "provisioned IOPS"))
+        result.parameters.append(Parameter("iops", iops, _f(iops_se), None, None, "IOPS", "given" if given_iops is not None else "provisioned IOPS"))
         prov_iops = min(max(prov_iops, least_iops), most_iops)
         kw = {"iops": prov_iops}
     min_size = _rules.min_size(vtype, prov_iops)
@@ -487,6 +520,18 @@ def _fit_provisioned(
         for p in result.phases:
             if any(p.job == j.name for j in js) and ph[0] - 1e-9 <= p.start_s <= ph[1] + 1e-9:
                 p.bound = names[int(b)]
+    _latency_step(result, capture, members, [names[int(b)] for b in sim.phase_bound])
+
+
+def _latency_step(result: Fit, capture: Capture, members: List[List[JobData]], bounds: List[str]) -> None:
+    """The latency model's parameters (``_latency``): service part from the phases the fitted volume
+    did not hold back, the wait's spread from those a volume limit held back."""
+    if result.volume is None:
+        return
+    free = [j for js, b in zip(members, bounds) if b == "demand" for j in js]
+    held = [j for js, b in zip(members, bounds) if b.startswith("volume") for j in js]
+    kw = fit_latency(result.parameters, result.notes, result.volume, free, held)
+    result.volume = with_latency(result.volume, kw)
 
 
 def _f(x: Any) -> Optional[float]:

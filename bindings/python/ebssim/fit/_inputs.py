@@ -53,6 +53,19 @@ DEFAULT_BIN_S = 0.1
 
 
 @dataclass
+class DirLatency:
+    """One direction's completion latency (clat) as the report gives it: I/Os, mean and standard
+    deviation (s), printed percentiles {percent: s}, json+ bins (lower_s, upper_s, counts)."""
+
+    n: float
+    mean_s: float
+    std_s: float
+    percentiles: Dict[float, float] = field(default_factory=dict)
+    bins: Optional[Tuple[FloatArray, FloatArray, FloatArray]] = None
+    iops: float = math.nan
+
+
+@dataclass
 class JobData:
     """One fio job (its clones summed) as the fitter sees it."""
 
@@ -79,6 +92,9 @@ class JobData:
     clat_n: float = 0.0
     clat_bins: Optional[Tuple[FloatArray, FloatArray, FloatArray]] = None  # lower_s, upper_s, counts
     directions: Tuple[str, ...] = ()
+    latency: Dict[str, "DirLatency"] = field(default_factory=dict)  # per direction, from the report
+    summary: bool = False  # no rate log: one window at the report's mean IOPS
+    measured_demand_iops: Optional[float] = None  # set by the fit for a job below a known cap
 
     def demand_iops(self, volume: "Volume") -> float:
         """I/Os per second the job (all its clones) asks of ``volume``.
@@ -88,6 +104,8 @@ class JobData:
         it), at most its rate caps. Any other job is taken to ask for more than the volume
         gives unless a rate cap holds it (the fit reads the volume's limits from such jobs).
         """
+        if self.measured_demand_iops is not None:
+            return self.measured_demand_iops
         fj = self.fio_job
         if fj is None or fj.thinktime <= 0:
             return self.rate_iops
@@ -124,6 +142,8 @@ def _size(text: Optional[str], default: float, kb_base: int = 1024) -> float:
     if text is None:
         return default
     first = str(text).split(",")[0].split(":")[0]
+    # fio's normal output prints "(R) 16.0KiB-16.0KiB": the read size's lower end.
+    first = re.sub(r"^\s*\([RWT]\)\s*", "", first).split("-")[0]
     m = _SIZE_RE.match(first)
     if not m:
         return default
@@ -537,16 +557,16 @@ def _jobs_of(inv: _Invocation, k: int, capture: Capture, bin_s: Optional[float])
                 rt = rows["runtime_ms"].to_numpy(dtype=float)
                 jrt = float(np.nanmax(jr)) if np.isfinite(jr).any() else float(np.nanmax(rt))
                 jd.runtime_s = jrt / 1e3
-                nios = (
-                    rows["clat_n"].to_numpy(dtype=float)
-                    if "clat_n" in rows
-                    else rows["total_ios"].to_numpy(dtype=float)
-                )
+                nios = rows["total_ios"].to_numpy(dtype=float)
+                if "clat_n" in rows:
+                    cn = rows["clat_n"].to_numpy(dtype=float)
+                    nios = np.where(np.isfinite(cn), cn, nios)
                 mean = rows["clat_mean_ns"].to_numpy(dtype=float)
                 ok = np.isfinite(mean) & (nios > 0)
                 if ok.any():
                     jd.clat_mean_s = float(np.sum(mean[ok] * nios[ok]) / np.sum(nios[ok])) / 1e9
                     jd.clat_n = float(np.sum(nios[ok]))
+                _direction_latency(jd, rows, rep.bins)
                 b = rep.bins
                 if len(b):
                     sel = b[(b["jobname"] == name) & (b["metric"] == "clat")]
@@ -564,6 +584,14 @@ def _jobs_of(inv: _Invocation, k: int, capture: Capture, bin_s: Optional[float])
                 if key[1] == n or (key[1] == 0 and numjobs >= 1 and n == thread and len(entries) == 1):
                     frames.append((key, lg))
         if not frames:
+            if rep is not None and jd.latency and jd.runtime_s:
+                # A report without rate logs: the job's mean IOPS over its run, one window.
+                jd.summary = True
+                jd.directions = tuple(sorted(jd.latency))
+                run = float(jd.runtime_s)
+                jd.t0, jd.t1 = np.array([0.0]), np.array([run])
+                jd.iops = np.array([sum(d.iops for d in jd.latency.values())])
+                capture.jobs.append(jd)
             continue
         total: Optional[Tuple[FloatArray, FloatArray, FloatArray]] = None
         for _key, lg in frames:
@@ -596,12 +624,51 @@ def _jobs_of(inv: _Invocation, k: int, capture: Capture, bin_s: Optional[float])
                 f"{'/'.join(sorted(want))}s: logs of different jobs mixed?"
             )
         jd.t0, jd.t1, jd.iops = total
-        if jd.t0.size < MIN_WINDOWS:
+        if jd.t0.size < MIN_WINDOWS and not jd.summary:
             raise ValueError(
                 f"{jd.source}: job {jd.name!r} has {jd.t0.size} log window(s): too short to fit (at least "
                 f"{MIN_WINDOWS} are needed; run longer or log more often with a smaller log_avg_msec)"
             )
         capture.jobs.append(jd)
+
+
+def _direction_latency(jd: JobData, rows: "pd.DataFrame", bins: "pd.DataFrame") -> None:
+    """Each direction's clat figures of a job's report rows (clones' rows pooled by their I/Os)."""
+    pcols = [c for c in rows.columns if c.startswith("clat_p") and c.endswith("_ns")]
+    for d, grp in rows.groupby("direction"):
+        n = grp["total_ios"].to_numpy(dtype=float) if "total_ios" in grp else np.full(len(grp), np.nan)
+        if "clat_n" in grp:
+            cn = grp["clat_n"].to_numpy(dtype=float)
+            n = np.where(np.isfinite(cn), cn, n)
+        mean = grp["clat_mean_ns"].to_numpy(dtype=float) / 1e9
+        sd = grp["clat_stddev_ns"].to_numpy(dtype=float) / 1e9 if "clat_stddev_ns" in grp else np.full(n.shape, np.nan)
+        ok = np.isfinite(mean) & (n > 0)
+        if not ok.any():
+            continue
+        tot = float(np.sum(n[ok]))
+        m = float(np.sum(mean[ok] * n[ok]) / tot)
+        var = float(np.sum(n[ok] * (sd[ok] ** 2 + (mean[ok] - m) ** 2)) / tot)
+        pct: Dict[float, float] = {}
+        if int(ok.sum()) == 1:  # a clone's percentiles cannot be pooled: only a job's own
+            row = grp[ok].iloc[0]
+            for c in pcols:
+                v = float(row[c])
+                if math.isfinite(v) and v > 0:
+                    pct[float(c[len("clat_p") : -len("_ns")].replace("_", "."))] = v / 1e9
+        b = None
+        if len(bins):
+            sel = bins[(bins["jobname"] == jd.name) & (bins["metric"] == "clat")]
+            if "direction" in sel:
+                sel = sel[sel["direction"] == d]
+            if len(sel):
+                agg = sel.groupby(["lower_ns", "upper_ns"], as_index=False)["count"].sum()
+                b = (
+                    agg["lower_ns"].to_numpy(dtype=float) / 1e9,
+                    agg["upper_ns"].to_numpy(dtype=float) / 1e9,
+                    agg["count"].to_numpy(dtype=float),
+                )
+        iops = float(np.nansum(grp["iops"].to_numpy(dtype=float))) if "iops" in grp else math.nan
+        jd.latency[str(d)] = DirLatency(tot, m, math.sqrt(var) if math.isfinite(var) else math.nan, pct, b, iops)
 
 
 def _rebin(t0: FloatArray, t1: FloatArray, r: FloatArray, s0: FloatArray, s1: FloatArray) -> FloatArray:
