@@ -19,11 +19,12 @@ def add_parser(sub: Any) -> None:
         help="fit the model to fio output captured on a real volume",
         description="Fit ebssim's model to what fio measured: the levels and the times they change, and for a "
         "declared volume type the volume behind them (size, starting BurstBalance, provisioned IOPS/throughput, "
-        "service time), with uncertainties. INPUT is a fio JSON/json+ report, an iops/bw log, a job file (its logs "
+        "service time, latency spread), with uncertainties. INPUT is a fio JSON/json+ report, an iops/bw log, a job file (its logs "
         "are found next to it by fio's names) or a directory holding these.",
     )
     p.add_argument("--type", choices=VOLUME_TYPES, help="the volume's type (without it: levels and change points only)")
     p.add_argument("--size", type=float, metavar="GIB", help="the volume's size when known")
+    p.add_argument("--iops", type=float, help="the provisioned IOPS of a gp3, io1 or io2 when known")
     p.add_argument("--instance", metavar="TYPE", help="the EC2 instance type (kept with the fit, for predictions)")
     p.add_argument("--output-format", choices=["normal", "json"], default="normal")
     p.add_argument(
@@ -62,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
         instance=args.instance,
         rate_limits=args.rate_limits,
         bin_s=args.bin,
+        iops=args.iops,
     )
     check_stdout()
     if args.output_format == "json":

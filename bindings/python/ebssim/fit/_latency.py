@@ -31,8 +31,12 @@ from ._result import Parameter
 
 FloatArray = npt.NDArray[np.float64]
 
-#: Percentiles used in the fits (fio's p1 and p5 sit on the clock's granularity; p99.99 on a handful of I/Os).
+#: Percentiles the service time's spread is fitted to (fio's p1 and p5 sit on the clock's
+#: granularity; p99.99 on a handful of I/Os).
 FIT_PERCENTILES = (10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9)
+#: Percentiles the wait's spread is fitted to: the upper half, where the wait shows (the method of
+#: docs/model.md's per-run fits of data set 05).
+WAIT_PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.5, 99.9)
 #: Quantiles taken from json+ bins when a report prints none.
 BIN_PERCENTILES = (10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.9)
 #: Range searched for a coefficient of variation.
@@ -63,17 +67,17 @@ def _combine(ests: Sequence[Estimate]) -> Tuple[float, float]:
     return mean, se
 
 
-def _points(d: DirLatency) -> Tuple[FloatArray, FloatArray]:
+def _points(d: DirLatency, which: Sequence[float] = FIT_PERCENTILES) -> Tuple[FloatArray, FloatArray]:
     """(quantiles 0..1, latency s) to fit: printed percentiles, else the json+ bins' quantiles."""
     if d.percentiles:
-        qs = [p for p in FIT_PERCENTILES if p in d.percentiles]
+        qs = [p for p in which if p in d.percentiles]
         return np.array(qs) / 100, np.array([d.percentiles[p] for p in qs])
     if d.bins is not None:
         lo, hi, n = d.bins
         order = np.argsort(lo)
         lo, hi, n = lo[order], hi[order], n[order]
         cum = np.cumsum(n) / np.sum(n)
-        qs = np.array(BIN_PERCENTILES) / 100
+        qs = np.array([p for p in BIN_PERCENTILES if p >= min(which)]) / 100
         idx = np.searchsorted(cum, qs)
         return qs, (lo[idx] + hi[idx]) / 2
     return np.zeros(0), np.zeros(0)
@@ -135,7 +139,7 @@ def service_cv(d: DirLatency) -> Optional[Estimate]:
 
 def wait_cv(d: DirLatency, direction: str, model: LatencyModel) -> Optional[Estimate]:
     """The wait's cv of one job's direction held back by a volume limit, through the model's quantiles."""
-    qs, lat = _points(d)
+    qs, lat = _points(d, WAIT_PERCENTILES)
     if qs.size < 2:
         return None
 
@@ -200,6 +204,11 @@ def fit_latency(
         service[d] = mean
         if mean > 0:
             kw[name] = mean * 1e3
+    if base.latency_ms is not None and not (service["read"] and service["write"]):
+        # One direction: the service-time line's intercept (fitted over the I/O sizes) already holds it
+        # and applies to both; the volume keeps that single latency_ms.
+        kw.pop("read_latency_ms", None)
+        kw.pop("write_latency_ms", None)
     if cvs:
         cv, se = _combine(cvs)
         hows = sorted({e.how for e in cvs})

@@ -200,6 +200,10 @@ class Fit:
             parts.append(f"burst_balance={v.burst_balance_pct:.6g}")
         if v.latency_ms is not None:
             parts.append(f"latency_ms={v.latency_ms:.6g}")
+        for key in ("read_latency_ms", "write_latency_ms", "latency_cv", "wait_cv"):
+            x = getattr(v, key)
+            if x is not None:
+                parts.append(f"{key}={x:.6g}")
         return f"{v.type}:" + ",".join(parts)
 
     def to_dict(self) -> Dict[str, Any]:
