@@ -6,12 +6,11 @@ from __future__ import annotations
 import math
 import pathlib
 
-import numpy as np
-import pytest
-
 import ebssim
 import ebssim.fio
 import ebssim.fit
+import numpy as np
+import pytest
 from ebssim.fit._inputs import DirLatency
 from ebssim.fit._latency import WAIT_PERCENTILES, wait_cv
 

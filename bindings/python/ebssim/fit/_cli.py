@@ -19,8 +19,8 @@ def add_parser(sub: Any) -> None:
         help="fit the model to fio output captured on a real volume",
         description="Fit ebssim's model to what fio measured: the levels and the times they change, and for a "
         "declared volume type the volume behind them (size, starting BurstBalance, provisioned IOPS/throughput, "
-        "service time, latency spread), with uncertainties. INPUT is a fio JSON/json+ report, an iops/bw log, a job file (its logs "
-        "are found next to it by fio's names) or a directory holding these.",
+        "service time, latency spread), with uncertainties. INPUT is a fio JSON/json+ report, an iops/bw log, "
+        "a job file (its logs are found next to it by fio's names) or a directory holding these.",
     )
     p.add_argument("--type", choices=VOLUME_TYPES, help="the volume's type (without it: levels and change points only)")
     p.add_argument("--size", type=float, metavar="GIB", help="the volume's size when known")

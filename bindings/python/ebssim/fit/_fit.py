@@ -453,7 +453,11 @@ def _fit_provisioned(
     kw: Dict[str, Any] = {}
     if vtype == "gp3":
         prov_tput = float(round(tput)) if tput_bound else None
-        result.parameters.append(Parameter("iops", iops, _f(iops_se), None, None, "IOPS", "given" if given_iops is not None else "provisioned IOPS"))
+        result.parameters.append(
+            Parameter(
+                "iops", iops, _f(iops_se), None, None, "IOPS", "given" if given_iops is not None else "provisioned IOPS"
+            )
+        )
         if prov_tput is not None:
             result.parameters.append(
                 Parameter("throughput_mib_s", tput, tput_se, None, None, "MiB/s", "provisioned throughput")
@@ -482,7 +486,11 @@ def _fit_provisioned(
                 f"{iops:.0f} IOPS is below gp3's {least_iops:,.0f}: not a gp3 at its limit (demand-bound?)"
             )
     else:
-        result.parameters.append(Parameter("iops", iops, _f(iops_se), None, None, "IOPS", "given" if given_iops is not None else "provisioned IOPS"))
+        result.parameters.append(
+            Parameter(
+                "iops", iops, _f(iops_se), None, None, "IOPS", "given" if given_iops is not None else "provisioned IOPS"
+            )
+        )
         prov_iops = min(max(prov_iops, least_iops), most_iops)
         kw = {"iops": prov_iops}
     min_size = _rules.min_size(vtype, prov_iops)
@@ -529,7 +537,9 @@ def _latency_step(result: Fit, capture: Capture, members: List[List[JobData]], b
     if result.volume is None:
         return
     free = [j for js, b in zip(members, bounds) if b == "demand" for j in js]
-    held = [j for js, b in zip(members, bounds) if b.startswith("volume") for j in js]
+    # The wait is fitted on one mean latency per job: a job whose rate changed (a cliff) mixes waits.
+    one_level = {j.name for j in capture.jobs if sum(p.job == j.name for p in result.phases) == 1}
+    held = [j for js, b in zip(members, bounds) if b.startswith("volume") for j in js if j.name in one_level]
     kw = fit_latency(result.parameters, result.notes, result.volume, free, held)
     result.volume = with_latency(result.volume, kw)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import numpy.typing as npt
@@ -70,20 +70,20 @@ def _combine(ests: Sequence[Estimate]) -> Tuple[float, float]:
 def _points(d: DirLatency, which: Sequence[float] = FIT_PERCENTILES) -> Tuple[FloatArray, FloatArray]:
     """(quantiles 0..1, latency s) to fit: printed percentiles, else the json+ bins' quantiles."""
     if d.percentiles:
-        qs = [p for p in which if p in d.percentiles]
-        return np.array(qs) / 100, np.array([d.percentiles[p] for p in qs])
+        pts = [p for p in which if p in d.percentiles]
+        return np.array(pts) / 100, np.array([d.percentiles[p] for p in pts])
     if d.bins is not None:
         lo, hi, n = d.bins
         order = np.argsort(lo)
         lo, hi, n = lo[order], hi[order], n[order]
         cum = np.cumsum(n) / np.sum(n)
-        qs = np.array([p for p in BIN_PERCENTILES if p >= min(which)]) / 100
-        idx = np.searchsorted(cum, qs)
-        return qs, (lo[idx] + hi[idx]) / 2
+        at: FloatArray = np.array([p for p in BIN_PERCENTILES if p >= min(which)]) / 100
+        idx = np.minimum(np.searchsorted(cum, at), lo.size - 1)
+        return at, (lo[idx] + hi[idx]) / 2
     return np.zeros(0), np.zeros(0)
 
 
-def _fit_cv(qs: FloatArray, lat: FloatArray, model_q: "callable[[float, FloatArray], FloatArray]") -> Estimate:  # type: ignore[valid-type]
+def _fit_cv(qs: FloatArray, lat: FloatArray, model_q: Callable[[float, FloatArray], FloatArray]) -> Estimate:
     """The cv minimising the squared log-quantile misfit, and its jackknife standard error."""
     from scipy.optimize import minimize_scalar
 
@@ -103,13 +103,13 @@ def _fit_cv(qs: FloatArray, lat: FloatArray, model_q: "callable[[float, FloatArr
     return Estimate(full, se, "log-quantile least squares, jackknife over the percentiles")
 
 
-def _gamma_ppf(mean: float) -> "callable[[float, FloatArray], FloatArray]":  # type: ignore[valid-type]
+def _gamma_ppf(mean: float) -> Callable[[float, FloatArray], FloatArray]:
     from scipy.stats import gamma
 
     def q(cv: float, qs: FloatArray) -> FloatArray:
         k = 1 / cv**2
-        out: FloatArray = np.asarray(gamma.ppf(qs, k, scale=mean / k), dtype=float)
-        return np.maximum(out, 1e-15)
+        out: FloatArray = np.maximum(np.asarray(gamma.ppf(qs, k, scale=mean / k), dtype=float), 1e-15)
+        return out
 
     return q
 
@@ -144,11 +144,10 @@ def wait_cv(d: DirLatency, direction: str, model: LatencyModel) -> Optional[Esti
         return None
 
     def q(cv: float, at: FloatArray) -> FloatArray:
-        m = LatencyModel(
-            model.read_service_s, model.write_service_s, model.read_fraction, model.service_cv, cv, cv
-        )
-        out = latency_quantiles([d.mean_s], [d.n], at, m, direction=direction)
-        return np.maximum(np.asarray(out, dtype=float), 1e-15)
+        m = LatencyModel(model.read_service_s, model.write_service_s, model.read_fraction, model.service_cv, cv, cv)
+        out = np.asarray(latency_quantiles([d.mean_s], [d.n], at, m, direction=direction), dtype=float)
+        res: FloatArray = np.maximum(out, 1e-15)
+        return res
 
     return _fit_cv(qs, lat, q)
 
@@ -212,11 +211,15 @@ def fit_latency(
     if cvs:
         cv, se = _combine(cvs)
         hows = sorted({e.how for e in cvs})
-        parameters.append(Parameter("latency_cv", cv, _num(se), None, None, "", f"{len(cvs)} run(s): {'; '.join(hows)}"))
+        parameters.append(
+            Parameter("latency_cv", cv, _num(se), None, None, "", f"{len(cvs)} run(s): {'; '.join(hows)}")
+        )
         kw["latency_cv"] = cv
     else:
         parameters.append(
-            Parameter("latency_cv", None, None, None, None, "", "not determined: no unthrottled run reports its latency")
+            Parameter(
+                "latency_cv", None, None, None, None, "", "not determined: no unthrottled run reports its latency"
+            )
         )
     # The wait, through the model with the fitted service part (the volume's defaults where not fitted).
     fitted = with_latency(base, kw)
@@ -259,9 +262,10 @@ def with_latency(v: Volume, kw: Dict[str, float]) -> Volume:
     if "read_latency_ms" in kw or "write_latency_ms" in kw:
         rl = kw.get("read_latency_ms", v.service.read_latency_ms)
         wl = kw.get("write_latency_ms", v.service.write_latency_ms)
-        kw = {**kw, "read_latency_ms": rl, "write_latency_ms": wl}
-        return dataclasses.replace(v, latency_ms=None, **kw)
-    return dataclasses.replace(v, **kw)
+        both: Dict[str, Any] = {**kw, "read_latency_ms": rl, "write_latency_ms": wl, "latency_ms": None}
+        return dataclasses.replace(v, **both)
+    same: Dict[str, Any] = dict(kw)
+    return dataclasses.replace(v, **same)
 
 
 def _num(x: float) -> Optional[float]:
