@@ -67,6 +67,7 @@ MODULES = [
     "ebssim.fit._cli",
     "ebssim.fit._fit",
     "ebssim.fit._inputs",
+    "ebssim.fit._latency",
     "ebssim.fit._levels",
     "ebssim.fit._native",
     "ebssim.fit._predict",

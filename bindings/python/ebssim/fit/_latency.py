@@ -224,13 +224,16 @@ def fit_latency(
     # The wait, through the model with the fitted service part (the volume's defaults where not fitted).
     fitted = with_latency(base, kw)
     waits: List[Estimate] = []
+    edge = 0  # runs whose best cv is at an end of CV_RANGE: their percentiles fit no gamma wait
     for j in held:
         for d, lat in j.latency.items():
             if d not in ("read", "write") or lat.n <= 0:
                 continue
             model = LatencyModel.of(fitted, j.io_bytes, j.read_fraction)
             e = wait_cv(lat, d, model)
-            if e is not None:
+            if e is not None and not CV_RANGE[0] * 1.01 < e.value < CV_RANGE[1] * 0.99:
+                edge += 1
+            elif e is not None:
                 waits.append(e)
     if waits:
         wcv, wse = _combine(waits)
@@ -248,10 +251,23 @@ def fit_latency(
                 None,
                 None,
                 "",
-                "not determined: no run held back by a volume limit reports its latency percentiles",
+                (
+                    f"not determined: the percentiles of {edge} throttled run(s) fit no gamma-spread wait "
+                    f"(the best cv is at an end of {CV_RANGE[0]:g}..{CV_RANGE[1]:g})"
+                    if edge
+                    else "not determined: no run held back by a volume limit reports its latency percentiles"
+                ),
             )
         )
-        notes.append("wait_cv not estimated: no throttled run with latency percentiles; the volume keeps the default")
+        notes.append(
+            "wait_cv not estimated: "
+            + (
+                "no throttled run's percentiles fit a gamma-spread wait"
+                if edge
+                else "no throttled run with latency percentiles"
+            )
+            + "; the volume keeps the default"
+        )
     return kw
 
 
