@@ -96,7 +96,7 @@ template <class Steppers>
 class Coupled {
 public:
     Coupled(Steppers& steppers, const InstanceParams& ip, double io_credits, double bytes_credits, double dt, double t0,
-            InstanceTotals& it, InstanceRecorder* out)
+            InstanceTotals& it, InstanceRecorder* out, const std::vector<double>& read_fraction)
         : st_(steppers),
           ip_(ip),
           it_(it),
@@ -106,6 +106,7 @@ public:
           dt_(dt),
           t0_(t0),
           inv_dt_(1.0 / dt),
+          read_fraction_(read_fraction),
           want_cnt_(nv_),
           want_bytes_(nv_),
           share_(nv_),
@@ -199,7 +200,15 @@ private:
     // share g_ and bound bound_, and what the volumes use of its budgets.
     [[gnu::always_inline]] Decision decide(const Hot& h, double sum_cnt, double sum_bytes) {
         const double cap_io = h.io.cap();
-        const double cap_by = h.by.cap();
+        double cap_by = h.by.cap();
+        // A Xen instance's EBS link is full duplex (docs/model.md, "Instances"): reads and writes
+        // each have the byte budget, so the total may reach cap x total / (the busier direction).
+        if (!ip_.nitro && sum_bytes > 0) {
+            double reads = 0;
+            for (std::size_t i = 0; i < nv_; ++i) reads += read_fraction_[i] * want_bytes_[i];
+            const double busier = std::max(reads, sum_bytes - reads);
+            if (busier > 0) cap_by *= sum_bytes / busier;
+        }
         const double g_io = sum_cnt > cap_io ? cap_io / sum_cnt : 1.0;
         const double g_by = sum_bytes > cap_by ? cap_by / sum_bytes : 1.0;
         Bound ib = Bound::demand;
@@ -396,6 +405,7 @@ private:
     std::size_t nv_;
     bool fair_;
     double dt_, t0_, inv_dt_;
+    std::vector<double> read_fraction_;  // each volume's workload's share of reads (its bytes' too)
     std::vector<double> want_cnt_, want_bytes_, share_, g_;
     std::vector<Bound> bound_;
     // A jump's probe: each volume's outcome, credits, change per step, share and bound at step k.
@@ -408,24 +418,41 @@ private:
 template <class Steppers>
 void coupled_loop(Steppers& steppers, const InstanceParams& ip, double& io_credits, double& bytes_credits,
                   std::int64_t n, double dt, double t0, InstanceTotals& it, InstanceRecorder* out,
-                  const InterruptCheck& interrupt, bool jump) {
-    Coupled<Steppers> c(steppers, ip, io_credits, bytes_credits, dt, t0, it, out);
+                  const InterruptCheck& interrupt, bool jump, const std::vector<double>& read_fraction) {
+    Coupled<Steppers> c(steppers, ip, io_credits, bytes_credits, dt, t0, it, out, read_fraction);
     c.run(n, interrupt, jump);
     c.finish(io_credits, bytes_credits);
+}
+
+// A workload's share of reads (of its I/Os and, each direction having its own sizes' mean, of
+// its bytes as the model counts them); an idle one's is irrelevant: it asks for no bytes.
+double read_fraction_of(const Workload& w) {
+    return std::visit(
+        [](const auto& x) -> double {
+            using T = std::decay_t<decltype(x)>;
+            if constexpr (std::is_same_v<T, Idle>) {
+                return 0.5;
+            } else if constexpr (std::is_same_v<T, PhasedClosedLoop>) {
+                return x.loop.read_fraction;
+            } else {
+                return x.read_fraction;
+            }
+        },
+        w);
 }
 
 // The steppers as one concrete type when every workload has the same kind.
 template <class S>
 bool try_homogeneous(std::vector<AnyStepper>& any, const InstanceParams& ip, double& io_c, double& by_c, std::int64_t n,
                      double dt, double t0, InstanceTotals& it, InstanceRecorder* out, const InterruptCheck& interrupt,
-                     bool jump, bool& ok) {
+                     bool jump, const std::vector<double>& read_fraction, bool& ok) {
     for (const auto& a : any) {
         if (!std::holds_alternative<Stepper<S>>(a)) return false;
     }
     std::vector<Stepper<S>> typed;
     typed.reserve(any.size());
     for (auto& a : any) typed.push_back(std::get<Stepper<S>>(a));
-    coupled_loop(typed, ip, io_c, by_c, n, dt, t0, it, out, interrupt, jump);
+    coupled_loop(typed, ip, io_c, by_c, n, dt, t0, it, out, interrupt, jump, read_fraction);
     ok = true;
     for (const auto& st : typed) ok &= st.input_ok();
     return true;
@@ -440,7 +467,9 @@ bool Simulation::run_shared(const std::vector<Workload>& ws, std::int64_t n, Run
     const std::size_t nv = params_.size();
     std::vector<AnyStepper> steppers;
     steppers.reserve(nv);
+    std::vector<double> read_fraction(nv);
     for (std::size_t i = 0; i < nv; ++i) {
+        read_fraction[i] = read_fraction_of(ws[i]);
         steppers.push_back(
             make_stepper(params_[i], state_[i], ws[i], dt_s_, r.t0_s, rec != nullptr ? &rec[i] : nullptr, r.totals[i]));
     }
@@ -448,10 +477,11 @@ bool Simulation::run_shared(const std::vector<Workload>& ws, std::int64_t n, Run
     InstanceRecorder* out = recs.instance;
     bool ok = true;
     if (!try_homogeneous<OpenSource>(steppers, ip, inst_io_credits_, inst_bytes_credits_, n, dt_s_, r.t0_s, it, out,
-                                     interrupt, jump, ok) &&
+                                     interrupt, jump, read_fraction, ok) &&
         !try_homogeneous<ClosedSource>(steppers, ip, inst_io_credits_, inst_bytes_credits_, n, dt_s_, r.t0_s, it, out,
-                                       interrupt, jump, ok)) {
-        coupled_loop(steppers, ip, inst_io_credits_, inst_bytes_credits_, n, dt_s_, r.t0_s, it, out, interrupt, jump);
+                                       interrupt, jump, read_fraction, ok)) {
+        coupled_loop(steppers, ip, inst_io_credits_, inst_bytes_credits_, n, dt_s_, r.t0_s, it, out, interrupt, jump,
+                     read_fraction);
         for (auto& st : steppers) ok &= std::visit([](auto& x) { return x.input_ok(); }, st);
     }
     it.io_credits_end = inst_io_credits_;

@@ -510,3 +510,23 @@ def test_instance_bucket_that_starts_empty_has_its_cliff_at_the_start():
     run = Simulation(vols, instance=inst).run([ClosedLoop(64, "16k")], duration_s=10)
     assert run.instance.cliff_time_s == 0.0
     assert run[0].iops[0] == pytest.approx(3600.0)
+
+
+@pytest.mark.parametrize("read_fraction, mib_s", [(1.0, 1.0), (0.0, 1.0), (0.5, 2.0), (0.25, 1 / 0.75)])
+def test_xen_ebs_link_is_full_duplex(read_fraction, mib_s):
+    # c4.xlarge (Xen): 93.75 MB/s = 89.407 MiB/s of EBS bandwidth, in each direction (AWS's RDS user
+    # guide: "EBS-optimized connections are full-duplex"; data set 01 moved 131 MiB/s of mixed 1 MiB
+    # reads and writes on it against 90 MiB/s read-only or write-only). 1 MiB I/Os on io1 at 32,000
+    # IOPS (Xen's io1 cap) would do 500 MiB/s: the instance binds. Reads only or writes only: 89.4;
+    # half and half: 89.4 each way, 178.8 in all; a quarter reads: the writes' 89.4 / 0.75 = 119.2.
+    cap = 93.75e6 / 2**20
+    w = ebssim.ClosedLoop(64, "1m", read_fraction=read_fraction)
+    r = ebssim.simulate(ebssim.io1(1000, 50000), w, 10, instance="c4.xlarge")
+    assert r.throughput_mib_s[-1] == pytest.approx(cap * mib_s, rel=1e-12)
+    assert ebssim.BOUND_NAMES[r.bound[-1]] == "instance_throughput"
+    # On Nitro (m5.large) reads and writes share one budget: the mix changes nothing.
+    nitro = [
+        ebssim.simulate(ebssim.io1(1000, 50000), ebssim.ClosedLoop(64, "1m", read_fraction=f), 10, instance="m5.large")
+        for f in (1.0, read_fraction)
+    ]
+    assert nitro[0].throughput_mib_s[-1] == nitro[1].throughput_mib_s[-1]
