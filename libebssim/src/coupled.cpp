@@ -103,6 +103,7 @@ public:
           out_(out),
           nv_(steppers.size()),
           fair_(ip.share == SharePolicy::fair),
+          duplex_(!ip.nitro),
           dt_(dt),
           t0_(t0),
           inv_dt_(1.0 / dt),
@@ -203,7 +204,7 @@ private:
         double cap_by = h.by.cap();
         // A Xen instance's EBS link is full duplex (docs/model.md, "Instances"): reads and writes
         // each have the byte budget, so the total may reach cap x total / (the busier direction).
-        if (!ip_.nitro && sum_bytes > 0) {
+        if (duplex_ && sum_bytes > 0) [[unlikely]] {
             double reads = 0;
             for (std::size_t i = 0; i < nv_; ++i) reads += read_fraction_[i] * want_bytes_[i];
             const double busier = std::max(reads, sum_bytes - reads);
@@ -404,6 +405,7 @@ private:
     InstanceRecorder* out_;
     std::size_t nv_;
     bool fair_;
+    bool duplex_;  // a Xen instance: the byte budget holds in each direction
     double dt_, t0_, inv_dt_;
     std::vector<double> read_fraction_;  // each volume's workload's share of reads (its bytes' too)
     std::vector<double> want_cnt_, want_bytes_, share_, g_;
