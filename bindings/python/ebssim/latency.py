@@ -84,21 +84,24 @@ class LatencyModel:
         io_bytes: float,
         read_fraction: float,
         *,
+        nitro: bool = True,
         service_time_s: Optional[float] = None,
-        instance_wait_cv: Optional[float] = None,
     ) -> "LatencyModel":
-        """The model of I/Os of ``io_bytes`` with this share of reads on ``volume``: its service
-        times per direction, their spread and its wait spread (the volume's parameters, or their
-        defaults); ``service_time_s`` a workload's own service time for both directions;
-        ``instance_wait_cv`` by default the platform's."""
+        """The model of I/Os of ``io_bytes`` with this share of reads on ``volume`` attached to a
+        Nitro (``nitro=True``) or Xen instance: its service times per direction, their spread, and
+        the waits' spread under the volume's limits (its ``wait_cv``, else the platform's default:
+        the core's rule, as the engine builds the volume) and under the instance's (the platform's);
+        ``service_time_s`` a workload's own service time for both directions."""
         if not isinstance(volume, Volume):
             raise ValueError(f"volume must be an ebssim.Volume, got {type(volume).__name__}")
+        # The volume's parameters on this platform, as Simulation builds them (make_volume).
+        p = volume._params if nitro else _core.make_volume(volume._spec(), False)
         if service_time_s is not None:
             rs = ws = real(service_time_s, "service_time_s", "a number of seconds")
         else:
-            rs, ws = volume.service_time_s(io_bytes, 1.0), volume.service_time_s(io_bytes, 0.0)
-        p = volume._params
-        inst = default_wait_spread(bool(p.nitro))[1] if instance_wait_cv is None else instance_wait_cv
+            size = real(io_bytes, "io_bytes", "a number of bytes")
+            rs, ws = float(p.service_time_s(size, 1.0)), float(p.service_time_s(size, 0.0))
+        inst = default_wait_spread(bool(nitro))[1]
         return cls(rs, ws, read_fraction, float(p.latency_cv), float(p.wait_cv), inst)
 
 

@@ -13,7 +13,6 @@ time each limit bound, ...) is read by :mod:`ebssim.analysis`, which the results
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 import numbers
@@ -42,7 +41,7 @@ from . import _core, _repr
 from ._core import InstanceSeries, InstanceTotals, VolumeSeries, VolumeTotals
 from ._units import real
 from .instances import Instance
-from .latency import LatencyModel, default_wait_spread, latency_quantiles
+from .latency import LatencyModel, latency_quantiles
 from .recording import BOUND_NAMES, DEFAULT_INSTANCE_SERIES, DEFAULT_VOLUME_SERIES, _need_per_step
 from .volumes import Volume
 from .workloads import ClosedLoop, OpenLoop, PhasedClosedLoop, PiecewiseOpenLoop, Workload
@@ -593,16 +592,14 @@ class VolumeResult(_RecordedAxis):
         the volume's limits and the instance's (the volume's ``wait_cv`` if given, else the
         platform's default: the instance's, Nitro without one)."""
         nitro = True if self.instance is None else bool(self.instance.instance.nitro)
-        vol_cv, inst_cv = default_wait_spread(nitro)
-        base = LatencyModel.of(
+        own = getattr(self.workload, "service_time_ms", None)
+        return LatencyModel.of(
             self.volume,
             self._io_bytes(),
             float(getattr(self.workload, "read_fraction", 1.0)),
-            service_time_s=self.service_time_s if getattr(self.workload, "service_time_ms", None) is not None else None,
-            instance_wait_cv=inst_cv,
+            nitro=nitro,
+            service_time_s=None if own is None else float(own) / 1e3,
         )
-        wait_cv = vol_cv if self.volume.wait_cv is None else float(self.volume.wait_cv)
-        return dataclasses.replace(base, wait_cv=wait_cv)
 
     def latency_percentiles(
         self,

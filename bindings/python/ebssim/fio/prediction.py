@@ -36,7 +36,7 @@ import numpy.typing as npt
 
 from .._outputs import input_at
 from ..instances import Instance
-from ..latency import LatencyModel, default_wait_spread, latency_moments, latency_quantiles
+from ..latency import LatencyModel, latency_moments, latency_quantiles
 from ..recording import BOUND_NAMES
 from ..simulation import Simulation
 from ..volumes import Volume, _from_spec, volume_from_spec, volume_spec
@@ -171,14 +171,9 @@ def _match_volumes(job: FioJob, targets: Sequence[str], where: str) -> List[int]
 
 def _clone(job: FioJob, run: int, label: str, vi: int, vol: Volume, share: float = 1.0, nitro: bool = True) -> _Clone:
     load = job.offered_load(vol, share)  # the one mapping from a fio job to the model's load
-    vol_cv, inst_cv = default_wait_spread(nitro)
-    model = LatencyModel(
-        load.read_service_s,
-        load.write_service_s,
-        job.read_fraction,
-        vol.service.latency_cv,
-        vol_cv if vol.wait_cv is None else vol.wait_cv,
-        inst_cv,
+    # Reads of bs_read and writes of bs_write: the model at the read size, the write's own time.
+    model = dataclasses.replace(
+        LatencyModel.of(vol, job.bs_read, job.read_fraction, nitro=nitro), write_service_s=load.write_service_s
     )
     size = job.size
     if size is None and job.size_percent is not None:
