@@ -179,12 +179,11 @@ def fit_latency(
             )
             service[d] = None
             continue
-        # The volume's latency is the 0-byte intercept: the transfer term at the model's rate comes off.
-        per_byte = base.service_time_s(2**20, 1.0 if d == "read" else 0.0) - base.service_time_s(
-            0, 1.0 if d == "read" else 0.0
-        )
-        per_byte /= 2**20
-        vals = np.array([(s - b * per_byte) for s, _, b in pts])
+        # The volume's latency is the 0-byte intercept: each run's transfer term (the core's service
+        # time of its size less that of 0 bytes) comes off.
+        rf = 1.0 if d == "read" else 0.0
+        zero = base.service_time_s(0, rf)
+        vals = np.array([s - (base.service_time_s(b, rf) - zero) for s, _, b in pts])
         n = np.array([p[1] for p in pts])
         mean = float(np.sum(vals * n) / np.sum(n))
         se = float(np.std(vals, ddof=1) / math.sqrt(vals.size)) if vals.size > 1 else None
