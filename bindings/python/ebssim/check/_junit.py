@@ -1,6 +1,6 @@
 """Capacity plans as JUnit XML, for CI systems (Jenkins, GitLab, GitHub's test reporters).
 
-The shape is pytest's ``--junitxml`` (its default ``xunit2`` family): ``<testsuites>`` holding one
+The shape is pytest's ``--junitxml`` (its default ``xunit2`` family): ``<testsuites name=>`` holding one
 ``<testsuite>`` per plan with ``name``, ``errors``, ``failures``, ``skipped``, ``tests``,
 ``time``, ``timestamp`` and ``hostname``, and in it one ``<testcase classname= name= time=>``
 per criterion and volume; a failed criterion holds ``<failure message=...>`` with why as its
@@ -57,7 +57,7 @@ def junit_xml(outcomes: Sequence["PlanOutcome"], errors: Iterable[Tuple[str, str
         Plans that could not be read or run: a test suite each with one test case ``plan`` in
         error.
     """
-    root = ET.Element("testsuites")
+    root = ET.Element("testsuites", {"name": "ebssim check"})
     for o in outcomes:
         checks = o.checks
         bad = [c for _, c in checks if not c.ok]

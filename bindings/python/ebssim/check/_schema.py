@@ -196,7 +196,8 @@ class Validator:
             raise self.error(path, f"{got}: expected {what}")
         return value
 
-    def number(self, value: Any, path: Sequence[Any], what: str) -> float:
+    def number(self, value: Any, path: Sequence[Any], what: str) -> Any:
+        """``value`` if it is a finite number (as given: the readers' messages show it as written)."""
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             hint = ""
             if isinstance(value, str) and _NUMBER_TEXT.match(value.strip()):
@@ -204,7 +205,7 @@ class Validator:
             raise self.error(path, f"{_shown(value)} is {_type_name(value)}: expected {what}{hint}")
         if not math.isfinite(float(value)):
             raise self.error(path, f"{_shown(value)} is not finite: expected {what}")
-        return float(value)
+        return value
 
     def flag(self, value: Any, path: Sequence[Any], what: str) -> bool:
         if not isinstance(value, bool):
