@@ -30,7 +30,9 @@ AWS = ROOT / "tests" / "data" / "aws"
 K8S = ROOT / "tests" / "data" / "k8s"
 GP2_100 = "vol-609409ddb74484deb"  # the moto fixture's 'data' volume: gp2, 100 GiB (scripts/make_aws_fixtures.py)
 
-FIO_4K = "fio --name=rr --filename=/dev/x --rw=randread --bs=4k --ioengine=libaio --iodepth=32 --runtime={} --time_based"
+FIO_4K = (
+    "fio --name=rr --filename=/dev/x --rw=randread --bs=4k --ioengine=libaio --iodepth=32 --runtime={} --time_based"
+)
 
 
 def _plan(tmp_path: Path, text: str, name: str = "plan.yaml") -> Path:
@@ -177,9 +179,9 @@ def test_describe_volumes_and_cloudwatch_metrics(cli, tmp_path):
     # 5.4e6 - 60 x 60 x (1,500 - 300) = 1.08e6 credits left, 20 % (then 200 IOPS refill it).
     text = f"""
 volumes:
-  {GP2_100}: {{describe_volumes: {AWS / 'ec2-describe-volumes.moto.json'}}}
+  {GP2_100}: {{describe_volumes: {AWS / "ec2-describe-volumes.moto.json"}}}
 workload:
-  metrics: {AWS / 'cloudwatch-metrics.moto.csv'}
+  metrics: {AWS / "cloudwatch-metrics.moto.csv"}
 criteria:
   min_burst_balance_pct: {{}}
   no_cliff: true
@@ -213,7 +215,7 @@ def test_kubernetes_claim_and_a_csv_trace(cli, tmp_path):
     (tmp_path / "trace.csv").write_text("\n".join(rows) + "\n")
     text = f"""
 volumes:
-  db: {{kubernetes: {K8S / 'pod-with-volume.yaml'}, id: pvc/default/ebs-claim}}
+  db: {{kubernetes: {K8S / "pod-with-volume.yaml"}, id: pvc/default/ebs-claim}}
 workload:
   trace: {{db: trace.csv}}
 criteria:
@@ -265,23 +267,41 @@ GOOD = f"volumes:\n  /dev/x: gp2:size=100\nworkload:\n  fio: {FIO_4K.format(60)}
         (("workload:\n  fio", "workload:\n  fio_job"), "workload.fio_job: unknown key; did you mean fio?"),
         # types
         (("p99_ms: 20", "p99_ms: fast"), "line 6: criteria.p99_ms: 'fast' is a string: expected ebssim.testing.Plan"),
-        (("p99_ms: 20", "p99_ms: 1e3"), "criteria.p99_ms: '1e3' is a string: expected ebssim.testing.Plan's p99_ms "
-         "(YAML reads 1e3 as a string: write 1000 or 1.0e+3)"),
+        (
+            ("p99_ms: 20", "p99_ms: 1e3"),
+            "criteria.p99_ms: '1e3' is a string: expected ebssim.testing.Plan's p99_ms "
+            "(YAML reads 1e3 as a string: write 1000 or 1.0e+3)",
+        ),
         (("p99_ms: 20", "no_cliff: yes please"), "criteria.no_cliff: 'yes please' is a string: expected true or false"),
         (("p99_ms: 20", "p99_ms: -1"), "criteria.p99_ms: p99_ms=-1 must be a finite number >= 0"),
-        (("p99_ms: 20", "min_burst_balance_pct: 120"), "criteria.min_burst_balance_pct: min_burst_balance_pct=120 "
-         "must be a percentage between 0 and 100"),
+        (
+            ("p99_ms: 20", "min_burst_balance_pct: 120"),
+            "criteria.min_burst_balance_pct: min_burst_balance_pct=120 must be a percentage between 0 and 100",
+        ),
         (("p99_ms: 20", "no_cliff: false"), "criteria: the plan has no criterion"),
         (("/dev/x: gp2:size=100", "/dev/x: 100"), "volumes['/dev/x']: 100 is a number: expected a SPEC"),
-        (("/dev/x: gp2:size=100", "/dev/x: gp4:size=100"),
-         "line 2: volumes['/dev/x']: SPEC 'gp4:size=100': volume type 'gp4' is not one of"),
-        (("/dev/x: gp2:size=100", "/dev/x: {describe_volumes: a.json, kubernetes: b.yaml}"),
-         "give exactly one of describe_volumes, kubernetes (both given)"),
+        (
+            ("/dev/x: gp2:size=100", "/dev/x: gp4:size=100"),
+            "line 2: volumes['/dev/x']: SPEC 'gp4:size=100': volume type 'gp4' is not one of",
+        ),
+        (
+            ("/dev/x: gp2:size=100", "/dev/x: {describe_volumes: a.json, kubernetes: b.yaml}"),
+            "give exactly one of describe_volumes, kubernetes (both given)",
+        ),
         # missing, twice, the workload's kinds and options
         (("criteria:\n  p99_ms: 20\n", ""), "plan.yaml: criteria is missing: what every volume must sustain"),
-        (("p99_ms: 20", "p99_ms: 20\n  p99_ms: 30"), "plan.yaml, line 7: criteria.p99_ms: given twice, on lines 6 and 7"),
-        (("workload:\n", "workload:\n  metrics: m.json\n"), "workload: give exactly one of fio, trace, metrics (given: fio, metrics)"),
-        (("workload:\n", "workload:\n  gaps: zero\n"), "workload.gaps: is an option of trace and metrics workloads, not of fio"),
+        (
+            ("p99_ms: 20", "p99_ms: 20\n  p99_ms: 30"),
+            "plan.yaml, line 7: criteria.p99_ms: given twice, on lines 6 and 7",
+        ),
+        (
+            ("workload:\n", "workload:\n  metrics: m.json\n"),
+            "workload: give exactly one of fio, trace, metrics (given: fio, metrics)",
+        ),
+        (
+            ("workload:\n", "workload:\n  gaps: zero\n"),
+            "workload.gaps: is an option of trace and metrics workloads, not of fio",
+        ),
         (("workload:\n", "workload:\n  dt: 0\n"), "workload.dt: dt=0 must be a positive number of seconds"),
         # what the named things say
         (("criteria:", "instance: m5.larg\ncriteria:"), "instance: "),
@@ -305,6 +325,14 @@ def test_schema_errors_name_the_key(cli, tmp_path, change, expected):
     assert r.stderr.startswith(f"ebssim: error: {path}") and expected.split(": ", 1)[-1][:30] in r.stderr
 
 
+def test_a_plan_that_is_not_there(cli, tmp_path):
+    r = cli("check", str(tmp_path / "nosuch.yaml"))
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == f"ebssim: error: {tmp_path / 'nosuch.yaml'}: cannot read the plan: No such file or directory\n"
+    r = cli("check", "/dev/null")
+    assert r.returncode == 2 and "/dev/null: is a device, FIFO or socket, not a regular file" in r.stderr
+
+
 def test_plan_error_attributes(tmp_path):
     with pytest.raises(PlanError) as e:
         read_plan(_plan(tmp_path, GOOD.replace("p99_ms: 20", "p99ms: 20")))
@@ -313,9 +341,14 @@ def test_plan_error_attributes(tmp_path):
 
 
 def test_the_volume_id_must_be_in_its_file(tmp_path):
-    text = f"volumes:\n  db: {{describe_volumes: {AWS / 'ec2-describe-volumes.moto.json'}, id: vol-609409ddb74484dec}}\n"
-    with pytest.raises(PlanError, match=r"volumes\.db\.id: 'vol-609409ddb74484dec' is not a volume of .*; did you mean "
-                       r"vol-609409ddb74484deb\?"):
+    text = (
+        f"volumes:\n  db: {{describe_volumes: {AWS / 'ec2-describe-volumes.moto.json'}, id: vol-609409ddb74484dec}}\n"
+    )
+    with pytest.raises(
+        PlanError,
+        match=r"volumes\.db\.id: 'vol-609409ddb74484dec' is not a volume of .*; did you mean "
+        r"vol-609409ddb74484deb\?",
+    ):
         parse_plan(text + "workload: {metrics: x.csv}\ncriteria: {no_cliff: true}\n")
 
 
@@ -363,6 +396,40 @@ def test_docs_show_the_example_plans_as_they_are():
     assert FIXED.read_text() in blocks
     fio = re.findall(r"^```ini\n(.*?)^```", text, flags=re.S | re.M)
     assert (PLANS / "nightly.fio").read_text() in fio
+
+
+def test_docs_metrics_example_runs_as_shown(capsys, monkeypatch, tmp_path):
+    text = DOC.read_text()
+    plan = next(b for b in re.findall(r"^```yaml\n(.*?)^```", text, flags=re.S | re.M) if "metrics:" in b)
+    shown = re.search(r"^```text\n\$ ebssim check month.yaml\n(.*?)^```", text, flags=re.S | re.M)
+    assert shown is not None
+    (tmp_path / "month.yaml").write_text(plan)
+    (tmp_path / "volumes.json").symlink_to(AWS / "ec2-describe-volumes.moto.json")
+    (tmp_path / "metrics.csv").symlink_to(AWS / "cloudwatch-metrics.moto.csv")
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "month.yaml"]) == 0
+    assert capsys.readouterr().out == shown.group(1)
+
+
+def test_docs_tables_match_the_schema():
+    text = DOC.read_text()
+    kinds = {
+        "string": "string",
+        "number": "number",
+        "mapping": "mapping",
+        "size": "size or bytes",
+        "strings": "file or list of files",
+        "number-or-string": "number or string",
+    }
+    for part, keys in SCHEMA.items():
+        for key, spec in keys.items():
+            row = re.search(rf"^\| `{key}` \|(.*)\|$", text, flags=re.M)
+            assert row is not None, key
+            cells = [c.strip() for c in row.group(1).split("|")]
+            if part == "plan":
+                assert cells[0] == ("required" if spec.required else "optional"), key
+                cells = cells[1:]
+            assert cells[0] == kinds[spec.kind], key
 
 
 def test_docs_list_every_key_of_the_schema():

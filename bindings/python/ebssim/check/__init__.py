@@ -14,13 +14,15 @@ running it simulates the workload and checks every criterion on every volume.
 >>> from ebssim.check import parse_plan
 >>> plan = parse_plan('''
 ... volumes: {/dev/nvme1n1: "gp2:size=100"}
-... workload: {fio: "fio --name=rr --filename=/dev/nvme1n1 --rw=randread --bs=4k --ioengine=libaio --iodepth=32 --runtime=2700 --time_based"}
+... workload:
+...   fio: fio --name=rr --filename=/dev/nvme1n1 --rw=randread --bs=4k --ioengine=libaio
+...        --iodepth=32 --runtime=2700 --time_based
 ... criteria: {no_cliff_within_h: 0.5, min_burst_balance_pct: 20}
 ... ''')
->>> outcome = plan.run()
->>> outcome.exit_status           # the cliff at 5.4e6 / (3,000 - 300) = 2,000 s, after 30 min;
+>>> outcome = plan.run()      # the cliff at 5.4e6 / (3,000 - 300) = 2,000 s, after 30 min;
+>>> outcome.exit_status       # BurstBalance at 20 % after 0.8 x 2,000 s
 1
->>> [(c.criterion, c.ok) for _, c in outcome.checks]   # BurstBalance 20 % at 0.8 x 2,000 s
+>>> [(c.criterion, c.ok) for _, c in outcome.checks]
 [('no cliff within 0.5 h', True), ('BurstBalance >= 20 %', False)]
 """
 

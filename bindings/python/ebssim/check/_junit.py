@@ -64,7 +64,9 @@ def junit_xml(outcomes: Sequence["PlanOutcome"], errors: Iterable[Tuple[str, str
         suite = _suite(root, o.plan.name, len(checks), len(bad), 0, o.elapsed_s)
         for volume, c in checks:
             case = ET.SubElement(
-                suite, "testcase", {"classname": _classname(o.plan.name), "name": f"{volume}: {c.criterion}", "time": "0.000"}
+                suite,
+                "testcase",
+                {"classname": _classname(o.plan.name), "name": f"{volume}: {c.criterion}", "time": "0.000"},
             )
             if not c.ok:
                 failure = ET.SubElement(case, "failure", {"message": f"{c.criterion}: {c.got}"})

@@ -159,6 +159,8 @@ def read_plan(path: Union[str, "os.PathLike[str]"]) -> CapacityPlan:
         text = read_text(p, MAX_PLAN_BYTES, _WHAT, "ebssim.check.MAX_PLAN_BYTES")
     except ValueError as e:
         raise _located(str(e), p) from None
+    except OSError as e:
+        raise PlanError(f"cannot read the plan: {e.strerror or e}", source=p) from None
     stem = os.path.splitext(os.path.basename(p))[0]
     return _parse(text, os.path.dirname(p) or ".", p, stem, p)
 
@@ -483,13 +485,16 @@ class _Trace:
         steps = {n: t.dt for n, t in self.traces.items()}
         if len(set(steps.values())) > 1:
             shown = ", ".join(f"{n}: {s:g} s" for n, s in steps.items())
-            raise r.error(["workload", "trace"], f"the traces have different steps ({shown}): give dt, a step all divide")
+            raise r.error(
+                ["workload", "trace"], f"the traces have different steps ({shown}): give dt, a step all divide"
+            )
 
     def run(self, plan: CapacityPlan) -> Dict[str, "VolumeResult"]:
         from ..simulation import Simulation
 
         names = list(plan.volumes)
         dt = next(iter(self.traces.values())).dt
+        assert dt is not None  # from_pandas gives every trace its step
         sim = Simulation([plan.volumes[n] for n in names], dt=dt, instance=plan.instance)
         res = sim.replay([self.traces[n] for n in names])
         return {n: res[i] for i, n in enumerate(names)}
@@ -512,7 +517,9 @@ class _Metrics:
             where = key if len(w["metrics"]) == 1 else [*key, i]
             p = r.path(f)
             try:
-                frames.append(aws.read_metrics_csv(p) if p.endswith(".csv") else aws.read_metric_data(p, queries=queries))
+                frames.append(
+                    aws.read_metrics_csv(p) if p.endswith(".csv") else aws.read_metric_data(p, queries=queries)
+                )
             except (ValueError, OSError) as e:
                 raise r.error(where, str(e)) from None
         try:
@@ -524,7 +531,9 @@ class _Metrics:
         for name, vid in ids.items():
             if vid not in have:
                 listed = ", ".join(sorted(have)) or "none"
-                raise r.error(["volumes", name], f"the metrics hold no datapoint of volume {vid!r} (they hold: {listed})")
+                raise r.error(
+                    ["volumes", name], f"the metrics hold no datapoint of volume {vid!r} (they hold: {listed})"
+                )
         self.metrics = metrics[metrics["volume_id"].isin(wanted)].reset_index(drop=True)
         self.options = {k: w[k] for k in ("dt", "gaps", "max_in_flight", "initial_burst_balance") if k in w}
         # Checked now, not after the plan's other errors: the traces are cheap to build.

@@ -62,8 +62,13 @@ class Key:
 #: the mappings of ``volume``; ``workload`` has exactly one of ``fio``, ``trace``, ``metrics``.
 SCHEMA: Dict[str, Dict[str, Key]] = {
     "plan": {
-        "name": Key("string", "what the plan is about: the report's title, the JUnit test suite's name (default: the file's name)"),
-        "instance": Key("string", "EC2 instance type whose EBS limits the volumes share, e.g. m5.xlarge (default: none)"),
+        "name": Key(
+            "string",
+            "what the plan is about: the report's title, the JUnit test suite's name (default: the file's name)",
+        ),
+        "instance": Key(
+            "string", "EC2 instance type whose EBS limits the volumes share, e.g. m5.xlarge (default: none)"
+        ),
         "volumes": Key("mapping", "NAME: SPEC, or NAME: {describe_volumes: FILE} or {kubernetes: FILE}", required=True),
         "workload": Key("mapping", "exactly one of fio, trace, metrics, and their options", required=True),
         "criteria": Key("mapping", "what every volume must sustain: ebssim.testing.Plan's criteria", required=True),
@@ -74,8 +79,12 @@ SCHEMA: Dict[str, Dict[str, Key]] = {
         "id": Key("string", "the VolumeId (or pvc/NAMESPACE/NAME of a claim) in the file (default: the NAME)"),
     },
     "workload": {
-        "fio": Key("string", "a fio job file, or a 'fio ...' command line: its jobs run together, each for its runtime"),
-        "trace": Key("mapping", "NAME: FILE for each volume: a CSV or parquet trace, read by ebssim.OpenLoop.from_pandas"),
+        "fio": Key(
+            "string", "a fio job file, or a 'fio ...' command line: its jobs run together, each for its runtime"
+        ),
+        "trace": Key(
+            "mapping", "NAME: FILE for each volume: a CSV or parquet trace, read by ebssim.OpenLoop.from_pandas"
+        ),
         "metrics": Key("strings", "CloudWatch metrics, one file or a list: get-metric-data JSON or CSV (ebssim.aws)"),
         "queries": Key("string", "metrics: the get-metric-data request's MetricDataQueries (JSON)"),
         "dt": Key("number", "the simulation step in seconds (fio: default 1; trace, metrics: default their period)"),
@@ -275,7 +284,7 @@ def validate(doc: Any, source: str, lines: Mapping[Tuple[str, ...], int]) -> Dic
             raise v.error(
                 path,
                 "give exactly one of describe_volumes, kubernetes"
-                + (f" (both given)" if given else " (or write a SPEC instead of a mapping)"),
+                + (" (both given)" if given else " (or write a SPEC instead of a mapping)"),
             )
         out["volumes"][name] = {k: v.value(x, [*path, k], SCHEMA["volume"][k]) for k, x in entry.items()}
 
@@ -297,7 +306,9 @@ def validate(doc: Any, source: str, lines: Mapping[Tuple[str, ...], int]) -> Dic
     if kind == "trace":
         for name, f in w["trace"].items():
             if not isinstance(name, str):
-                raise v.error(["workload", "trace", name], f"the name {_shown(name)} is {_type_name(name)}: a volume's name")
+                raise v.error(
+                    ["workload", "trace", name], f"the name {_shown(name)} is {_type_name(name)}: a volume's name"
+                )
             w["trace"][name] = v.string(f, ["workload", "trace", name], "a CSV or parquet file")
     out["workload"] = w
 
