@@ -98,6 +98,27 @@ def test_the_examples_through_the_python_api():
     assert fixed.exit_status == 0 and fixed.ok
 
 
+def test_a_job_on_two_volumes_and_percentiles():
+    # iodepth=64 over two files: 32 on each, as fio spreads a job's I/O round-robin. The gp3
+    # serves 3,000 IOPS at 32 / 3,000 s = 10.7 ms; the gp2 runs dry at 5.4e6 / (3,000 - 300) = 2,000 s.
+    run = FIO_4K.format(2700).replace("--filename=/dev/x", "--filename=/dev/a:/dev/b").replace("=32", "=64")
+    o = parse_plan(
+        f"volumes: {{/dev/a: 'gp3:size=100', /dev/b: 'gp2:size=100'}}\nworkload: {{fio: '{run}'}}\n"
+        "criteria: {percentiles_ms: {50: 12, 99.9: 100}, no_cliff_within_h: 0.5}\n"
+    ).run()
+    a, b = o.results["/dev/a"], o.results["/dev/b"]
+    assert a.mean_iops == 3000 and a.mean_latency_ms == pytest.approx(32 / 3000 * 1e3)
+    assert b.cliff_time_s == 2000
+    assert [(v, c.criterion, c.ok) for v, c in o.checks] == [
+        ("/dev/a", "p50 latency <= 12 ms", True),
+        ("/dev/a", "p99.9 latency <= 100 ms", True),
+        ("/dev/a", "no cliff within 0.5 h", True),
+        ("/dev/b", "p50 latency <= 12 ms", True),
+        ("/dev/b", "p99.9 latency <= 100 ms", False),  # 106.7 ms on average after the cliff
+        ("/dev/b", "no cliff within 0.5 h", True),  # 2,000 s > 1,800 s
+    ]
+
+
 def test_several_plans_exit_with_the_worst_status(cli):
     assert cli("check", str(FIXED), str(FAILS)).returncode == 1
     assert cli("check", str(FIXED), str(FIXED)).returncode == 0

@@ -9,9 +9,10 @@ ebssim advise --region REGION [--metrics FILE]... [--instance TYPE] [--headroom 
               [--output-format normal|json] INPUT [INPUT ...]
 ebssim check [--junit FILE] PLAN [PLAN ...]
 
-Every problem ends the command with one ``ebssim: error: ...`` line on standard error and exit
-status 2 (130 when interrupted); Python warnings raised during a run appear as one
-``ebssim: warning: ...`` line each. ``EBSSIM_DEBUG=1`` adds the traceback of an internal error.
+``ebssim check`` exits 1 when a plan's criterion fails. Every problem ends the command with one
+``ebssim: error: ...`` line on standard error and exit status 2 (130 when interrupted); Python
+warnings raised during a run appear as one ``ebssim: warning: ...`` line each. ``EBSSIM_DEBUG=1``
+adds the traceback of an internal error.
 """
 
 from __future__ import annotations
