@@ -10,6 +10,7 @@ import pkgutil
 import ebssim
 import ebssim.advise
 import ebssim.aws
+import ebssim.check
 import ebssim.fio
 import ebssim.fit
 import pytest
@@ -35,6 +36,11 @@ MODULES = [
     "ebssim.aws._replay",
     "ebssim.analysis",
     "ebssim.burst",
+    "ebssim.check",
+    "ebssim.check._cli",
+    "ebssim.check._junit",
+    "ebssim.check._plan",
+    "ebssim.check._schema",
     "ebssim.cli",
     "ebssim.cost",
     "ebssim.fleet",
@@ -95,6 +101,7 @@ def test_every_module_is_covered():
     found |= {f"ebssim.fit.{m.name}" for m in pkgutil.iter_modules(ebssim.fit.__path__)}
     found |= {f"ebssim.aws.{m.name}" for m in pkgutil.iter_modules(ebssim.aws.__path__)}
     found |= {f"ebssim.advise.{m.name}" for m in pkgutil.iter_modules(ebssim.advise.__path__)}
+    found |= {f"ebssim.check.{m.name}" for m in pkgutil.iter_modules(ebssim.check.__path__)}
     assert found | {"ebssim"} == set(MODULES)
 
 
