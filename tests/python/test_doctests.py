@@ -71,6 +71,7 @@ MODULES = [
     "ebssim.fit._levels",
     "ebssim.fit._native",
     "ebssim.fit._predict",
+    "ebssim.fit._range",
     "ebssim.fit._result",
     "ebssim.fit._rules",
 ]
