@@ -62,6 +62,7 @@ MODULES = [
     "ebssim.fio.options",
     "ebssim.fio.prediction",
     "ebssim.fio.report",
+    "ebssim.fio.substitution",
     "ebssim.fio.values",
     "ebssim.fit",
     "ebssim.fit._cli",
