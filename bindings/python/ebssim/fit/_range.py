@@ -151,7 +151,8 @@ def _provisioned_range(vtype: str, phases_for: PhasesFor, dt: float) -> Optional
             parts.append(f"{least_t:,} MiB/s needs at least {iops:,} IOPS")
     least_size = _rules.min_size(vtype, float(iops))
     out.update(min_size_gib=float(least_size), max_size_gib=float(info.max_size_gib))
-    parts.append(f"any size from {least_size:g} GiB (AWS's IOPS per GiB) to {info.max_size_gib:,g} GiB")
+    per_gib = f" (the least for {iops:,} IOPS)" if least_size > info.min_size_gib else ""
+    parts.append(f"any size from {least_size:g} GiB{per_gib} to {info.max_size_gib:,g} GiB")
     if out["min_throughput_mib_s"] is not None:
         out["iops_with_min_throughput"] = float(iops)
     out["why"] = "; ".join(parts)
