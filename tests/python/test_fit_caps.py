@@ -112,6 +112,10 @@ def test_gp3_and_io1_on_capped_jobs_of_several_sizes() -> None:
     g = fit.fit([DATA / "04_service_time"], type="io1")
     assert g.volume_range is not None and g.volume_range["min_iops"] == 800
     assert g.volume is not None and g.volume.iops == 800
+    # io1 allows 50 IOPS per GiB: 800 IOPS need 16 GiB
+    assert g.volume_range["min_size_gib"] == 16
+    with pytest.raises(ValueError, match=r"size_gib=4: the jobs' caps need io1 with at least 800 IOPS \(16 GiB"):
+        fit.fit([DATA / "04_service_time"], type="io1", size_gib=4)
 
 
 def test_cli_says_the_levels_are_caps(capsys: pytest.CaptureFixture[str]) -> None:

@@ -331,7 +331,13 @@ def _fit_caps(
         f"({', '.join(f'{k}={v:g}' for k, v in kw.items())})"
     )
     st = _service_time(result, capture, vtype, every_job)
-    result.volume = _vol(vtype, size, **kw, **st)
+    try:
+        result.volume = _vol(vtype, size, **kw, **st)
+    except ValueError as exc:
+        raise ValueError(
+            f"size_gib={size_gib:g}: the jobs' caps need {vtype} with at least {kw['iops']:g} IOPS "
+            f"({rng['min_size_gib']:g} GiB or more): {exc}"
+        ) from None
     phases, members = _phase_tuples(capture, "workload", result.volume)
     t0, t1, value, w = _observed(capture, members, weights)
     sim = _native.simulate_windows(result.volume, phases, t0, t1, dt)
