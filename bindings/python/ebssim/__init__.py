@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .latency import LatencyModel, closed_loop_latency_s, default_wait_spread, latency_moments, latency_quantiles
     from .plot import plot
     from .recording import BOUND_NAMES, INSTANCE_SERIES, VOLUME_SERIES, Recording
-    from .results import InstanceResult, RunResult, VolumeResult, VolumeSummary, WindowStats
+    from .results import InstanceResult, LatencyPercentiles, RunResult, VolumeResult, VolumeSummary, WindowStats
     from .simulation import (
         CliffEpisode,
         InstanceSeries,
@@ -57,6 +57,7 @@ __all__ = [
     "BOUND_NAMES",
     "INSTANCE_SERIES",
     "LatencyModel",
+    "LatencyPercentiles",
     "SHARE_POLICIES",
     "VOLUME_SERIES",
     "VOLUME_TYPES",
@@ -142,7 +143,7 @@ _EXPORTS = {
     ),
     ".plot": ("plot",),
     ".recording": ("BOUND_NAMES", "INSTANCE_SERIES", "VOLUME_SERIES", "Recording"),
-    ".results": ("InstanceResult", "RunResult", "VolumeResult", "VolumeSummary", "WindowStats"),
+    ".results": ("InstanceResult", "LatencyPercentiles", "RunResult", "VolumeResult", "VolumeSummary", "WindowStats"),
     ".simulation": (
         "CliffEpisode",
         "InstanceSeries",

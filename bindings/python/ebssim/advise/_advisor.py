@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, 
 import numpy as np
 import numpy.typing as npt
 
-from .. import aws
+from .. import _repr, aws
 from .._units import real
 from ..burst import burst_duration_s, closed_loop_rate, refill_time_s
 from ..cost import Cost, RegionPrices, monthly_cost, prices
@@ -85,6 +85,24 @@ class Scenario:
     def monthly_usd(self) -> float:
         return self.cost.monthly_usd
 
+    def _words(self) -> List[str]:
+        job = (
+            "the job never finished (a week)"
+            if self.job_minutes is None
+            else f"job {_repr.duration(self.job_minutes * 60)}"
+        )
+        return [
+            f"{_repr.usd(self.monthly_usd)} a month",
+            f"throttled {_repr.duration(self.throttled_minutes * 60)}",
+            job,
+        ]
+
+    def __repr__(self) -> str:
+        return _repr.short_repr("Scenario", [self.spec, *self._words()])
+
+    def _repr_html_(self) -> str:
+        return _repr.html_table(f"Scenario: {self.spec}", [("", w) for w in self._words()])
+
 
 @dataclass(frozen=True)
 class VolumeAdvice:
@@ -103,6 +121,25 @@ class VolumeAdvice:
     def changes(self) -> bool:
         """True when the advice differs from the current configuration."""
         return self.advice.spec != self.current.spec
+
+    def _rows(self) -> List[List[str]]:
+        rows = []
+        for name in ("current", "defaults", "advice"):
+            s: Scenario = getattr(self, name)
+            rows.append([name, s.spec, *s._words()])
+        return rows
+
+    def __repr__(self) -> str:
+        move = f"{self.current.spec} -> {self.advice.spec}" if self.changes else f"keep {self.current.spec}"
+        money = f"{_repr.usd(self.current.monthly_usd)} -> {_repr.usd(self.advice.monthly_usd)} a month"
+        return _repr.short_repr("VolumeAdvice", [f"{self.volume_id}: {move}", money, self.reason])
+
+    def _repr_html_(self) -> str:
+        return _repr.html_grid(
+            f"VolumeAdvice {self.volume_id}: {self.reason}",
+            ["", "SPEC", "list price", "throttled", "job"],
+            self._rows(),
+        )
 
     @property
     def can_use_defaults(self) -> bool:
@@ -197,6 +234,43 @@ class FleetAdvice:
                 for name in ("current", "defaults", "advice")
             },
         }
+
+    def __repr__(self) -> str:
+        s = self.summary
+        n = s["volumes"]
+        m, sav = s["monthly_usd"], s["savings_usd"]
+        return _repr.short_repr(
+            "FleetAdvice",
+            [
+                f"{n} volume{'s' * (n != 1)} in {self.region}, list prices of {self.prices_as_of}",
+                f"{len(s['can_use_defaults'])} can use gp3's defaults, {len(s['need_provisioned'])} need provisioned "
+                f"performance, {len(s['unchanged'])} unchanged",
+                f"{_repr.usd(m['current'])} a month now, {_repr.usd(m['advice'])} with the advice "
+                f"(saves {_repr.usd(sav['advice'])})",
+            ],
+            sep="; ",
+        )
+
+    def _repr_html_(self) -> str:
+        header = ["volume", "current", "advice", "now", "advised", "throttled now", "throttled advised", "why"]
+        rows = [
+            [
+                v.volume_id,
+                v.current.spec,
+                v.advice.spec if v.changes else "(unchanged)",
+                _repr.usd(v.current.monthly_usd),
+                _repr.usd(v.advice.monthly_usd),
+                _repr.duration(v.current.throttled_minutes * 60),
+                _repr.duration(v.advice.throttled_minutes * 60),
+                v.reason,
+            ]
+            for v in self.volumes
+        ]
+        m = self.summary["monthly_usd"]
+        rows.append(["all", "", "", _repr.usd(m["current"]), _repr.usd(m["advice"]), "", "", ""])
+        n = len(self.volumes)
+        title = f"FleetAdvice: {n} volume{'s' * (n != 1)} in {self.region} (USD a month, prices of {self.prices_as_of})"
+        return _repr.html_grid(title, header, rows)
 
     def to_dict(self) -> Dict[str, Any]:
         """``ebssim advise --output-format json``: {region, prices_as_of, volumes, summary}."""

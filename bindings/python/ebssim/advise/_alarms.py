@@ -8,6 +8,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any, List, Optional
 
+from .. import _repr
 from .._units import real
 from ..burst import burst_duration_s
 from ..volumes import Volume
@@ -45,6 +46,21 @@ class BurstBalanceAlarm:
     @property
     def command(self) -> str:
         return "aws " + " ".join(shlex.quote(a) for a in self.arguments)
+
+    def _words(self) -> str:
+        return (
+            f"BurstBalance below {self.threshold_pct:g} % warns {_repr.duration(self.warning_minutes * 60)} before "
+            f"the bucket is empty at {_repr.number(self.iops, 'IOPS')} (a full bucket lasts "
+            f"{_repr.duration(self.full_bucket_minutes * 60)})"
+        )
+
+    def __repr__(self) -> str:
+        return _repr.short_repr("BurstBalanceAlarm", [f"{self.volume_id}: {self._words()}"])
+
+    def _repr_html_(self) -> str:
+        return _repr.html_table(
+            f"BurstBalanceAlarm: {self.volume_id}", [("alarm", self._words()), ("command", self.command)]
+        )
 
 
 def burst_balance_alarm(
