@@ -68,6 +68,7 @@ MODULES = [
     "ebssim.fio.options",
     "ebssim.fio.prediction",
     "ebssim.fio.report",
+    "ebssim.fio.substitution",
     "ebssim.fio.values",
     "ebssim.fit",
     "ebssim.fit._cli",
@@ -77,6 +78,7 @@ MODULES = [
     "ebssim.fit._levels",
     "ebssim.fit._native",
     "ebssim.fit._predict",
+    "ebssim.fit._range",
     "ebssim.fit._result",
     "ebssim.fit._rules",
 ]

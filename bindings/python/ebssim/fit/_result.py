@@ -19,6 +19,12 @@ if TYPE_CHECKING:  # pragma: no cover
 
 FloatArray = npt.NDArray[np.float64]
 
+#: What a fit says when every level is its job's own rate cap (:attr:`Fit.levels_are_caps`).
+CAPS_NOTE = (
+    "every level is its job's own fio rate cap (rate_iops/rate): the capture shows what the jobs asked "
+    "for, not the volume's limits; it fits every volume whose limits do not bind below the caps"
+)
+
 
 @dataclass
 class Parameter:
@@ -150,6 +156,15 @@ class Fit:
         Measured minus fitted IOPS per window.
     notes : list of str
         What could not be determined, and why.
+    levels_are_caps : bool
+        Every level is its job's own fio rate cap (``rate_iops``/``rate``, with
+        ``rate_limits="workload"``): the capture shows what the jobs asked for, not the volume's
+        limits, so it pins down no one volume.
+    volume_range : dict or None
+        With ``levels_are_caps`` and a type: the volumes of that type whose limits do not bind
+        below the caps (the least size, IOPS and throughput, the least BurstBalance at the least
+        size, the size from which no credits are needed; :func:`ebssim.fit.fit`). Without a type,
+        :attr:`consistent` holds one such range per type that serves the capture.
     """
 
     capture: "Capture"
@@ -174,6 +189,8 @@ class Fit:
     dt_s: Optional[float] = None
     engine_phases: List[Tuple[float, float, float, float, bool, float]] = field(default_factory=list)
     latency_fits: List[Tuple[str, float, float]] = field(default_factory=list)
+    levels_are_caps: bool = False
+    volume_range: Optional[Dict[str, Any]] = None
 
     # ---- values -------------------------------------------------------------------------
 
@@ -273,6 +290,8 @@ class Fit:
             "goodness_of_fit": self.goodness,
             "consistent_with": list(self.consistent),
             "notes": list(self.notes),
+            "levels_are_caps": self.levels_are_caps,
+            "volume_range": dict(self.volume_range) if self.volume_range is not None else None,
             "rate_limits": self.rate_limits,
             "inputs": list(self.capture.sources),
             "fio_version": self.capture.fio_version,
@@ -287,8 +306,13 @@ class Fit:
 
     def __str__(self) -> str:
         lines = [f"ebssim fit: {len(self.capture.jobs)} job(s) from {', '.join(self.capture.sources)}"]
+        if self.levels_are_caps:
+            lines.append(f"levels: {CAPS_NOTE}")
+        if self.volume_range is not None:
+            lines.append(f"fits: {self.volume_range['type']}: {self.volume_range['why']}")
         if self.volume is not None:
-            lines.append(f"volume: {self.volume}  (--volume TARGET={self.spec()})")
+            least = " (the least that fits)" if self.volume_range is not None else ""
+            lines.append(f"volume: {self.volume}{least}  (--volume TARGET={self.spec()})")
         elif self.volume_type:
             lines.append(f"volume: {self.volume_type}, not fully determined")
         lines.append("phases:")
@@ -330,6 +354,10 @@ class Fit:
             _repr.html_grid("phases", _PHASE_COLUMNS, [p._cells() for p in self.phases]),
         ]
         notes = [("goodness of fit", good)] if good else []
+        if self.levels_are_caps:
+            notes.append(("levels", CAPS_NOTE))
+        if self.volume_range is not None:
+            notes.append(("fits", f"{self.volume_range['type']}: {self.volume_range['why']}"))
         for c in self.consistent:
             size = f" {c['size_gib']} GiB" if c.get("size_gib") else ""
             notes.append(("consistent with", f"{c['type']}{size}: {c['why']}"))
