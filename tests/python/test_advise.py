@@ -68,7 +68,7 @@ def test_2000_gib_case_on_the_command_line(cli):
     r = cli("advise", "--region", "eu-west-1", "--job-minutes", "52", "--output-format", "json", "vol-db=gp2:size=2000")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
-    assert (doc["region"], doc["prices_as_of"]) == ("eu-west-1", "2023-02-16")
+    assert (doc["region"], doc["prices_as_of"]) == ("eu-west-1", "2025-10-28")
     (v,) = doc["volumes"]
     assert v["volume_id"] == "vol-db"
     assert (v["current"], v["defaults"], v["advice"]) == (
@@ -306,7 +306,7 @@ def test_normal_report(cli):
     r = cli("advise", "--region", "eu-west-1", "--job-minutes", "52", "vol-db=gp2:size=2000")
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[0] == "Region eu-west-1, AWS list prices of 2023-02-16 (USD per month)"
+    assert lines[0] == "Region eu-west-1, AWS list prices of 2025-10-28 (USD per month)"
     assert lines[2] == "vol-db: gp2:size=2000 -> gp3:size=2000,iops=6000,throughput=250"
     assert lines[4].split() == ["current", "gp2:size=2000", "220.00", "0.0", "52.0"]
     assert lines[5].split() == ["defaults", "gp3:size=2000,iops=3000,throughput=125", "176.00", "104.0", "104.0"]
