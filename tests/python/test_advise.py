@@ -215,6 +215,17 @@ def test_burst_balance_alarm():
     # At 1,000 IOPS a 100 GiB volume lasts 5.4e6 / 700 = 7,714.3 s: 5 min = 3.889 % -> 3.9 (rounded up).
     assert burst_balance_alarm(ebssim.gp2(100), iops=1000, warning_minutes=5).threshold_pct == 3.9  # type: ignore[union-attr]
     assert burst_balance_alarm(ebssim.gp2(2000)) is None
+    # Above the 3,000 ceiling the bucket drains at 3,000: 3087.91 asked is worked out, and said, at
+    # 3,000 (2,000 s, 5 min = 15 %).
+    a = burst_balance_alarm(ebssim.gp2(100), volume_id="vol-0abc", iops=3087.91, warning_minutes=5)
+    assert a is not None
+    assert (a.iops, a.threshold_pct, a.full_bucket_minutes) == (3000.0, 15.0, 2000 / 60)
+    assert a.arguments[a.arguments.index("--alarm-description") + 1] == (
+        "BurstBalance of vol-0abc below 15%: about 5 min of burst left at 3000 IOPS, the volume's burst ceiling "
+        "(3087.91 IOPS asked)"
+    )
+    with pytest.raises(ValueError, match=r"lasts only 33.3 min at 3000 IOPS, the volume's burst ceiling \(3500 IOPS"):
+        burst_balance_alarm(ebssim.gp2(100), iops=3500, warning_minutes=40)
     with pytest.raises(ValueError, match=r"a full bucket lasts only 33.3 min at 3000 IOPS"):
         burst_balance_alarm(ebssim.gp2(100), warning_minutes=40)
     with pytest.raises(ValueError, match="a gp3 volume has no burst bucket"):
