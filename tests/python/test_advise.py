@@ -323,6 +323,17 @@ def test_normal_report(cli):
     assert lines[5].split() == ["defaults", "gp3:size=2000,iops=3000,throughput=125", "176.00", "104.0", "104.0"]
     assert lines[6].split() == ["advice", "gp3:size=2000,iops=6000,throughput=250", "198.00", "0.0", "52.0"]
     assert "  aws ec2 modify-volume --volume-id vol-db --volume-type gp3 --iops 6000 --throughput 250" in lines
+    # One volume, which needs provisioned performance: singular nouns and verbs.
+    assert "Fleet: 1 volume; 0 can use gp3's defaults, 1 needs provisioned performance, 0 unchanged" in lines
+
+
+def test_counts_agree_with_their_nouns():
+    two = advise({"a": ebssim.gp2(2000), "b": ebssim.gp2(3000)}, "eu-west-1", job=BatchJob(minutes=1)).to_normal()
+    assert "Fleet: 2 volumes; 0 can use gp3's defaults, 2 need provisioned performance, 0 unchanged" in two
+    # 1 modification earlier plus 4 planned is 5.
+    change = [("vol-a", ebssim.gp3(100), ebssim.gp3(100, iops=3000 + k)) for k in range(1, 5)]
+    (w,) = modify_volume_plan(change, recent_modifications={"vol-a": 1}).warnings
+    assert w.startswith("vol-a: 1 modification in the last 24 hours plus 4 planned is 5, more than 4")
 
 
 def test_instance_limits_apply():

@@ -19,6 +19,7 @@ from ..simulation import Simulation
 from ..volumes import Volume, volume_spec, volume_types
 from ..workloads import ClosedLoop, OpenLoop
 from ._alarms import BurstBalanceAlarm, burst_balance_alarm, warning_minutes_of
+from ._words import agree, count
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -241,9 +242,10 @@ class FleetAdvice:
                 lines.append(f"  if it stays {v.current.volume.type}: {v.alarm.command}")
             lines.append("")
         s = self.summary
+        n_prov = len(s["need_provisioned"])
         lines.append(
-            f"Fleet: {s['volumes']} volumes; {len(s['can_use_defaults'])} can use gp3's defaults, "
-            f"{len(s['need_provisioned'])} need provisioned performance, {len(s['unchanged'])} unchanged"
+            f"Fleet: {count(s['volumes'], 'volume')}; {len(s['can_use_defaults'])} can use gp3's defaults, "
+            f"{n_prov} {agree(n_prov, 'needs', 'need')} provisioned performance, {len(s['unchanged'])} unchanged"
         )
         m, sav = s["monthly_usd"], s["savings_usd"]
         lines.append(
@@ -383,7 +385,7 @@ def _metrics_load(trace: OpenLoop, metrics: "pd.DataFrame", vid: str) -> _Load:
             balance = float(first["value"].iloc[0])
     n = trace.n_steps
     desc = (
-        f"CloudWatch metrics replayed ({n} periods of {dt:g} s); the job is the busiest stretch "
+        f"CloudWatch metrics replayed ({count(n, 'period')} of {dt:g} s); the job is the busiest stretch "
         f"({nbytes / 2**30:.1f} GiB from period {start})"
     )
     return _Load(trace, dt, start, nbytes, desc, balance)
