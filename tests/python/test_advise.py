@@ -1,4 +1,4 @@
-"""ebssim.advise and ``ebssim advise``: gp2 -> gp3 and io1 -> io2 advice, priced and replayed.
+"""ebssim.advise and ``ebssim advise``: gp2 -> gp3 and io1/io2 -> gp3 (or io1 -> io2) advice, priced and replayed.
 
 Every expected number is worked out by hand in the comment beside it (prices: ebssim/data/README.md).
 """
@@ -166,13 +166,68 @@ def test_small_gp2_bursts_and_its_job_falls_off_the_cliff():
     assert "bursts to 3000 IOPS for 33 min from a full bucket, then 300" in v.reason
 
 
-def test_io1_becomes_io2_at_the_same_iops():
-    # 500 x 0.125 + 20,000 x 0.065 = 1,362.50 for both (the tiers differ above 32,000 IOPS only).
-    fleet = advise({"vol-io": ebssim.io1(500, 20000)}, "us-east-1", job=BatchJob(minutes=10))
-    v = fleet["vol-io"]
-    assert v.advice.spec == "io2:size=500,iops=20000"
-    assert v.current.monthly_usd == v.advice.monthly_usd == 1362.5
+def test_small_io1_moves_to_gp3_with_defaults():
+    # The issue's case: io1 4 GiB at 200 IOPS moves at most 200 x 256 KiB = 50 MiB/s; gp3's
+    # included 3,000 IOPS and 125 MiB/s cover it. us-east-1: io1 4 x 0.125 + 200 x 0.065 = 13.50
+    # (io2 at the same IOPS the same); gp3 4 x 0.08 = 0.32. The job (16 KiB at io1's 200 IOPS for
+    # 60 min) is served as it comes on both: 60 min.
+    v = advise({"vol-io": ebssim.io1(4, 200)}, "us-east-1")["vol-io"]
+    assert v.advice.spec == v.defaults.spec == "gp3:size=4,iops=3000,throughput=125"
+    assert v.can_use_defaults and not v.needs_provisioned
+    assert (v.current.monthly_usd, v.advice.monthly_usd) == (13.5, 0.32)
+    assert (v.current.job_minutes, v.advice.job_minutes) == (60.0, 60.0)
+    assert v.advice.throttled_minutes == 0.0
+    assert "gp3 serves it (all it can do: 200 IOPS, 50 MiB/s) at 3000 IOPS, 125 MiB/s, for $0.32/month" in v.reason
+    assert "against $13.50 as io2 at its IOPS" in v.reason
+
+
+def test_io1_moves_to_gp3_at_its_iops():
+    # io1 500 GiB at 20,000 IOPS: 20,000 x 256 KiB capped at 500 MiB/s. gp3 500 GiB allows
+    # 500 x 500 = 250,000 IOPS (at most 80,000) and 500 MiB/s needs 2,000: gp3 at 20,000 IOPS,
+    # 500 MiB/s. us-east-1: 500 x 0.08 = 40 + 17,000 x 0.005 = 85 + 375 x 40.96 / 1024 (= 0.04) = 15
+    # -> 140.00, against io2 (and io1) 500 x 0.125 + 20,000 x 0.065 = 1,362.50.
+    v = advise({"vol-io": ebssim.io1(500, 20000)}, "us-east-1", job=BatchJob(minutes=10))["vol-io"]
+    assert v.advice.spec == "gp3:size=500,iops=20000,throughput=500"
+    assert v.needs_provisioned
+    assert (v.current.monthly_usd, v.advice.monthly_usd) == (1362.5, 140.0)
+    # 16 KiB at 20,000 IOPS = 312.5 MiB/s, within both: 10 min on each.
     assert v.advice.job_minutes == v.current.job_minutes == 10.0
+
+
+def test_io2_moves_to_gp3_and_says_what_it_gives_up():
+    # io2 100 GiB at 1,000 IOPS: 1,000 x 0.25 = 250 MiB/s. gp3: 3,000 IOPS (included), 250 MiB/s.
+    # us-east-1: 100 x 0.08 = 8 + 125 x 0.04 = 5 -> 13.00, against 100 x 0.125 + 1,000 x 0.065 = 77.50.
+    v = advise({"vol-io": ebssim.io2(100, 1000)}, "us-east-1", job=BatchJob(minutes=5))["vol-io"]
+    assert v.advice.spec == "gp3:size=100,iops=3000,throughput=250"
+    assert (v.current.monthly_usd, v.advice.monthly_usd) == (77.5, 13.0)
+    # The family's unloaded latencies (docs/model.md): gp3 0.5 ms, io2 0.44 ms read and 0.335 write.
+    assert "unloaded latency 0.5 ms read, 0.5 ms write against 0.44 and 0.335" in v.reason
+    assert "io2's 99.999% durability given up" in v.reason
+
+
+def test_io2_that_gp3_cannot_serve_stays():
+    # io2 100 GiB at 100,000 IOPS (4,000 MiB/s): gp3 100 GiB reaches 500 x 100 = 50,000 IOPS and at
+    # most 2,000 MiB/s: it stays io2.
+    v = advise({"vol-io": ebssim.io2(100, 100000)}, "us-east-1", job=BatchJob(minutes=1))["vol-io"]
+    assert not v.changes and v.advice.spec == "io2:size=100,iops=100000"
+    assert "io2 kept; gp3 cannot serve all it can do: 100000 IOPS, 4000 MiB/s: IOPS lowered from 100000" in v.reason
+
+
+def test_io1_with_metrics_moves_to_gp3_when_the_observed_load_fits():
+    # moto's 'data' volume's metrics (p99 1,500 IOPS, 9.375 MiB/s; x 1.2 = 1,800 and 11.25) on an
+    # io1 100 GiB at 5,000 IOPS: gp3's defaults. us-east-1: io1 100 x 0.125 + 5,000 x 0.065 = 337.50;
+    # gp3 100 x 0.08 = 8.00.
+    metrics = aws.read_metrics_csv(METRICS_CSV)
+    v = advise({GP2_100: ebssim.io1(100, 5000)}, "us-east-1", metrics=metrics)[GP2_100]
+    assert v.advice.spec == "gp3:size=100,iops=3000,throughput=125"
+    assert (v.current.monthly_usd, v.advice.monthly_usd) == (337.5, 8.0)
+    assert "observed p99 1500 IOPS and 9.4 MiB/s, plus 20% headroom: 1800 IOPS, 11.2 MiB/s" in v.reason
+    assert (v.current.job_minutes, v.advice.job_minutes) == (60.0, 60.0)
+    # With 1,000 % headroom the load asks for 1,500 x 11 = 16,500 IOPS; an io1 of 4 GiB moves to a
+    # gp3 of 4 GiB at most at its included 3,000 (500 x 4 = 2,000 per-GiB): io2 at the same IOPS.
+    v = advise({GP2_100: ebssim.io1(4, 200)}, "us-east-1", metrics=metrics, headroom_pct=1000)[GP2_100]
+    assert v.advice.spec == "io2:size=4,iops=200"
+    assert "gp3 cannot serve observed p99 1500 IOPS and 9.4 MiB/s, plus 1000% headroom: 16500 IOPS" in v.reason
 
 
 def test_other_types_are_kept():
