@@ -637,7 +637,7 @@ def advise(
                     f"gp3 serves it ({need}) at {gp3.baseline_iops:g} IOPS, {gp3.max_throughput_mib_s:g} MiB/s, "
                     f"for ${gp3_usd:.2f}/month against ${kept_usd:.2f} as {kept.type} at its IOPS"
                 )
-                given_up = []
+                given_up: List[str] = []
                 g, c = gp3.service, vol.service
                 if (g.read_latency_ms, g.write_latency_ms) != (c.read_latency_ms, c.write_latency_ms):
                     given_up.append(
