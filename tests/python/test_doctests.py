@@ -30,6 +30,7 @@ MODULES = [
     "ebssim.advise._alarms",
     "ebssim.advise._cli",
     "ebssim.advise._plan",
+    "ebssim.advise._words",
     "ebssim.aws",
     "ebssim.aws._cloudwatch",
     "ebssim.aws._ec2",

@@ -124,7 +124,7 @@ def regions() -> List[str]:
 
     >>> from ebssim import cost
     >>> "eu-west-1" in cost.regions(), len(cost.regions())
-    (True, 27)
+    (True, 34)
     """
     return list(_document()["regions"])
 

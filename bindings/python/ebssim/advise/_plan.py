@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, 
 
 from .. import _repr
 from ..volumes import Volume
+from ._words import count
 
 if TYPE_CHECKING:
     from ._advisor import FleetAdvice
@@ -141,7 +142,7 @@ def modify_volume_plan(
         total = recent.get(vid, 0) + n
         if total > MAX_MODIFICATIONS_PER_24H:
             warnings.append(
-                f"{vid}: {recent.get(vid, 0)} modifications in the last 24 hours plus {n} planned is {total}, "
-                f"more than {MAX_MODIFICATIONS_PER_24H}: {MODIFICATION_RULE}"
+                f"{vid}: {count(recent.get(vid, 0), 'modification')} in the last 24 hours plus {n} planned is "
+                f"{total}, more than {MAX_MODIFICATIONS_PER_24H}: {MODIFICATION_RULE}"
             )
     return ModifyPlan(arguments=arguments, warnings=warnings)
