@@ -34,10 +34,13 @@ from typing import Any, Callable, Dict, Iterator, List, Set, Tuple
 import ebssim
 import ebssim.advise
 import ebssim.aws
+import ebssim.check
 import ebssim.fio
 import ebssim.fit
 import numpy as np
 import pytest
+
+REPO = Path(__file__).resolve().parents[2]
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -69,6 +72,7 @@ CONFIGURATION: Dict[str, str] = {
     "FleetVolume": "one volume of a fleet as input (a Dask bag item)",
     "Claim": "a Kubernetes volume read from manifests, the input of advice_manifests",
     "Plan": "a capacity plan's criteria",
+    "CapacityPlan": "a capacity plan read from YAML, the input of its run (ebssim check)",
 }
 
 
@@ -273,6 +277,7 @@ FACTORIES: Dict[str, Callable[[], Any]] = {
     "RegionPrices": lambda: ebssim.cost.prices("us-east-1"),
     "PlanReport": _plan,
     "Check": lambda: _plan().checks[0],
+    "PlanOutcome": lambda: ebssim.check.read_plan(REPO / "examples" / "plans" / "nightly-gp3-fails.yaml").run(),
 }
 
 

@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
+from .. import _repr
 from ._schema import PlanError, Validator, key_lines, key_path, validate
 
 if TYPE_CHECKING:
@@ -129,6 +130,31 @@ class PlanOutcome:
             else f"plan not met: {bad} of {len(checks)} criteria fail"
         )
         return "\n".join(lines) + "\n"
+
+    def __repr__(self) -> str:
+        bad = sum(not c.ok for _, c in self.checks)
+        state = "met" if bad == 0 else f"not met, {bad} of {len(self.checks)} criteria fail"
+        return _repr.short_repr(
+            "PlanOutcome",
+            [f"plan {self.plan.name}", state, f"exit status {self.exit_status}", _repr.duration(self.elapsed_s)],
+        )
+
+    def _repr_html_(self) -> str:
+        rows = [
+            [
+                n,
+                "ok" if c.ok else "FAIL",
+                c.criterion,
+                c.got,
+                c.detail.replace("\n", "; ") if c.detail and not c.ok else "",
+            ]
+            for n, c in self.checks
+        ]
+        bad = sum(not c.ok for _, c in self.checks)
+        head = f"plan {self.plan.name}: " + (
+            "met" if bad == 0 else f"not met ({bad} of {len(self.checks)} criteria fail)"
+        )
+        return _repr.html_grid(f"PlanOutcome: {head}", ["volume", "", "criterion", "got", "why"], rows)
 
     def to_junit(self) -> str:
         """The outcome as JUnit XML (one test suite, one test case per criterion and volume),
