@@ -662,14 +662,14 @@ class VolumeResult(_RecordedAxis):
         times of a read and a write of the workload's I/O size (or the workload's own service
         time), the share of reads, the volume's service-time spread, and the waits' spread under
         the volume's limits and the instance's (the volume's ``wait_cv`` if given, else the
-        platform's default: the instance's, Nitro without one)."""
-        nitro = True if self.instance is None else bool(self.instance.instance.nitro)
+        platform's default: the instance's, Nitro without one; under the instance's limits the
+        instance's ``wait_cv``, else its platform's)."""
         own = getattr(self.workload, "service_time_ms", None)
         return LatencyModel.of(
             self.volume,
             self._io_bytes(),
             float(getattr(self.workload, "read_fraction", 1.0)),
-            nitro=nitro,
+            instance=None if self.instance is None else self.instance.instance,
             service_time_s=None if own is None else float(own) / 1e3,
         )
 

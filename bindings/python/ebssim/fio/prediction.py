@@ -158,11 +158,13 @@ def _match_volumes(job: FioJob, targets: Sequence[str], where: str) -> List[int]
     return found
 
 
-def _clone(job: FioJob, run: int, label: str, vi: int, vol: Volume, share: float = 1.0, nitro: bool = True) -> _Clone:
+def _clone(
+    job: FioJob, run: int, label: str, vi: int, vol: Volume, share: float = 1.0, instance: Optional[Instance] = None
+) -> _Clone:
     load = job.offered_load(vol, share)  # the one mapping from a fio job to the model's load
     # Reads of bs_read and writes of bs_write: the model at the read size, the write's own time.
     model = dataclasses.replace(
-        LatencyModel.of(vol, job.bs_read, job.read_fraction, nitro=nitro), write_service_s=load.write_service_s
+        LatencyModel.of(vol, job.bs_read, job.read_fraction, instance=instance), write_service_s=load.write_service_s
     )
     size = job.size
     if size is None and job.size_percent is not None:
@@ -291,7 +293,6 @@ def _predict(
     vols = [volumes[t] for t in targets]
     step = dt if dt is not None else _choose_dt(jobsets)
     sim = Simulation(vols, dt=step, instance=instance)
-    nitro = sim.instance is None or bool(sim.instance.nitro)  # the platform sets the waits' spread
 
     clones_by_run: List[List[_Clone]] = []
     for ri, (js, label) in enumerate(zip(jobsets, labels)):
@@ -299,7 +300,7 @@ def _predict(
         for job in js.jobs:  # numjobs clones as one _Clone each (see _Clone)
             hits = _match_volumes(job, targets, label)
             for vi in hits:  # a job on several files: an equal share on each
-                c = _clone(job, ri, label, vi, vols[vi], 1.0 / len(hits), nitro)
+                c = _clone(job, ri, label, vi, vols[vi], 1.0 / len(hits), sim.instance)
                 c.count = job.numjobs
                 clones.append(c)
         clones_by_run.append(clones)

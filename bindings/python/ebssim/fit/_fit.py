@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 import numpy.typing as npt
 
+from ..instances import Instance
+from ..instances import instance as _instance
 from ..volumes import VOLUME_TYPES, Volume, volume_types
 from . import _native, _range, _rules
 from ._inputs import Capture, JobData, Source, load
@@ -136,8 +138,6 @@ def fit(
     if bin_s is not None and not (isinstance(bin_s, (int, float)) and math.isfinite(bin_s) and bin_s > 0):
         raise ValueError(f"bin_s={bin_s!r} must be a positive, finite number of seconds")
     if instance is not None:
-        from ..instances import instance as _instance
-
         _instance(instance)  # a clear error for an unknown name, now rather than at predict()
     if iops is not None and not (isinstance(iops, (int, float)) and math.isfinite(iops) and iops > 0):
         raise ValueError(f"iops={iops!r} must be a positive, finite number of IOPS")
@@ -482,7 +482,9 @@ def _fit_bucket(
         _service_time(result, capture, vtype, [])
         return
     dt = _dt(capture)
-    r = _native.fit_bucket_volume(vtype, known, size_guess, bal_guess, phases, t0, t1, value, w, dt)
+    r = _native.fit_bucket_volume(
+        vtype, known, size_guess, bal_guess, phases, t0, t1, value, w, dt, _instance_of(result)
+    )
     size = r.size_gib
     bal = r.balance_pct
     cliff = r.cliff_time_s
@@ -589,9 +591,13 @@ def _fit_provisioned(
     """gp3, io1, io2: constant caps, read from the levels of the jobs that ask for more than they get."""
     probe = _rules.at(vtype, size_gib)
     if given_iops is not None:
-        # Jobs measured below the given cap asked for what they got.
+        # Jobs measured below the given cap asked for what they got (unless the instance held them).
+        at_instance = _held_by_instance(result, capture, levels, probe, given_iops)
         for lv in levels:
-            if lv.iops * _counted(probe, lv.job) < (1 - MIN_RELATIVE_CHANGE) * given_iops:
+            if (
+                lv.iops * _counted(probe, lv.job) < (1 - MIN_RELATIVE_CHANGE) * given_iops
+                and id(lv.job) not in at_instance
+            ):
                 lv.job.measured_demand_iops = lv.iops
     iops_range = _rules.iops_range(vtype)
     assert iops_range is not None  # gp3, io1, io2 provision their IOPS
@@ -684,7 +690,7 @@ def _fit_provisioned(
     phases, members = _phase_tuples(capture, rate_limits, result.volume)
     t0, t1, value, w = _observed(capture, members, weights)
     dt = _dt(capture)
-    sim = _native.simulate_windows(result.volume, phases, t0, t1, dt)
+    sim = _native.simulate_windows(result.volume, phases, t0, t1, dt, _instance_of(result))
     pred = np.asarray(sim.predicted, dtype=float)
     result.predicted = (t0, t1, value, pred)
     result.ssr = float(np.sum(w * (pred - value) ** 2))
@@ -708,22 +714,35 @@ def _latency_step(
 ) -> None:
     """The latency model's parameters (``_latency``): service part from the phases the fitted volume
     did not hold back and from ``unqueued`` jobs (:func:`_unqueued`), the wait's spread from those
-    a volume limit held back."""
+    a volume limit held back, and (with an instance) the instance's wait spread from those the
+    instance's limits held back."""
     if result.volume is None:
         return
     free = [j for js, b in zip(members, bounds) if b == "demand" for j in js]
     free += [j for j in unqueued if id(j) not in {id(f) for f in free}]
     skip = {id(j) for j in unqueued}
     # The wait is fitted on one mean latency per job: a job whose rate changed (a cliff) mixes waits.
-    one_level = {j.name for j in capture.jobs if sum(p.job == j.name for p in result.phases) == 1}
-    held = [
-        j
-        for js, b in zip(members, bounds)
-        if b.startswith("volume")
-        for j in js
-        if j.name in one_level and id(j) not in skip
-    ]
-    kw = fit_latency(result.parameters, result.notes, result.volume, free, held)
+    one_level = {id(j) for j in capture.jobs if sum(lv.job is j for lv in result.levels) == 1}
+
+    def held_by(kind: str) -> List[JobData]:
+        return [
+            j
+            for js, b in zip(members, bounds)
+            if b.startswith(kind)
+            for j in js
+            if id(j) in one_level and id(j) not in skip
+        ]
+
+    held, by_instance = held_by("volume"), held_by("instance")
+    kw = fit_latency(
+        result.parameters,
+        result.notes,
+        result.volume,
+        free,
+        held,
+        instance=_instance_of(result),
+        by_instance=by_instance,
+    )
     result.volume = with_latency(result.volume, kw)
     if unqueued and not held:
         for i, p in enumerate(result.parameters):
@@ -733,6 +752,34 @@ def _latency_step(
                     note="not determined: the jobs were held by fio's own rate caps (rate_limits='volume'), which hold "
                     "the I/Os back before they are submitted: no wait shows in their latency",
                 )
+
+
+def _instance_of(result: Fit) -> Optional[Instance]:
+    """The fit's instance (its limits join the forward model), or None."""
+    return None if result.instance is None else _instance(result.instance)
+
+
+def _held_by_instance(result: Fit, capture: Capture, levels: List[Level], probe: Volume, iops: float) -> Set[int]:
+    """Jobs (ids) whose measured rate is what ``probe`` provisioned at ``iops`` serves them on the
+    fit's instance at unbounded demand, held by the instance's limits (the engine's bound), not
+    by their own demand."""
+    inst = _instance_of(result)
+    if inst is None:
+        return set()
+    try:
+        volume = dataclasses.replace(probe, iops=iops)
+    except ValueError:  # the probe's size is too small for these IOPS: the smallest that allows them
+        volume = dataclasses.replace(probe, size_gib=float(_rules.min_size(probe.type, iops)), iops=iops)
+    phases, members = _phase_tuples(capture, "volume", volume)  # every job asks for more than it gets
+    t0, t1, _, _ = _observed(capture, members, window_weights(capture, levels))
+    sim = _native.simulate_windows(volume, phases, t0, t1, _dt(capture), inst)
+    names = _native.bound_names()
+    out: Set[int] = set()
+    for js, b, served in zip(members, sim.phase_bound, sim.phase_iops):
+        measured = sum(float(np.mean([lv.iops for lv in levels if lv.job is j] or [0.0])) for j in js)
+        if names[int(b)].startswith("instance") and measured >= (1 - MIN_RELATIVE_CHANGE) * float(served):
+            out.update(id(j) for j in js)
+    return out
 
 
 def _f(x: Any) -> Optional[float]:

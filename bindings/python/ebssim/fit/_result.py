@@ -420,8 +420,10 @@ class Fit:
     ) -> "FioPrediction":
         """fio's report of another job (a job file or ``"fio ..."`` command line) on the fitted
         volume, through :func:`ebssim.fio.predict`. The job's filename must match ``target``
-        (default: the job's own filename)."""
+        (default: the job's own filename). With an instance, its fitted ``instance_wait_cv`` (if
+        determined) is the instance's ``wait_cv``."""
         from .. import fio
+        from ..instances import instance as _instance
 
         if self.volume is None:
             raise ValueError("this fit has no volume (no type declared, or its size was not determined)")
@@ -432,4 +434,8 @@ class Fit:
             if not names:
                 raise ValueError(f"{runs[0]!r}: its jobs name no filename: pass target=")
             target = names[0]
-        return fio.predict(runs, {target: self.volume}, instance=self.instance, log_dir=log_dir)
+        inst: Any = self.instance
+        w = self._value("instance_wait_cv")
+        if inst is not None and w is not None:
+            inst = _instance(inst, wait_cv=w)
+        return fio.predict(runs, {target: self.volume}, instance=inst, log_dir=log_dir)
