@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from .plot import plot
     from .recording import BOUND_NAMES, INSTANCE_SERIES, VOLUME_SERIES, Recording
     from .results import InstanceResult, RunResult, VolumeResult, VolumeSummary, WindowStats
+    from ._rds import RdsStorage, db_instance, rds, rds_from_spec
     from .simulation import (
         CliffEpisode,
         InstanceSeries,
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
         VolumeTotals,
         simulate,
     )
+    from .stripes import StripedResult, StripedSet, striped, target_from_spec
     from .volumes import VOLUME_TYPES, Volume, VolumeTypeInfo, gp2, gp3, io1, io2, sc1, st1, standard, volume_types
     from .workloads import (
         ClosedLoop,
@@ -78,9 +80,12 @@ __all__ = [
     "PhasedClosedLoop",
     "PiecewiseOpenLoop",
     "Recording",
+    "RdsStorage",
     "RunResult",
     "SharedClosedLoops",
     "Simulation",
+    "StripedResult",
+    "StripedSet",
     "Volume",
     "VolumeResult",
     "VolumeSeries",
@@ -99,6 +104,7 @@ __all__ = [
     "closed_loop_latency_s",
     "closed_loop_rate",
     "counted_iops",
+    "db_instance",
     "gp2",
     "gp3",
     "instance",
@@ -114,8 +120,12 @@ __all__ = [
     "st1",
     "standard",
     "plot",
+    "rds",
+    "rds_from_spec",
     "refill_time_s",
     "simulate",
+    "striped",
+    "target_from_spec",
     "testing",
     "volume_types",
     "trace",
@@ -142,6 +152,8 @@ _EXPORTS = {
     ),
     ".plot": ("plot",),
     ".recording": ("BOUND_NAMES", "INSTANCE_SERIES", "VOLUME_SERIES", "Recording"),
+    "._rds": ("RdsStorage", "db_instance", "rds", "rds_from_spec"),
+    ".stripes": ("StripedResult", "StripedSet", "striped", "target_from_spec"),
     ".results": ("InstanceResult", "RunResult", "VolumeResult", "VolumeSummary", "WindowStats"),
     ".simulation": (
         "CliffEpisode",
