@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, Dict, List, Tuple
 # Only what the parser needs is imported here (`ebssim --help` stays fast); the rest in run_*.
 from .. import aws
 from ..cost import PRICES_AS_OF, io_requests_of, monthly_cost, prices
-from ..stripes import StripedSet, target_from_spec
 from ..volumes import VOLUME_TYPES, volume_from_spec
 from ._plan import MODIFICATION_RULE, check_recent_modifications, modify_volume_plan
 
@@ -105,6 +104,8 @@ def run_cost(args: argparse.Namespace) -> Tuple[str, int]:
     """The ``ebssim cost`` report and exit status."""
     p = prices(args.region)
     n = io_requests_of(args.io_requests_per_month, "--io-requests-per-month")
+    from ..stripes import StripedSet, target_from_spec  # here: it imports numpy, `ebssim --help` must not
+
     costs = []
     for s in args.specs:
         target = target_from_spec(s)  # a volume, or a striped set priced as the sum of its members
