@@ -79,7 +79,7 @@ NOTES = {
         "is the cap at 128 and 256 KiB; the measured 1,320 MiB/s is above it (PROVENANCE: short-run overshoot).",
         "md0 is a RAID-0 of two gp3 202 GiB / 4,000 IOPS / 1,000 MiB/s volumes with mdadm's default 512 KiB chunk "
         "(PROVENANCE 05 and setup-excerpts.txt: `mdadm --create /dev/md0 --level=0 --raid-devices=2`, no --chunk), "
-        "predicted as the striped target `raid0:chunk=512+...` (docs/model.md, \"Striped sets\"): every 4-256 KiB "
+        'predicted as the striped target `raid0:chunk=512+...` (docs/model.md, "Striped sets"): every 4-256 KiB '
         "write lies in one chunk, so each member carries half of the 256 I/Os in flight; the members share "
         "r5b.large's budget, whose 1,192 MiB/s binds at 256 KiB.",
     ],

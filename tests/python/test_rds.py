@@ -91,12 +91,24 @@ def test_db_instance_classes_are_their_ec2_types() -> None:
 @pytest.mark.parametrize(
     "call, message",
     [
-        (lambda: ebssim.rds("postgres", "gp3", 300, iops=4000), "iops=4000: RDS provisions no gp3 IOPS or throughput below postgres's threshold of 400 GiB"),
+        (
+            lambda: ebssim.rds("postgres", "gp3", 300, iops=4000),
+            "iops=4000: RDS provisions no gp3 IOPS or throughput below postgres's threshold of 400 GiB",
+        ),
         (lambda: ebssim.rds("postgres", "gp3", 400, iops=64001), "iops=64001 is outside RDS's gp3 range 12000-64000"),
-        (lambda: ebssim.rds("sqlserver-ee", "gp3", 100, throughput_mib_s=100), "throughput_mib_s=100 is outside RDS's gp3 range 125-1000"),
+        (
+            lambda: ebssim.rds("sqlserver-ee", "gp3", 100, throughput_mib_s=100),
+            "throughput_mib_s=100 is outside RDS's gp3 range 125-1000",
+        ),
         (lambda: ebssim.rds("postgres", "gp3", 19), "allocated_gib=19 must be a whole number of GiB from 20 to 65536"),
-        (lambda: ebssim.rds("sqlserver-ee", "gp3", 16385), "allocated_gib=16385 must be a whole number of GiB from 20 to 16384"),
-        (lambda: ebssim.rds("postgres", "io1", 99, iops=1000), "allocated_gib=99 must be a whole number of GiB from 100"),
+        (
+            lambda: ebssim.rds("sqlserver-ee", "gp3", 16385),
+            "allocated_gib=16385 must be a whole number of GiB from 20 to 16384",
+        ),
+        (
+            lambda: ebssim.rds("postgres", "io1", 99, iops=1000),
+            "allocated_gib=99 must be a whole number of GiB from 100",
+        ),
         (lambda: ebssim.rds("postgres", "io1", 100), "iops is required for io1 storage"),
         (lambda: ebssim.rds("db2-se", "gp2", 100), "RDS for Db2 doesn't support gp2 storage"),
         (lambda: ebssim.rds("aurora", "gp3", 100), "engine='aurora' is not one of"),
@@ -107,7 +119,10 @@ def test_db_instance_classes_are_their_ec2_types() -> None:
         (lambda: ebssim.db_instance("db.r99.large"), "its EC2 counterpart 'r99.large' is not in the catalog"),
         (lambda: ebssim.rds_from_spec("rds:engine=postgres,type=gp3"), "size= is required"),
         (lambda: ebssim.rds_from_spec("rds:engine=postgres,type=gp3,size=1e3"), "size='1e3' is not a number"),
-        (lambda: ebssim.rds_from_spec("rds:engine=postgres,type=gp3,size=100,class=db.m5.large"), "'class=db.m5.large' is not one of"),
+        (
+            lambda: ebssim.rds_from_spec("rds:engine=postgres,type=gp3,size=100,class=db.m5.large"),
+            "'class=db.m5.large' is not one of",
+        ),
     ],
 )
 def test_bad_input_names_the_field(call: Callable[[], object], message: str) -> None:

@@ -185,7 +185,10 @@ def test_fio_on_md0() -> None:
 def test_fio_large_blocks_on_a_striped_set() -> None:
     """1 MiB random reads, iodepth 8, on two gp3 100 GiB in 256 KiB chunks: as in
     test_large_io_splits_into_pieces, 250 reads of 1 MiB a second, 8 / 250 s = 32 ms each."""
-    run = "fio --name=big --filename=/dev/md1 --rw=randread --bs=1m --ioengine=libaio --iodepth=8 --runtime=5 --time_based"
+    run = (
+        "fio --name=big --filename=/dev/md1 --rw=randread --bs=1m --ioengine=libaio --iodepth=8 --runtime=5 "
+        "--time_based"
+    )
     _, vol = ebssim.fio.parse_volume_spec("/dev/md1=raid0:chunk=256,members=2+gp3:size=100")
     job = ebssim.fio.predict([run], {"/dev/md1": vol}, log_dir=None).jobs[0]
     assert job.iops == pytest.approx(250.0, rel=1e-9)

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     # ebssim.fleet (many volumes in one call, on every core or a Dask cluster).
     from . import advise, analysis, aws, cost, fleet, k8s, testing, trace
     from ._limits import LimitError, Limits, limits
+    from ._rds import RdsStorage, db_instance, rds, rds_from_spec
     from .analysis import Cliff
     from .burst import ClosedLoopRate, burst_duration_s, cliff_time_s, closed_loop_rate, counted_iops, refill_time_s
     from .instances import SHARE_POLICIES, Catalog, Instance, NoEbsLimitsWarning, instance, load_catalog
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
     from .plot import plot
     from .recording import BOUND_NAMES, INSTANCE_SERIES, VOLUME_SERIES, Recording
     from .results import InstanceResult, RunResult, VolumeResult, VolumeSummary, WindowStats
-    from ._rds import RdsStorage, db_instance, rds, rds_from_spec
     from .simulation import (
         CliffEpisode,
         InstanceSeries,

@@ -232,6 +232,7 @@ def stripe_split(io_bytes: float, chunk_bytes: float, members: int, align_bytes:
 def stripe_member_loop(set: ClosedLoop, chunk_bytes: float, members: int) -> ClosedLoop: ...
 
 DEFAULT_STRIPE_CHUNK_BYTES: Final[float]
+
 def device_latency_s(latency_s: npt.ArrayLike, iops: npt.ArrayLike, max_in_flight: npt.ArrayLike) -> _FloatArray: ...
 def split_served(
     ops: npt.ArrayLike,

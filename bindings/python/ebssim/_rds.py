@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import Dict, Optional, Tuple, Union
 
 from ._units import real
-from .instances import Instance, instance as _instance, load_catalog
+from .instances import Instance, load_catalog
+from .instances import instance as _instance
 from .stripes import DEFAULT_CHUNK_KIB, StripedResult, StripedSet
 from .volumes import Volume
 from .workloads import ClosedLoop, Idle
@@ -171,9 +172,7 @@ def rds(
             f"for {storage_type} on {name}"
         )
     given = {"iops": iops, "throughput_mib_s": throughput_mib_s}
-    values: Dict[str, Optional[float]] = {
-        k: (None if v is None else real(v, k, "a number")) for k, v in given.items()
-    }
+    values: Dict[str, Optional[float]] = {k: (None if v is None else real(v, k, "a number")) for k, v in given.items()}
     striped = size >= _STRIPE_THRESHOLD_GIB[family]
     n = _STRIPES if striped else 1
     if storage_type == "gp3":
@@ -220,7 +219,10 @@ def rds(
 
 
 _RDS_KEYS = {"engine": "", "type": "", "size": "GiB", "iops": "", "throughput": "MiB/s", "chunk": "KiB"}
-RDS_SPEC_FORM = "rds:engine=ENGINE,type=TYPE,size=GIB[,iops=N,throughput=MIBS,chunk=KIB], e.g. rds:engine=postgres,type=gp3,size=500"
+RDS_SPEC_FORM = (
+    "rds:engine=ENGINE,type=TYPE,size=GIB[,iops=N,throughput=MIBS,chunk=KIB], "
+    "e.g. rds:engine=postgres,type=gp3,size=500"
+)
 
 
 def rds_from_spec(spec: str) -> RdsStorage:

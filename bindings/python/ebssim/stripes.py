@@ -27,16 +27,16 @@ from __future__ import annotations
 
 import math
 import re
-from decimal import Decimal
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from .cost import Cost, RegionPrices, monthly_cost
 from ._units import SizeLike, parse_size, real
+from .cost import Cost, RegionPrices, monthly_cost
 from .instances import Instance
 from .results import RunResult, VolumeResult, WindowStats
 from .simulation import Simulation
@@ -73,9 +73,7 @@ class StripedSet:
 
     def __post_init__(self) -> None:
         if isinstance(self.members, (Volume, str)) or not isinstance(self.members, (list, tuple)):
-            raise ValueError(
-                f"members={self.members!r} must be a list of ebssim.Volume, e.g. [ebssim.gp3(100)] * 2"
-            )
+            raise ValueError(f"members={self.members!r} must be a list of ebssim.Volume, e.g. [ebssim.gp3(100)] * 2")
         vols = tuple(self.members)
         if not vols:
             raise ValueError("members is empty: a striped set needs at least one volume")
@@ -222,7 +220,7 @@ def striped(members: Sequence[Volume], chunk_kib: float = DEFAULT_CHUNK_KIB) -> 
     >>> ebssim.striped([ebssim.gp3(100)] * 2, chunk_kib=6)
     Traceback (most recent call last):
       ...
-    ValueError: chunk_kib=6: chunk_bytes=6144 must be a multiple of 4 KiB (4096 bytes): mdadm's rule for a RAID-0 chunk ("In any case it must be a multiple of 4KB")
+    ValueError: chunk_kib=6: chunk_bytes=6144 must be a multiple of 4 KiB (4096 bytes): mdadm's rule ...
     """
     vols: Any = tuple(members) if isinstance(members, (list, tuple)) else members  # anything else: a named error
     return StripedSet(vols, chunk_kib)
@@ -236,9 +234,7 @@ class StripedResult:
     times the I/O size, and its latency is the slowest member's (with alike members, a member's).
     """
 
-    def __init__(
-        self, stripe: StripedSet, workload: Any, split: Optional[_core.StripeSplit], run: RunResult
-    ) -> None:
+    def __init__(self, stripe: StripedSet, workload: Any, split: Optional[_core.StripeSplit], run: RunResult) -> None:
         self.set = stripe
         self.workload = workload
         self.split = split
@@ -256,7 +252,8 @@ class StripedResult:
         if self.split is None:
             return np.zeros_like(self.members[0].iops, dtype=np.float64)
         slowest = np.min(np.vstack([np.asarray(m.iops, dtype=np.float64) for m in self.members]), axis=0)
-        return slowest / self.split.member_share
+        out: FloatArray = slowest / self.split.member_share
+        return out
 
     @property
     def throughput_mib_s(self) -> FloatArray:
@@ -267,7 +264,8 @@ class StripedResult:
     @property
     def latency_s(self) -> FloatArray:
         """Mean latency of the set's I/Os per step: the slowest member's, seconds."""
-        return np.max(np.vstack([np.asarray(m.latency_s, dtype=np.float64) for m in self.members]), axis=0)
+        out: FloatArray = np.max(np.vstack([np.asarray(m.latency_s, dtype=np.float64) for m in self.members]), axis=0)
+        return out
 
     @property
     def latency_ms(self) -> FloatArray:
@@ -315,7 +313,8 @@ def target_from_spec(spec: str) -> Union[Volume, StripedSet]:
     512, mdadm's). The members must be alike (:class:`StripedSet`).
 
     >>> from ebssim.stripes import target_from_spec
-    >>> print(target_from_spec("raid0:chunk=512+gp3:size=202,iops=4000,throughput=1000+gp3:size=202,iops=4000,throughput=1000"))
+    >>> gp3 = "gp3:size=202,iops=4000,throughput=1000"
+    >>> print(target_from_spec(f"raid0:chunk=512+{gp3}+{gp3}"))
     RAID-0 of 2 x gp3 202 GiB (4000 IOPS, 1000 MiB/s), 512 KiB chunks
     >>> print(target_from_spec("raid0:members=4+gp2:size=500"))
     RAID-0 of 4 x gp2 500 GiB (1500 IOPS baseline, burst 3000, 250 MiB/s), 512 KiB chunks
@@ -340,9 +339,7 @@ def _target(spec: str, label: str) -> Union[Volume, StripedSet]:
     for item in options.split(",") if colon else []:
         key, eq, value = item.partition("=")
         if not item or not eq or key not in _STRIPE_KEYS:
-            raise ValueError(
-                f"{label}: {item[:64]!r} is not one of chunk=KIB, members=N: expected {STRIPE_SPEC_FORM}"
-            )
+            raise ValueError(f"{label}: {item[:64]!r} is not one of chunk=KIB, members=N: expected {STRIPE_SPEC_FORM}")
         if key in values:
             raise ValueError(f"{label}: key {key!r} is given twice; give each key once")
         m = _NUMBER.fullmatch(value)

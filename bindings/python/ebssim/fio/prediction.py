@@ -35,10 +35,10 @@ import numpy as np
 import numpy.typing as npt
 
 from .._outputs import input_at
+from .._rds import rds_from_spec
 from ..instances import Instance
 from ..latency import LatencyModel, latency_moments, latency_quantiles
 from ..recording import BOUND_NAMES
-from .._rds import rds_from_spec
 from ..simulation import Simulation
 from ..stripes import StripedSet, _target
 from ..volumes import Volume, volume_from_spec, volume_spec
@@ -214,9 +214,7 @@ def _clone(job: FioJob, run: int, label: str, vi: int, vol: Volume, share: float
     )
 
 
-def _member_clone(
-    job: FioJob, run: int, label: str, vi: int, stripe: StripedSet, share: float, nitro: bool
-) -> _Clone:
+def _member_clone(job: FioJob, run: int, label: str, vi: int, stripe: StripedSet, share: float, nitro: bool) -> _Clone:
     """One member's part of a job on a striped set (docs/fio.md, "Striped sets"): the member runs
     the job's I/Os cut at the chunks (the core's ``stripe_split``), ``share x member_share`` of
     the job's depth, counted and timed as pieces; its ops are set I/Os (pieces / pieces_per_io)."""
