@@ -5,6 +5,7 @@ the SPEC form, cost and the fio front end. Numbers worked out by hand from the r
 from __future__ import annotations
 
 import math
+from typing import Tuple
 
 import ebssim
 import ebssim.fio
@@ -195,3 +196,37 @@ def test_fio_large_blocks_on_a_striped_set() -> None:
     assert job.latency_mean_s == pytest.approx(0.032, rel=1e-9)
     assert job.io_bytes / job.runtime_s / 2**20 == pytest.approx(250.0, rel=1e-9)
     assert not math.isnan(job.percentiles_s[99.0])
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> Tuple[int, str, str]:
+    from ebssim.cli import main
+
+    try:
+        rc = main(list(args))
+    except SystemExit as e:
+        rc = int(e.code or 0)
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_cost_cli_prices_a_striped_set(capsys: pytest.CaptureFixture[str]) -> None:
+    # 2 x 56.16 (test_cost_is_the_sum_of_the_members) = 112.32, plus gp3 100 GiB at 100 x 0.08 = 8.00.
+    rc, out, err = _cli(
+        capsys, "cost", "--region", "us-east-1", "raid0:members=2+" + volume_spec(GP3_4000), "gp3:size=100"
+    )
+    assert rc == 0, err
+    assert "112.32" in out and "  total" in out and "120.32" in out
+
+
+def test_fio_cli_on_a_striped_target(capsys: pytest.CaptureFixture[str]) -> None:
+    run = (
+        "fio --name=x --filename=/dev/md0 --direct=1 --ioengine=libaio --iodepth=16 --rw=randwrite --bs=4k "
+        "--numjobs=16 --time_based --runtime=10 --group_reporting"
+    )
+    spec = "/dev/md0=raid0:chunk=512,members=2+" + volume_spec(GP3_4000)
+    rc, out, err = _cli(capsys, "fio", "--no-logs", "--instance", "r5b.large", "--volume", spec, run)
+    assert rc == 0, err
+    assert "IOPS=8000," in out  # 2 x 4,000 (test_fio_on_md0)
+    rc, out, err = _cli(capsys, "fio", "--no-logs", "--volume", "/dev/md0=raid0:chunk=5+gp3", run)
+    assert rc == 2 and out == ""
+    assert "chunk_bytes=5120 must be a multiple of 4 KiB" in err and "--volume '/dev/md0=raid0:chunk=5+gp3'" in err
