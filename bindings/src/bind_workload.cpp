@@ -10,6 +10,7 @@
 #include "ebssim/application.hpp"
 #include "ebssim/directions.hpp"
 #include "ebssim/error.hpp"
+#include "ebssim/stripe.hpp"
 #include "ebssim/volume.hpp"
 #include "ebssim/workload.hpp"
 #include "pybind.hpp"
@@ -167,6 +168,22 @@ void bind_workload(py::module_& m) {
             return counted_ops_per_io(p, io_bytes, pattern_of(sequential));
         },
         py::arg("params"), py::arg("io_bytes"), py::arg("sequential"));
+    py::class_<StripeSplit>(m, "StripeSplit",
+                            "What one set-level I/O becomes on the members of a striped set (stripe.hpp).")
+        .def_readonly("pieces_per_io", &StripeSplit::pieces_per_io,
+                      "Member I/Os per set I/O: the chunks it covers, on average.")
+        .def_readonly("piece_bytes", &StripeSplit::piece_bytes, "Bytes of each member I/O.")
+        .def_readonly("member_share", &StripeSplit::member_share,
+                      "pieces_per_io / members: member I/Os per set I/O on each member.")
+        .def_readonly("members", &StripeSplit::members);
+    m.def("stripe_split", &stripe_split, py::arg("io_bytes"), py::arg("chunk_bytes"), py::arg("members"),
+          py::arg("align_bytes") = 0.0,
+          "What a set I/O of io_bytes at offsets that are multiples of align_bytes (0: io_bytes) becomes on the "
+          "members of a RAID-0 of `members` volumes with chunks of chunk_bytes (stripe_split, stripe.hpp).");
+    m.def("stripe_member_loop", &stripe_member_loop, py::arg("set"), py::arg("chunk_bytes"), py::arg("members"),
+          "The closed loop each member runs for a closed loop on the striped set, members alike "
+          "(stripe_member_loop, stripe.hpp).");
+    m.attr("DEFAULT_STRIPE_CHUNK_BYTES") = default_stripe_chunk_bytes;
     m.def(
         "device_latency_s",
         [](const py::handle& latency_s, const py::handle& iops, const py::handle& max_in_flight) {

@@ -74,15 +74,18 @@ def test_every_headline_figure_is_compared_or_excluded() -> None:
     assert len(keys) == len(set(keys))
     # 01: 24 runs, 8 of each rw. randwrite: IOPS, MiB/s, clat and lat means, p50/p90/p99 = 7;
     # randread: the device rate only = 1; randrw: the write direction's 7 + the device total = 8.
-    # 03: 7 runs x 8 (with p99.9). 05: 21 runs x 7 (p50, p99, p99.9): 128 + 56 + 147 = 331.
-    assert len(keys) == 8 * 7 + 8 * 1 + 8 * 8 + 7 * 8 + 21 * 7 == 331
+    # 03: 7 runs x 8 (with p99.9). 05: 28 runs (md0's 7 with them since issue 23) x 7 (p50, p99,
+    # p99.9): 128 + 56 + 196 = 380.
+    assert len(keys) == 8 * 7 + 8 * 1 + 8 * 8 + 7 * 8 + 28 * 7 == 380
     # Excluded: the 7 read figures of each 01 run that reads (8 randread + 8 randrw runs).
     assert len(accuracy.EXCLUDED) == 16 * 7
     assert not set(accuracy.EXCLUDED) & set(keys)
     assert all("read artefact of unwritten extents" in r for r in accuracy.EXCLUDED.values())
-    # 05's md0 runs, one per block size, are not modelled: no striped sets in ebssim.
-    assert sorted(accuracy.EXCLUDED_RUNS) == sorted(f"05/md0/{k}k-randwrite" for k in (4, 8, 16, 32, 64, 128, 256))
-    assert all("striped sets" in reason for _, reason in accuracy.EXCLUDED_RUNS.values())
+    # Every run is predicted: 05's md0 (a RAID-0 of two gp3) is a striped target since issue 23.
+    assert accuracy.EXCLUDED_RUNS == {}
+    assert {f.run.key for f in accuracy.FIGURES if f.run.key.startswith("05/md0/")} == {
+        f"05/md0/{k}k-randwrite" for k in (4, 8, 16, 32, 64, 128, 256)
+    }
 
 
 def test_known_misses_are_figures_with_reasons() -> None:
@@ -131,6 +134,10 @@ def _measured(key: str) -> float:
         ("05/gp3-4000/4k-randwrite/write/lat_mean", 58.1934, 1e-4),
         ("05/gp3-4000/4k-randwrite/write/clat_p99_9", 218.112, 1e-9),
         ("05/io2-16000/128k-randwrite/write/mib_s", 1319.7, 0.05),  # above r5b.large's 1,192 MiB/s
+        # PROVENANCE 05, md0: iops 8780.27 at 4 KiB; 1316.7 MiB/s and lat.mean 48470.2 usec at 256 KiB
+        ("05/md0/4k-randwrite/write/iops", 8780.27, 0.005),
+        ("05/md0/256k-randwrite/write/mib_s", 1316.7, 0.05),
+        ("05/md0/256k-randwrite/write/lat_mean", 48.4702, 1e-4),
     ],
 )
 def test_measured_values_are_provenances_figures(key: str, value: float, tol: float) -> None:

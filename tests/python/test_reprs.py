@@ -73,6 +73,8 @@ CONFIGURATION: Dict[str, str] = {
     "Claim": "a Kubernetes volume read from manifests, the input of advice_manifests",
     "Plan": "a capacity plan's criteria",
     "CapacityPlan": "a capacity plan read from YAML, the input of its run (ebssim check)",
+    "StripedSet": "a RAID-0 set's configuration (ebssim.striped), like a Volume",
+    "RdsStorage": "an RDS instance's storage layout (ebssim.rds), the configuration of a striped set",
 }
 
 
@@ -277,6 +279,9 @@ FACTORIES: Dict[str, Callable[[], Any]] = {
     "RegionPrices": lambda: ebssim.cost.prices("us-east-1"),
     "PlanReport": _plan,
     "Check": lambda: _plan().checks[0],
+    "StripedResult": lambda: ebssim.striped([ebssim.gp3(100), ebssim.gp3(100)], chunk_kib=512).simulate(
+        ebssim.ClosedLoop(32, "16k"), duration_s=600
+    ),
     "PlanOutcome": lambda: ebssim.check.read_plan(REPO / "examples" / "plans" / "nightly-gp3-fails.yaml").run(),
 }
 

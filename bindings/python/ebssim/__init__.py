@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     # (capacity plans in YAML: ebssim check).
     from . import advise, analysis, aws, check, cost, fleet, k8s, testing, trace
     from ._limits import LimitError, Limits, limits
+    from ._rds import RdsStorage, db_instance, rds, rds_from_spec
     from .analysis import Cliff
     from .burst import ClosedLoopRate, burst_duration_s, cliff_time_s, closed_loop_rate, counted_iops, refill_time_s
     from .instances import SHARE_POLICIES, Catalog, Instance, NoEbsLimitsWarning, instance, load_catalog
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
         VolumeTotals,
         simulate,
     )
+    from .stripes import StripedResult, StripedSet, striped, target_from_spec
     from .volumes import VOLUME_TYPES, Volume, VolumeTypeInfo, gp2, gp3, io1, io2, sc1, st1, standard, volume_types
     from .workloads import (
         ClosedLoop,
@@ -80,9 +82,12 @@ __all__ = [
     "PhasedClosedLoop",
     "PiecewiseOpenLoop",
     "Recording",
+    "RdsStorage",
     "RunResult",
     "SharedClosedLoops",
     "Simulation",
+    "StripedResult",
+    "StripedSet",
     "Volume",
     "VolumeResult",
     "VolumeSeries",
@@ -102,6 +107,7 @@ __all__ = [
     "closed_loop_latency_s",
     "closed_loop_rate",
     "counted_iops",
+    "db_instance",
     "gp2",
     "gp3",
     "instance",
@@ -117,8 +123,12 @@ __all__ = [
     "st1",
     "standard",
     "plot",
+    "rds",
+    "rds_from_spec",
     "refill_time_s",
     "simulate",
+    "striped",
+    "target_from_spec",
     "testing",
     "volume_types",
     "trace",
@@ -145,6 +155,8 @@ _EXPORTS = {
     ),
     ".plot": ("plot",),
     ".recording": ("BOUND_NAMES", "INSTANCE_SERIES", "VOLUME_SERIES", "Recording"),
+    "._rds": ("RdsStorage", "db_instance", "rds", "rds_from_spec"),
+    ".stripes": ("StripedResult", "StripedSet", "striped", "target_from_spec"),
     ".results": ("InstanceResult", "LatencyPercentiles", "RunResult", "VolumeResult", "VolumeSummary", "WindowStats"),
     ".simulation": (
         "CliffEpisode",

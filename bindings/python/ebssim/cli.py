@@ -101,7 +101,8 @@ def _parser() -> argparse.ArgumentParser:
         metavar="TARGET=SPEC",
         help=f"attach a simulated volume: SPEC is TYPE[:key=value,...], TYPE one of {' '.join(VOLUME_TYPES)}, "
         "keys size (GiB), iops, throughput (MiB/s), burst_balance (%%), latency_ms (or read_latency_ms and "
-        "write_latency_ms), latency_cv, wait_cv",
+        "write_latency_ms), latency_cv, wait_cv; a RAID-0 raid0[:chunk=KIB,members=N]+SPEC[+SPEC...]; RDS "
+        "storage rds:engine=ENGINE,type=TYPE,size=GIB[,iops=,throughput=]",
     )
     fio.add_argument("--instance", metavar="TYPE", help="apply this EC2 instance type's EBS limits")
     fio.add_argument("--output-format", choices=["normal", "json"], default="normal")

@@ -12,6 +12,7 @@
 #include "ebssim/latency.hpp"
 #include "ebssim/recorder.hpp"
 #include "ebssim/series.hpp"
+#include "ebssim/stripe.hpp"
 #include "ebssim/totals.hpp"
 #include "ebssim/units.hpp"
 #include "ebssim/volume.hpp"

@@ -104,7 +104,15 @@ def run_cost(args: argparse.Namespace) -> Tuple[str, int]:
     """The ``ebssim cost`` report and exit status."""
     p = prices(args.region)
     n = io_requests_of(args.io_requests_per_month, "--io-requests-per-month")
-    costs = [monthly_cost(volume_from_spec(s), p, io_requests_per_month=n, spec=s) for s in args.specs]
+    from ..stripes import StripedSet, target_from_spec  # here: it imports numpy, `ebssim --help` must not
+
+    costs = []
+    for s in args.specs:
+        target = target_from_spec(s)  # a volume, or a striped set priced as the sum of its members
+        if isinstance(target, StripedSet):
+            costs.append(target.monthly_cost(p, spec=s))
+        else:
+            costs.append(monthly_cost(target, p, io_requests_per_month=n, spec=s))
     if args.output_format == "json":
         doc = {
             "region": p.region,

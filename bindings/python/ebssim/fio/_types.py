@@ -46,6 +46,9 @@ class _Clone:
     runtime_s: Optional[float]
     byte_target: Optional[float]
     count: int = 1
+    # On a member of a striped set: member I/Os (chunks) per set I/O. The loop, service time and
+    # counting are the member's, in pieces; ops, rate and io_bytes are in set I/Os.
+    pieces: float = 1.0
     start_s: float = 0.0
     end_s: Optional[float] = None
     bytes_after_ramp: float = 0.0

@@ -35,11 +35,13 @@ import numpy.typing as npt
 
 from .. import _repr
 from .._outputs import input_at
+from .._rds import rds_from_spec
 from ..instances import Instance
 from ..latency import LatencyModel, latency_moments, latency_quantiles
 from ..recording import BOUND_NAMES
 from ..simulation import Simulation
-from ..volumes import Volume, _from_spec, volume_from_spec, volume_spec
+from ..stripes import StripedSet, _target
+from ..volumes import Volume, volume_from_spec, volume_spec
 from ..workloads import Idle, LoopResult, SharedClosedLoops, Workload
 from ._files import PathLike
 from ._types import JobPrediction, LatencyStats, _Clone
@@ -62,18 +64,26 @@ __all__ = [
 FloatArray = npt.NDArray[np.float64]
 
 
-def parse_volume_spec(arg: str) -> Tuple[str, Volume]:
-    """``TARGET=TYPE[:key=value,...]`` -> (target, Volume).
+def parse_volume_spec(arg: str) -> Tuple[str, Union[Volume, StripedSet]]:
+    """``TARGET=SPEC`` -> (target, Volume or StripedSet).
 
-    The SPEC after ``=`` is read by :func:`ebssim.volumes.volume_from_spec` (the grammar, its keys
-    and defaults, are in :mod:`ebssim.volumes`); invalid combinations raise ValueError naming AWS's rule.
+    A volume SPEC ``TYPE[:key=value,...]`` is read by :func:`ebssim.volumes.volume_from_spec` (the
+    grammar, its keys and defaults, are in :mod:`ebssim.volumes`); a striped set
+    ``raid0[:chunk=KIB,members=N]+SPEC[+SPEC...]`` by :func:`ebssim.target_from_spec`; RDS
+    storage ``rds:engine=ENGINE,type=TYPE,size=GIB[,iops=,throughput=,chunk=]`` by
+    :func:`ebssim.rds_from_spec` (its volumes). Invalid combinations raise ValueError naming the rule.
     """
     if "=" not in arg:
         raise ValueError(f"--volume {arg!r}: expected TARGET=TYPE[:key=value,...], e.g. /dev/nvme1n1=gp3:size=100")
     target, spec = arg.split("=", 1)
     if not target:
         raise ValueError(f"--volume {arg!r}: the TARGET before '=' is empty")
-    return target, _from_spec(spec, f"--volume {arg!r}")
+    if spec.startswith("rds:"):
+        try:
+            return target, rds_from_spec(spec).volumes
+        except ValueError as e:
+            raise ValueError(f"--volume {arg!r}: {e}") from None
+    return target, _target(spec, f"--volume {arg!r}")
 
 
 class FioPrediction:
@@ -195,6 +205,36 @@ def _clone(
     )
 
 
+def _member_clone(
+    job: FioJob, run: int, label: str, vi: int, stripe: StripedSet, share: float, instance: Optional[Instance]
+) -> _Clone:
+    """One member's part of a job on a striped set (docs/fio.md, "Striped sets"): the member runs
+    the job's I/Os cut at the chunks (the core's ``stripe_split``), ``share x member_share`` of
+    the job's depth, counted and timed as pieces; its ops are set I/Os (pieces / pieces_per_io)."""
+    split = stripe.split(job.mean_io_size)
+    p = split.pieces_per_io
+    pj = dataclasses.replace(
+        job,
+        bs_read=max(1, int(round(stripe.split(job.bs_read).piece_bytes))),
+        bs_write=max(1, int(round(stripe.split(job.bs_write).piece_bytes))),
+    )
+    vol = stripe.members[0]
+    c = _clone(pj, run, label, vi, vol, share * split.member_share, instance)
+    c.pieces = p
+    c.io_bytes = c.io_bytes * p  # set I/O bytes
+    c.rate = c.rate / p  # set I/Os per second (this member's part)
+    c.counted = c.counted * p  # counted operations per set I/O
+    c.cap = job._rate_cap(share * split.member_share / p) * p  # the job's caps on set I/Os, in pieces
+    if c.byte_target is not None:  # the job's bytes over the set: this member moves 1/n of them
+        size = job.size
+        if size is None and job.size_percent is not None:
+            size = int(stripe.size_gib * 2**30 * job.size_percent / 100)
+        if size is None:
+            size = int(stripe.size_gib * 2**30)
+        c.byte_target = float(job.io_size if job.io_size is not None else size) * max(1, job.loops) * share / stripe.n
+    return c
+
+
 def _choose_dt(runs: Sequence[FioJobSet]) -> float:
     times = [t for js in runs for j in js.jobs for t in (j.runtime, j.ramp_time) if t]
     shortest = min((j.runtime for js in runs for j in js.jobs if j.runtime), default=math.inf)
@@ -212,7 +252,7 @@ def _choose_dt(runs: Sequence[FioJobSet]) -> float:
 
 def predict(
     runs: Sequence[Union[PathLike, FioJobSet]],
-    volumes: Mapping[str, Volume],
+    volumes: Mapping[str, Union[Volume, StripedSet]],
     *,
     instance: Union[Instance, str, None] = None,
     dt: Optional[float] = None,
@@ -224,8 +264,9 @@ def predict(
     Parameters
     ----------
     runs : job file paths, ``"fio ..."`` command lines, or parsed :class:`FioJobSet`
-    volumes : mapping TARGET -> Volume
-        A job's filename matches TARGET exactly or lies under it (TARGET a directory).
+    volumes : mapping TARGET -> Volume or StripedSet
+        A job's filename matches TARGET exactly or lies under it (TARGET a directory). A striped
+        set's members are simulated as volumes sharing the instance; a job on it runs on each.
     instance : Instance or instance type name, optional
     dt : float, optional
         Simulation step; default chosen from the shortest timed job (1 s down to 1 ms).
@@ -280,7 +321,7 @@ def _input_files(jobsets: Sequence[FioJobSet]) -> List[str]:
 def _predict(
     jobsets: List[FioJobSet],
     labels: List[str],
-    volumes: Mapping[str, Volume],
+    volumes: Mapping[str, Union[Volume, StripedSet]],
     instance: Union[Instance, str, None],
     dt: Optional[float],
     log_dir: Optional[PathLike],
@@ -290,7 +331,13 @@ def _predict(
     if not volumes:
         raise ValueError("no --volume given: every job's filename must match a simulated volume")
     targets = list(volumes)
-    vols = [volumes[t] for t in targets]
+    # Each target's volumes in the simulation: a volume, or a striped set's members.
+    vols: List[Volume] = []
+    first: List[int] = []
+    for t in targets:
+        first.append(len(vols))
+        v = volumes[t]
+        vols.extend(v.members if isinstance(v, StripedSet) else [v])
     step = dt if dt is not None else _choose_dt(jobsets)
     sim = Simulation(vols, dt=step, instance=instance)
 
@@ -299,10 +346,18 @@ def _predict(
         clones: List[_Clone] = []
         for job in js.jobs:  # numjobs clones as one _Clone each (see _Clone)
             hits = _match_volumes(job, targets, label)
-            for vi in hits:  # a job on several files: an equal share on each
-                c = _clone(job, ri, label, vi, vols[vi], 1.0 / len(hits), sim.instance)
-                c.count = job.numjobs
-                clones.append(c)
+            for ti in hits:  # a job on several files: an equal share on each
+                target = volumes[targets[ti]]
+                if isinstance(target, StripedSet):
+                    parts = [
+                        _member_clone(job, ri, label, first[ti] + k, target, 1.0 / len(hits), sim.instance)
+                        for k in range(target.n)
+                    ]
+                else:
+                    parts = [_clone(job, ri, label, first[ti], target, 1.0 / len(hits), sim.instance)]
+                for c in parts:
+                    c.count = job.numjobs
+                    clones.append(c)
         clones_by_run.append(clones)
 
     # Log paths are checked before anything is simulated, so that a refused path costs nothing.
@@ -400,7 +455,7 @@ def _run_phase(sim: Simulation, clones: List[_Clone], n_volumes: int, work: _Wor
             mine_now = parts[id(c)]
             f = mine_now.fraction
             f_prev[c.volume] = float(f[-1])
-            served = mine_now.iops  # I/Os per second: the clone's offer times f
+            served = mine_now.iops / c.pieces  # I/Os per second: the clone's offer times f (set I/Os on a member)
             elapsed = vr.time_s - c.start_s  # at each step's start
             after_ramp = elapsed >= c.ramp_s - 1e-9
             lat = mine_now.latency_s  # the service time unthrottled; throttled, Little's law over the clone's loop
