@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import Any, Callable, List, Tuple
 
 import ebssim.fio as fio
-from ebssim.fio.logs import DIRECTIONS
 import numpy as np
 import pandas as pd
+from ebssim.fio.logs import DIRECTIONS
 
 GOAL = 1.5  # a reader's time / pandas.read_csv's, at most
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "fio"

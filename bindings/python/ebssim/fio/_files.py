@@ -84,6 +84,12 @@ _BAD_CHAR_RE = re.compile(r"[^0-9a-fA-FxX,+\- \t\n]")
 # (of CR LF line ends; a lone CR is refused).
 _TABLE_BYTES = b"0123456789abcdefABCDEFxX,+- \t\n\r"
 _LEADING_BLANKS_RE = re.compile(rb"\s*")
+_TRAILING_BLANKS = b" \t\n\r\x0b\x0c"  # what bytes.rstrip() strips
+
+
+def _non_blank_lines(body: bytes) -> np.ndarray:
+    """The 1-based numbers of the lines of ``body`` that hold more than blanks."""
+    return np.array([no for no, ln in enumerate(body.split(b"\n"), start=1) if ln.strip()], dtype=np.int64)
 
 
 def read_table_file(path: str, limit: int, what: str, limit_name: str) -> Union[bytes, str]:
@@ -145,25 +151,25 @@ def read_int_table(
                 f"{_line_text(body_text, no)[:120]!r}"
             )
         body = body_text.encode("ascii")  # every character left is ASCII
+    elif b"\r" in text:
+        body = text.rstrip().replace(b"\r\n", b"\n")
+        if b"\r" in body:  # a lone CR: the text's check names it
+            return read_int_table(path, body.decode("ascii"), allowed, what)
     else:
-        body = text.rstrip()
-        if b"\r" in body:
-            body = body.replace(b"\r\n", b"\n")
-            if b"\r" in body:  # a lone CR: the text's check names it
-                return read_int_table(path, body.decode("ascii"), allowed, what)
-        if not body:
-            return [], np.zeros(0, dtype=np.int64), []
+        body = text  # not stripped (a copy of the whole file): the blanks at its end are skipped below
+    end = len(body)
+    while end and body[end - 1] in _TRAILING_BLANKS:
+        end -= 1
+    if not end:
+        return [], np.zeros(0, dtype=np.int64), []
     lead = _LEADING_BLANKS_RE.match(body)
     skip = 0 if lead is None else lead.end()
-    if skip or any(t in body for t in (b"\n\n", b"\n ", b"\n\t")):
-        # possibly blank lines inside (fio writes none): number the non-blank rows the slow way
-        line_nos = np.array([no for no, ln in enumerate(body.split(b"\n"), start=1) if ln.strip()], dtype=np.int64)
-    else:
-        line_nos = np.arange(1, body.count(b"\n") + 2, dtype=np.int64)
-    end = body.find(b"\n", skip)
-    first = body[skip : end if end >= 0 else len(body)].decode("ascii")
+    n_lines = body.count(b"\n", 0, end) + 1
+    first_end = body.find(b"\n", skip, end)
+    first = body[skip : first_end if first_end >= 0 else end].decode("ascii")
     n = first.count(",") + 1
     columns: Optional[List[np.ndarray]] = None
+    line_nos: Optional[np.ndarray] = None
     hex_cols = [f.strip()[:2].lower() == "0x" for f in first.split(",")]
     if n in allowed:
         dtypes = {i: (str if hex_cols[i] else np.int64) for i in range(n)}
@@ -182,17 +188,21 @@ def read_int_table(
                     engine="c",
                     quoting=csv.QUOTE_NONE,
                 )
+                if skip == 0 and len(df) == n_lines:  # a row for every line: line k is row k
+                    line_nos = np.arange(1, n_lines + 1, dtype=np.int64)
+                else:  # blank lines (fio writes none): the rows are the lines that are not blank
+                    line_nos = _non_blank_lines(body[:end])
                 if len(df) == len(line_nos):
                     columns = [_hex_column(df[i]) if hex_cols[i] else df[i].to_numpy(dtype=np.int64) for i in range(n)]
         except (ValueError, TypeError, OverflowError, pd.errors.ParserError, Warning):
             columns = None
-    if columns is None:
-        lines = [(no, ln) for no, ln in enumerate(body.decode("ascii").split("\n"), start=1) if ln.strip()]
+    if columns is None or line_nos is None:
+        lines = [(no, ln) for no, ln in enumerate(body[:end].decode("ascii").split("\n"), start=1) if ln.strip()]
         columns, line_nos, hex_cols = _slow_table(path, lines, allowed, what)
     for j, values in enumerate(columns):
         if values.size and int(values.min()) < 0:
             r = int(np.argmax(values < 0))
-            ln = _line_text(body.decode("ascii"), int(line_nos[r]))
+            ln = _line_text(body[:end].decode("ascii"), int(line_nos[r]))
             raise ValueError(
                 f"{path}, line {line_nos[r]}: field {j + 1} is {values[r]}: expected a whole number >= 0 ({what}): "
                 f"{ln[:120]!r}"
