@@ -553,9 +553,9 @@ class _LongFrame:
         ok &= on_grid
         periods = np.where(ok, pos[starts + counts - 1] + 1, 0)  # each volume's periods
         groups: Dict[Tuple[Tuple[str, ...], float], List[int]] = {}
-        for j in np.flatnonzero(ok):
-            given = tuple(c for c in self.data.columns if present[c][j])
-            groups.setdefault((given, float(period_s[j])), []).append(int(j))
+        for w in np.flatnonzero(ok).tolist():
+            given = tuple(c for c in self.data.columns if present[c][w])
+            groups.setdefault((given, float(period_s[w])), []).append(int(w))
         for (given, p), members in groups.items():
             m = np.array(members, dtype=np.int64)
             every = m.size == vol.size  # the batch's rows, in order: no gather
@@ -629,7 +629,8 @@ def _runs(ids: Any) -> Optional[Tuple[np.ndarray, List[Hashable]]]:
 def _stretches(first: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """The indices ``first[i], first[i] + 1, ..., first[i] + counts[i] - 1`` of every ``i``, in order."""
     total = int(counts.sum())
-    return np.arange(total, dtype=np.int64) + np.repeat(first - (np.cumsum(counts) - counts), counts)
+    out: np.ndarray = np.arange(total, dtype=np.int64) + np.repeat(first - (np.cumsum(counts) - counts), counts)
+    return out
 
 
 def _trace(rows: "pd.DataFrame", options: _Options) -> OpenLoop:

@@ -355,7 +355,7 @@ class OpenLoop:
                     f"(the reads among the step's {whole})"
                 )
             object.__setattr__(self, name, r)
-        return _read_share(cast(npt.NDArray[np.float64], self.read_ops), ops)
+        return _read_share(self.read_ops, ops)
 
     def _check_timing(self) -> None:
         if self.dt is not None:

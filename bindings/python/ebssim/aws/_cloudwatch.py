@@ -7,7 +7,7 @@ import math
 import os
 import re
 from os import PathLike
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union, cast
 
 import numpy as np
 
@@ -782,13 +782,13 @@ def metrics_from_wide(
     times = index.tz_localize("UTC") if index.tz is None else index.tz_convert("UTC")
     times = times.as_unit("ns") if hasattr(times, "as_unit") else times
     found = None if period is None else _period_seconds(period)
-    for vid, rows in pd.Series(np.arange(len(ids)), index=ids.to_numpy()).groupby(level=0, sort=False):
+    for key, rows in pd.Series(np.arange(len(ids)), index=ids.to_numpy()).groupby(level=0, sort=False):
         try:
             p, _, _, _ = _grid(times[rows.to_numpy()], found if found is not None else period)
         except ValueError as e:
-            raise ValueError(f"wide, volume {vid}: {e}") from None
+            raise ValueError(f"wide, volume {key!s}: {e}") from None
         if found is not None and abs(p - found) > 1e-9 * found:
-            raise ValueError(f"wide, volume {vid}: its rows are {p:g} s apart, the others' {found:g} s: one period")
+            raise ValueError(f"wide, volume {key!s}: its rows are {p:g} s apart, the others' {found:g} s: one period")
         found = p
     parts = []
     for m in names:
@@ -810,7 +810,7 @@ def metrics_from_wide(
                     "volume_id": ids.to_numpy()[keep],
                     "metric": [m] * n,
                     "stat": [stats[m]] * n,
-                    "period_s": np.full(n, float(found)),
+                    "period_s": np.full(n, float(cast(float, found))),
                     "unit": [METRICS[m]] * n,
                     "value": v[keep],
                 }
