@@ -204,8 +204,8 @@ def _rows_alone(rows: pd.DataFrame, **trace: object) -> "ebssim.OpenLoop | str":
         return str(e)
 
 
-@pytest.mark.parametrize("interleave", [False, True])
-def test_a_long_frame_gives_each_volume_what_its_rows_give_alone(interleave: bool) -> None:
+@pytest.mark.parametrize("layout", ["grouped", "interleaved", "split", "with ids"])
+def test_a_long_frame_gives_each_volume_what_its_rows_give_alone(layout: str) -> None:
     # Volumes of every kind the long-frame reader meets: all four counts; reads only (the other
     # columns NaN in its rows: left out); a missing minute (a gap, taken as no I/O); one row; a
     # negative value and a text cell (refused, in from_pandas's words); rows without an id.
@@ -224,9 +224,11 @@ def test_a_long_frame_gives_each_volume_what_its_rows_give_alone(interleave: boo
         rows("text", read_ops=ops, read_bytes=ops * 4096, note=["x"] + [None] * 29),
         rows(None, read_ops=ops, read_bytes=ops * 4096),
     ]
-    long = pd.concat(parts, ignore_index=True)
-    if interleave:
+    long = pd.concat(parts if layout != "with ids" else parts[:-1], ignore_index=True)
+    if layout == "interleaved":
         long = long.sort_values("time", kind="stable")  # the volumes' rows interleave, in time order
+    elif layout == "split":  # some volumes' rows in two stretches, each volume's in time order
+        long = pd.concat([long.iloc[:40], long.iloc[100:], long.iloc[40:100]])
     vols = {v: ebssim.gp2(100) for v in ("all", "reads", "gap", "one", "negative", "text")}
     trace = {"period": "60s", "gaps": "zero"}
     fleet = simulate_fleet(vols, long, errors="ignore", **trace)

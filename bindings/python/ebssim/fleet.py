@@ -611,6 +611,9 @@ def _runs(ids: Any) -> Optional[Tuple[np.ndarray, List[Hashable]]]:
     if len(values) == 0 or bool(ids.isna().any()):
         return None
     try:
+        head = np.asarray(values[1:1025] != values[:1024], dtype=bool)
+        if 2 * int(head.sum()) > head.size:
+            return None  # mostly changes, e.g. rows sorted by time: hashing is the cheaper way
         change = np.asarray(values[1:] != values[:-1], dtype=bool)
     except (TypeError, ValueError):
         return None
