@@ -50,7 +50,7 @@ P_UNIT = 6  # counting unit, bytes
 P_MERGE_MIN = 7  # merge floor (at most the unit)
 P_INV_UNIT = 8
 P_SEQUENTIAL = 9  # 1.0 for a sequential pattern
-P_LATENCY = 10  # unloaded service time of a zero-byte I/O, s
+P_LATENCY = 10  # unloaded service time of a zero-byte I/O at the workload's read share, s
 P_INV_TRANSFER = 11  # 1 / transfer rate of the service-time model, s/byte
 P_SERVICE_TIME = 12  # the workload's own service time, s (NaN: the model at the mean I/O size)
 P_MAX_IN_FLIGHT = 13  # the workload's bound on outstanding I/Os (inf: none)
@@ -312,7 +312,7 @@ def limits(sim: ebssim.Simulation, workloads: Sequence[ebssim.OpenLoop]) -> np.n
         row[P_MERGE_MIN] = min(p.merge_min_bytes, p.io_unit_bytes)  # as IoCounting reads a floor above the unit
         row[P_INV_UNIT] = 1.0 / p.io_unit_bytes
         row[P_SEQUENTIAL] = 1.0 if native.sequential else 0.0
-        row[P_LATENCY] = p.latency_s
+        row[P_LATENCY] = p.latency_at(native.read_fraction)  # the engine's zero-byte latency at the mix
         row[P_INV_TRANSFER] = 1.0 / p.transfer_bytes_s
         row[P_SERVICE_TIME] = native.service_time_s
         row[P_MAX_IN_FLIGHT] = native.max_in_flight

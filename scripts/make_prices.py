@@ -19,11 +19,15 @@ commercial regions); the price list writes ``EU (Ireland)`` where botocore write
 (Ireland)``. Regions of that list without prices in the inputs are written out as such, so
 ``ebssim cost`` can say a region exists but is not priced.
 
-    python scripts/make_prices.py scripts/data/ebs-calculator.2023-02-16.subset.json \
+    python scripts/make_prices.py scripts/data/ebs-calculator.2025-10-28.subset.json \
         -o bindings/python/ebssim/data/ebs_prices.json
 
-The shipped file was generated from ``scripts/data/ebs-calculator.2023-02-16.subset.json``
-(see ``bindings/python/ebssim/data/README.md`` for where it comes from).
+The shipped file was generated from ``scripts/data/ebs-calculator.2025-10-28.subset.json``,
+the part of AWS's document this script reads, itself made with ``--subset`` from the whole
+document (see ``bindings/python/ebssim/data/README.md`` for where it comes from):
+
+    python scripts/make_prices.py --subset ebs-calculator.2025-10-28.json \
+        -o scripts/data/ebs-calculator.2025-10-28.subset.json
 """
 
 from __future__ import annotations
@@ -62,6 +66,8 @@ METERED: Dict[str, str] = {
     "Storage Provisioned IOPS io1 GB Mo": "io1.storage",
     "Provisioned EBS IOPS io1 Volumes per IOPS Mo": "io1.iops",
     "Storage Provisioned IOPS io2 GB Mo": "io2.storage",
+    # The same meter as AWS names it from 2024 on (the 2023 list had both spellings).
+    "Storage Provisioned IOPS io2 GB month": "io2.storage",
     "Provisioned EBS IOPS io2 Volumes per IOPS Mo": "io2.iops.tier1",
     "Provisioned EBS IOPS Tier 2 io2 Volumes per IOPS Mo": "io2.iops.tier2",
     "Provisioned EBS IOPS Tier 3 io2 Volumes per IOPS Mo": "io2.iops.tier3",
@@ -134,10 +140,29 @@ def from_metered(doc: Mapping[str, Any], regions: Mapping[str, str], where: str)
         prices: Dict[str, str] = {}
         for key, entry in by_location[found[0]].items():
             if key in METERED:
-                prices[METERED[key]] = _decimal(entry.get("price"), f"{where}: {found[0]}: {key}")
+                item, price = METERED[key], _decimal(entry.get("price"), f"{where}: {found[0]}: {key}")
+                if prices.setdefault(item, price) != price:
+                    raise ValueError(f"{where}: {found[0]}: {item}: two prices, {prices[item]} and {price}")
         if prices:
             out[code] = {"location": found[0], **prices}
     return out
+
+
+def subset(doc: Mapping[str, Any], regions: Mapping[str, str], where: str) -> Dict[str, Any]:
+    """The part of a metered-unit map that :func:`from_metered` reads: its manifest and, for
+    each commercial region it covers (sorted by location), the entries of :data:`METERED` in
+    that order, each copied as published (``rateCode``, ``price``, ...). Local Zones, Wavelength
+    Zones, GovCloud and the other meters are left out."""
+    by_location = doc.get("regions")
+    if not isinstance(by_location, dict) or "manifest" not in doc:
+        raise ValueError(f"{where}: not a metered-unit map (no 'manifest' and 'regions')")
+    kept: Dict[str, Dict[str, Any]] = {}
+    for name in regions.values():
+        found = [n for n in _location_names(name) if n in by_location]
+        if found:
+            entries = by_location[found[0]]
+            kept[found[0]] = {key: entries[key] for key in METERED if key in entries}
+    return {"manifest": doc["manifest"], "sets": doc.get("sets", {}), "regions": dict(sorted(kept.items()))}
 
 
 def _offer_products(doc: Mapping[str, Any], where: str) -> Iterable[Tuple[Mapping[str, Any], Mapping[str, Any]]]:
@@ -235,10 +260,27 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("inputs", nargs="+", type=Path, help="offer files or metered-unit maps (JSON)")
     ap.add_argument("--endpoints", type=Path, help="botocore's endpoints.json (default: the installed botocore's)")
     ap.add_argument("-o", "--output", type=Path, help="write here (default: standard output)")
+    ap.add_argument(
+        "--subset",
+        action="store_true",
+        help="write the part of one metered-unit map this script reads (the file kept in scripts/data) "
+        "instead of the price file",
+    )
     args = ap.parse_args(argv)
     endpoints = args.endpoints or _botocore_endpoints()
     if endpoints is None:
         ap.error("botocore is not installed: give --endpoints PATH/TO/botocore/data/endpoints.json")
+    if args.subset:
+        if len(args.inputs) != 1:
+            ap.error("--subset takes one metered-unit map")
+        part = subset(json.loads(args.inputs[0].read_text()), commercial_regions(endpoints), str(args.inputs[0]))
+        text = json.dumps(part, indent=2) + "\n"
+        if args.output:
+            args.output.write_text(text)
+        else:
+            sys.stdout.write(text)
+        print(f"{len(part['regions'])} regions kept", file=sys.stderr)
+        return 0
     doc = build(args.inputs, commercial_regions(endpoints))
     text = json.dumps(doc, indent=1) + "\n"
     if args.output:

@@ -24,19 +24,23 @@ void bind_instance(py::module_& m) {
     py::class_<InstanceSpec>(m, "InstanceSpec")
         .def(py::init([](const std::string& name, double baseline_iops, double max_iops, double baseline_mb_s,
                          double max_mb_s, bool nitro, double burst_s, double refill_s, double io_balance_pct,
-                         double byte_balance_pct, const std::string& share) {
-                 return InstanceSpec{name,    baseline_iops, max_iops,       baseline_mb_s,    max_mb_s,          nitro,
-                                     burst_s, refill_s,      io_balance_pct, byte_balance_pct, parse_share(share)};
+                         double byte_balance_pct, const std::string& share, double wait_cv) {
+                 InstanceSpec s{name,    baseline_iops, max_iops,       baseline_mb_s,    max_mb_s,          nitro,
+                                burst_s, refill_s,      io_balance_pct, byte_balance_pct, parse_share(share)};
+                 s.wait_cv = wait_cv;
+                 return s;
              }),
              py::arg("name"), py::arg("baseline_iops"), py::arg("max_iops"), py::arg("baseline_mb_s"),
              py::arg("max_mb_s"), py::arg("nitro") = true, py::arg("burst_s") = 1800.0, py::arg("refill_s") = 84600.0,
-             py::arg("io_balance_pct") = 100.0, py::arg("byte_balance_pct") = 100.0, py::arg("share") = "proportional")
+             py::arg("io_balance_pct") = 100.0, py::arg("byte_balance_pct") = 100.0, py::arg("share") = "proportional",
+             py::arg("wait_cv") = unset)
         .def_readonly("name", &InstanceSpec::name)
         .def_readonly("baseline_iops", &InstanceSpec::baseline_iops)
         .def_readonly("max_iops", &InstanceSpec::max_iops)
         .def_readonly("baseline_mb_s", &InstanceSpec::baseline_mb_s)
         .def_readonly("max_mb_s", &InstanceSpec::max_mb_s)
-        .def_readonly("nitro", &InstanceSpec::nitro);
+        .def_readonly("nitro", &InstanceSpec::nitro)
+        .def_readonly("wait_cv", &InstanceSpec::wait_cv);
 
     py::class_<InstanceParams>(m, "InstanceParams")
         .def_readonly("name", &InstanceParams::name)
@@ -48,6 +52,7 @@ void bind_instance(py::module_& m) {
         .def_readonly("io_capacity", &InstanceParams::io_capacity)
         .def_readonly("bytes_capacity", &InstanceParams::bytes_capacity)
         .def_readonly("io_earn_idle", &InstanceParams::io_earn_idle)
-        .def_readonly("bytes_earn_idle", &InstanceParams::bytes_earn_idle);
+        .def_readonly("bytes_earn_idle", &InstanceParams::bytes_earn_idle)
+        .def_readonly("wait_cv", &InstanceParams::wait_cv);
     m.def("make_instance", &make_instance, py::arg("spec"));
 }

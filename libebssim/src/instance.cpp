@@ -39,6 +39,12 @@ InstanceParams make_instance(const InstanceSpec& s) {
     detail::require_positive(s.refill_s, "refill_s");
     require_pct(s.io_balance_pct, "io_balance_pct");
     require_pct(s.byte_balance_pct, "byte_balance_pct");
+    if (!std::isnan(s.wait_cv) && !(s.wait_cv >= 0 && s.wait_cv <= max_cv)) {
+        throw ConfigError(
+            fmt::format("{}: wait_cv={} must be between 0 and {:g} (the coefficient of variation of the wait of "
+                        "I/Os the instance's limits hold back)",
+                        who, s.wait_cv, max_cv));
+    }
 
     InstanceParams p;
     p.name = s.name;
@@ -56,6 +62,7 @@ InstanceParams make_instance(const InstanceSpec& s) {
     p.bytes_earn_idle = p.bytes_capacity / s.refill_s;
     p.io_initial = p.io_capacity * s.io_balance_pct / 100.0;
     p.bytes_initial = p.bytes_capacity * s.byte_balance_pct / 100.0;
+    p.wait_cv = std::isnan(s.wait_cv) ? default_wait_spread(s.nitro).instance_cv : s.wait_cv;
     return p;
 }
 

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -720,5 +721,23 @@ TEST_CASE("instance spec errors") {
         s.max_iops = 100;
         CHECK_THROWS_WITH_AS(Simulation({gp3_spec(100)}, s), doctest::Contains("max_iops=100"), ConfigError);
         CHECK_THROWS_AS(Simulation({gp3_spec(100)}, m5_large(), 0.0), ConfigError);
+    }
+}
+
+TEST_CASE("instance wait_cv: the platform's default, or the spec's within 0 to max_cv") {
+    InstanceSpec s = m5_large();
+    CHECK(make_instance(s).wait_cv == default_wait_spread(true).instance_cv);  // Nitro: 0.2
+    s.nitro = false;
+    CHECK(make_instance(s).wait_cv == default_wait_spread(false).instance_cv);  // Xen: 0.1
+    s.wait_cv = 0.0;
+    CHECK(make_instance(s).wait_cv == 0.0);
+    s.wait_cv = max_cv;
+    CHECK(make_instance(s).wait_cv == max_cv);
+    for (double bad : {-0.01, max_cv + 0.01, std::numeric_limits<double>::infinity()}) {
+        CAPTURE(bad);
+        s.wait_cv = bad;
+        const std::string msg = instance_error(s);
+        CHECK(contains(msg, "wait_cv="));
+        CHECK(contains(msg, "must be between 0 and 10"));
     }
 }

@@ -1,4 +1,4 @@
-"""ebssim.advise and ``ebssim advise``: gp2 -> gp3 and io1 -> io2 advice, priced and replayed.
+"""ebssim.advise and ``ebssim advise``: gp2 -> gp3 and io1/io2 -> gp3 (or io1 -> io2) advice, priced and replayed.
 
 Every expected number is worked out by hand in the comment beside it (prices: ebssim/data/README.md).
 """
@@ -68,7 +68,7 @@ def test_2000_gib_case_on_the_command_line(cli):
     r = cli("advise", "--region", "eu-west-1", "--job-minutes", "52", "--output-format", "json", "vol-db=gp2:size=2000")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
-    assert (doc["region"], doc["prices_as_of"]) == ("eu-west-1", "2023-02-16")
+    assert (doc["region"], doc["prices_as_of"]) == ("eu-west-1", "2025-10-28")
     (v,) = doc["volumes"]
     assert v["volume_id"] == "vol-db"
     assert (v["current"], v["defaults"], v["advice"]) == (
@@ -166,13 +166,68 @@ def test_small_gp2_bursts_and_its_job_falls_off_the_cliff():
     assert "bursts to 3000 IOPS for 33 min from a full bucket, then 300" in v.reason
 
 
-def test_io1_becomes_io2_at_the_same_iops():
-    # 500 x 0.125 + 20,000 x 0.065 = 1,362.50 for both (the tiers differ above 32,000 IOPS only).
-    fleet = advise({"vol-io": ebssim.io1(500, 20000)}, "us-east-1", job=BatchJob(minutes=10))
-    v = fleet["vol-io"]
-    assert v.advice.spec == "io2:size=500,iops=20000"
-    assert v.current.monthly_usd == v.advice.monthly_usd == 1362.5
+def test_small_io1_moves_to_gp3_with_defaults():
+    # The issue's case: io1 4 GiB at 200 IOPS moves at most 200 x 256 KiB = 50 MiB/s; gp3's
+    # included 3,000 IOPS and 125 MiB/s cover it. us-east-1: io1 4 x 0.125 + 200 x 0.065 = 13.50
+    # (io2 at the same IOPS the same); gp3 4 x 0.08 = 0.32. The job (16 KiB at io1's 200 IOPS for
+    # 60 min) is served as it comes on both: 60 min.
+    v = advise({"vol-io": ebssim.io1(4, 200)}, "us-east-1")["vol-io"]
+    assert v.advice.spec == v.defaults.spec == "gp3:size=4,iops=3000,throughput=125"
+    assert v.can_use_defaults and not v.needs_provisioned
+    assert (v.current.monthly_usd, v.advice.monthly_usd) == (13.5, 0.32)
+    assert (v.current.job_minutes, v.advice.job_minutes) == (60.0, 60.0)
+    assert v.advice.throttled_minutes == 0.0
+    assert "gp3 serves it (all it can do: 200 IOPS, 50 MiB/s) at 3000 IOPS, 125 MiB/s, for $0.32/month" in v.reason
+    assert "against $13.50 as io2 at its IOPS" in v.reason
+
+
+def test_io1_moves_to_gp3_at_its_iops():
+    # io1 500 GiB at 20,000 IOPS: 20,000 x 256 KiB capped at 500 MiB/s. gp3 500 GiB allows
+    # 500 x 500 = 250,000 IOPS (at most 80,000) and 500 MiB/s needs 2,000: gp3 at 20,000 IOPS,
+    # 500 MiB/s. us-east-1: 500 x 0.08 = 40 + 17,000 x 0.005 = 85 + 375 x 40.96 / 1024 (= 0.04) = 15
+    # -> 140.00, against io2 (and io1) 500 x 0.125 + 20,000 x 0.065 = 1,362.50.
+    v = advise({"vol-io": ebssim.io1(500, 20000)}, "us-east-1", job=BatchJob(minutes=10))["vol-io"]
+    assert v.advice.spec == "gp3:size=500,iops=20000,throughput=500"
+    assert v.needs_provisioned
+    assert (v.current.monthly_usd, v.advice.monthly_usd) == (1362.5, 140.0)
+    # 16 KiB at 20,000 IOPS = 312.5 MiB/s, within both: 10 min on each.
     assert v.advice.job_minutes == v.current.job_minutes == 10.0
+
+
+def test_io2_moves_to_gp3_and_says_what_it_gives_up():
+    # io2 100 GiB at 1,000 IOPS: 1,000 x 0.25 = 250 MiB/s. gp3: 3,000 IOPS (included), 250 MiB/s.
+    # us-east-1: 100 x 0.08 = 8 + 125 x 0.04 = 5 -> 13.00, against 100 x 0.125 + 1,000 x 0.065 = 77.50.
+    v = advise({"vol-io": ebssim.io2(100, 1000)}, "us-east-1", job=BatchJob(minutes=5))["vol-io"]
+    assert v.advice.spec == "gp3:size=100,iops=3000,throughput=250"
+    assert (v.current.monthly_usd, v.advice.monthly_usd) == (77.5, 13.0)
+    # The family's unloaded latencies (docs/model.md): gp3 0.5 ms, io2 0.44 ms read and 0.335 write.
+    assert "unloaded latency 0.5 ms read, 0.5 ms write against 0.44 and 0.335" in v.reason
+    assert "io2's 99.999% durability given up" in v.reason
+
+
+def test_io2_that_gp3_cannot_serve_stays():
+    # io2 100 GiB at 100,000 IOPS (4,000 MiB/s): gp3 100 GiB reaches 500 x 100 = 50,000 IOPS and at
+    # most 2,000 MiB/s: it stays io2.
+    v = advise({"vol-io": ebssim.io2(100, 100000)}, "us-east-1", job=BatchJob(minutes=1))["vol-io"]
+    assert not v.changes and v.advice.spec == "io2:size=100,iops=100000"
+    assert "io2 kept; gp3 cannot serve all it can do: 100000 IOPS, 4000 MiB/s: IOPS lowered from 100000" in v.reason
+
+
+def test_io1_with_metrics_moves_to_gp3_when_the_observed_load_fits():
+    # moto's 'data' volume's metrics (p99 1,500 IOPS, 9.375 MiB/s; x 1.2 = 1,800 and 11.25) on an
+    # io1 100 GiB at 5,000 IOPS: gp3's defaults. us-east-1: io1 100 x 0.125 + 5,000 x 0.065 = 337.50;
+    # gp3 100 x 0.08 = 8.00.
+    metrics = aws.read_metrics_csv(METRICS_CSV)
+    v = advise({GP2_100: ebssim.io1(100, 5000)}, "us-east-1", metrics=metrics)[GP2_100]
+    assert v.advice.spec == "gp3:size=100,iops=3000,throughput=125"
+    assert (v.current.monthly_usd, v.advice.monthly_usd) == (337.5, 8.0)
+    assert "observed p99 1500 IOPS and 9.4 MiB/s, plus 20% headroom: 1800 IOPS, 11.2 MiB/s" in v.reason
+    assert (v.current.job_minutes, v.advice.job_minutes) == (60.0, 60.0)
+    # With 1,000 % headroom the load asks for 1,500 x 11 = 16,500 IOPS; an io1 of 4 GiB moves to a
+    # gp3 of 4 GiB at most at its included 3,000 (500 x 4 = 2,000 per-GiB): io2 at the same IOPS.
+    v = advise({GP2_100: ebssim.io1(4, 200)}, "us-east-1", metrics=metrics, headroom_pct=1000)[GP2_100]
+    assert v.advice.spec == "io2:size=4,iops=200"
+    assert "gp3 cannot serve observed p99 1500 IOPS and 9.4 MiB/s, plus 1000% headroom: 16500 IOPS" in v.reason
 
 
 def test_other_types_are_kept():
@@ -215,6 +270,17 @@ def test_burst_balance_alarm():
     # At 1,000 IOPS a 100 GiB volume lasts 5.4e6 / 700 = 7,714.3 s: 5 min = 3.889 % -> 3.9 (rounded up).
     assert burst_balance_alarm(ebssim.gp2(100), iops=1000, warning_minutes=5).threshold_pct == 3.9  # type: ignore[union-attr]
     assert burst_balance_alarm(ebssim.gp2(2000)) is None
+    # Above the 3,000 ceiling the bucket drains at 3,000: 3087.91 asked is worked out, and said, at
+    # 3,000 (2,000 s, 5 min = 15 %).
+    a = burst_balance_alarm(ebssim.gp2(100), volume_id="vol-0abc", iops=3087.91, warning_minutes=5)
+    assert a is not None
+    assert (a.iops, a.threshold_pct, a.full_bucket_minutes) == (3000.0, 15.0, 2000 / 60)
+    assert a.arguments[a.arguments.index("--alarm-description") + 1] == (
+        "BurstBalance of vol-0abc below 15%: about 5 min of burst left at 3000 IOPS, the volume's burst ceiling "
+        "(3087.91 IOPS asked)"
+    )
+    with pytest.raises(ValueError, match=r"lasts only 33.3 min at 3000 IOPS, the volume's burst ceiling \(3500 IOPS"):
+        burst_balance_alarm(ebssim.gp2(100), iops=3500, warning_minutes=40)
     with pytest.raises(ValueError, match=r"a full bucket lasts only 33.3 min at 3000 IOPS"):
         burst_balance_alarm(ebssim.gp2(100), warning_minutes=40)
     with pytest.raises(ValueError, match="a gp3 volume has no burst bucket"):
@@ -306,12 +372,23 @@ def test_normal_report(cli):
     r = cli("advise", "--region", "eu-west-1", "--job-minutes", "52", "vol-db=gp2:size=2000")
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[0] == "Region eu-west-1, AWS list prices of 2023-02-16 (USD per month)"
+    assert lines[0] == "Region eu-west-1, AWS list prices of 2025-10-28 (USD per month)"
     assert lines[2] == "vol-db: gp2:size=2000 -> gp3:size=2000,iops=6000,throughput=250"
     assert lines[4].split() == ["current", "gp2:size=2000", "220.00", "0.0", "52.0"]
     assert lines[5].split() == ["defaults", "gp3:size=2000,iops=3000,throughput=125", "176.00", "104.0", "104.0"]
     assert lines[6].split() == ["advice", "gp3:size=2000,iops=6000,throughput=250", "198.00", "0.0", "52.0"]
     assert "  aws ec2 modify-volume --volume-id vol-db --volume-type gp3 --iops 6000 --throughput 250" in lines
+    # One volume, which needs provisioned performance: singular nouns and verbs.
+    assert "Fleet: 1 volume; 0 can use gp3's defaults, 1 needs provisioned performance, 0 unchanged" in lines
+
+
+def test_counts_agree_with_their_nouns():
+    two = advise({"a": ebssim.gp2(2000), "b": ebssim.gp2(3000)}, "eu-west-1", job=BatchJob(minutes=1)).to_normal()
+    assert "Fleet: 2 volumes; 0 can use gp3's defaults, 2 need provisioned performance, 0 unchanged" in two
+    # 1 modification earlier plus 4 planned is 5.
+    change = [("vol-a", ebssim.gp3(100), ebssim.gp3(100, iops=3000 + k)) for k in range(1, 5)]
+    (w,) = modify_volume_plan(change, recent_modifications={"vol-a": 1}).warnings
+    assert w.startswith("vol-a: 1 modification in the last 24 hours plus 4 planned is 5, more than 4")
 
 
 def test_instance_limits_apply():

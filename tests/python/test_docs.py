@@ -94,6 +94,7 @@ def test_readme_console_commands(
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "tests").symlink_to(REPO / "tests")  # commands that read the repository's fixtures
+    (tmp_path / "examples").symlink_to(REPO / "examples")  # and its example plans
     text = (REPO / "README.md").read_text()
     blocks = re.findall(r"^```console\n(.*?)^```", text, flags=re.S | re.M)
     checked = 0

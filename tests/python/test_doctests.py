@@ -10,6 +10,7 @@ import pkgutil
 import ebssim
 import ebssim.advise
 import ebssim.aws
+import ebssim.check
 import ebssim.fio
 import ebssim.fit
 import pytest
@@ -29,12 +30,18 @@ MODULES = [
     "ebssim.advise._alarms",
     "ebssim.advise._cli",
     "ebssim.advise._plan",
+    "ebssim.advise._words",
     "ebssim.aws",
     "ebssim.aws._cloudwatch",
     "ebssim.aws._ec2",
     "ebssim.aws._replay",
     "ebssim.analysis",
     "ebssim.burst",
+    "ebssim.check",
+    "ebssim.check._cli",
+    "ebssim.check._junit",
+    "ebssim.check._plan",
+    "ebssim.check._schema",
     "ebssim.cli",
     "ebssim.cost",
     "ebssim.fleet",
@@ -62,6 +69,7 @@ MODULES = [
     "ebssim.fio.options",
     "ebssim.fio.prediction",
     "ebssim.fio.report",
+    "ebssim.fio.substitution",
     "ebssim.fio.values",
     "ebssim.fit",
     "ebssim.fit._cli",
@@ -71,6 +79,7 @@ MODULES = [
     "ebssim.fit._levels",
     "ebssim.fit._native",
     "ebssim.fit._predict",
+    "ebssim.fit._range",
     "ebssim.fit._result",
     "ebssim.fit._rules",
 ]
@@ -95,6 +104,7 @@ def test_every_module_is_covered():
     found |= {f"ebssim.fit.{m.name}" for m in pkgutil.iter_modules(ebssim.fit.__path__)}
     found |= {f"ebssim.aws.{m.name}" for m in pkgutil.iter_modules(ebssim.aws.__path__)}
     found |= {f"ebssim.advise.{m.name}" for m in pkgutil.iter_modules(ebssim.advise.__path__)}
+    found |= {f"ebssim.check.{m.name}" for m in pkgutil.iter_modules(ebssim.check.__path__)}
     assert found | {"ebssim"} == set(MODULES)
 
 

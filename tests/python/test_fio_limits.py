@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -169,14 +170,37 @@ def test_numjobs_costs_linear_time() -> None:
     assert g.iops == pytest.approx(3000.0, rel=1e-9)
 
 
+def _python_calls(fn: Any) -> int:
+    """Python function calls made while ``fn()`` runs: a count of work that a loaded machine does
+    not change (a wall-clock bound would; the speed itself is bench/'s job)."""
+    calls = 0
+
+    def prof(frame: Any, event: str, arg: Any) -> None:
+        nonlocal calls
+        if event == "call":
+            calls += 1
+
+    sys.setprofile(prof)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return calls
+
+
 def test_many_jobs_in_one_phase_cost_linear_time() -> None:
-    text = "[global]\nfilename=/dev/x\nrw=randread\nruntime=60\ntime_based\n" + "".join(
-        f"[j{i}]\n" for i in range(4000)
-    )
-    start = time.monotonic()
-    p = predict([parse_job_file(text)], {"/dev/x": Volume("gp3", size_gib=100)}, log_dir=None)
-    assert time.monotonic() - start < 15
-    assert len(p.jobs) == 4000
+    # Jobs that run alone in one phase: the work grows with their number, not with its square.
+    # Four times the jobs may cost four times the calls (plus a constant); a quadratic step would
+    # cost sixteen times. 6x leaves room for the constant and nothing for a square.
+    def run(n: int) -> None:
+        text = "[global]\nfilename=/dev/x\nrw=randread\nruntime=60\ntime_based\n" + "".join(
+            f"[j{i}]\n" for i in range(n)
+        )
+        p = predict([parse_job_file(text)], {"/dev/x": Volume("gp3", size_gib=100)}, log_dir=None)
+        assert len(p.jobs) == n
+
+    small, large = _python_calls(lambda: run(250)), _python_calls(lambda: run(1000))
+    assert large < 6 * small, (small, large)
 
 
 def test_many_jobs_ending_at_different_times_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -77,7 +77,7 @@ def test_volume_spec_is_accepted_by_ebssim_fio(capsys: pytest.CaptureFixture[str
 
 
 def test_without_type_levels_and_consistent_types(capsys: pytest.CaptureFixture[str]) -> None:
-    d = _json(capsys, str(DATA / "03_gp2_invocations"))
+    d = _json(capsys, "--rate-limits", "volume", str(DATA / "03_gp2_invocations"))
     assert d["volume"] is None and d["volume_type"] is None and d["cliff_time_s"] is None
     assert [round(p["iops"], -1) for p in d["phases"]] == [3000, 300]
     assert any(c["type"] == "gp2" and c["size_gib"] == 100 for c in d["consistent_with"])

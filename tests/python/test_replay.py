@@ -193,7 +193,7 @@ def test_simulate_returns_the_instance_result(on_m5_large):
     s = r.summary()
     assert s.instance_bound_s == 1401.0 and s.instance_cliff_time_s == pytest.approx(2199 + 2400 / 12400)
     # The repr no longer says only "no cliff": 1,401 s = 23.4 min, 1,401 / 3,600 = 39 %.
-    assert repr(r).endswith("no cliff, instance-bound 23.4 min (39%), instance balance ran dry at 2199 s>")
+    assert repr(r).endswith("no cliff, instance-bound 23.4 min (39%), instance balance ran dry at 2,199 s (36.7 min)>")
     assert simulate(gp3(100), Idle(), duration_s=1).instance is None
 
 

@@ -207,14 +207,16 @@ def test_dict_style_reads_still_work(gp2_run, shared_run):
 
 
 def test_reprs_name_the_fields(gp2_run):
+    # Each field by name, in its unit (ebssim._repr.core_record_repr): 3,000 x 2,000 + 300 x 100
+    # = 6,030,000 I/Os of 4 KiB = 23 GiB; the bucket empty from 2,000 s, volume_iops bound 2,100 s.
     r = repr(gp2_run.totals)
-    assert r.startswith("VolumeTotals(demanded_ops=6030000.0, ")
-    assert "cliff_time_s=2000.0, steps_bound=(0, 2100, 0, 0, 0, 0), " in r
-    assert r.endswith("cliffs=(CliffEpisode(start_s=2000.0, end_s=nan),))")
+    assert r.startswith("VolumeTotals(demanded_ops=6,030,000 I/Os, demanded_bytes=23 GiB, ")
+    assert "cliff_time_s=2,000 s (33.3 min), steps_bound={volume_iops: 2,100}, " in r
+    assert r.endswith("cliffs=1 episode, the first from 2,000 s (33.3 min))")
     # Series show their length and type, not 2,100 numbers.
     assert repr(gp2_run.series) == (
-        "VolumeSeries(iops=<2100 float64>, ebs_iops=<2100 float64>, throughput_mib_s=<2100 float64>, "
-        "credits=<2100 float64>, latency_s=<2100 float64>, backlog_ops=<2100 float64>, bound=<2100 uint8>, "
+        "VolumeSeries(iops=<2,100 float64>, ebs_iops=<2,100 float64>, throughput_mib_s=<2,100 float64>, "
+        "credits=<2,100 float64>, latency_s=<2,100 float64>, backlog_ops=<2,100 float64>, bound=<2,100 uint8>, "
         "iops_max=<0 float64>, latency_max_s=<0 float64>, credits_min=<0 float64>, backlog_max=<0 float64>)"
     )
 

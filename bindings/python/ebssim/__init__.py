@@ -20,8 +20,9 @@ if TYPE_CHECKING:
     # Submodules with their own namespace: ebssim.trace (pandas traces), ebssim.aws (AWS input),
     # ebssim.analysis (cliffs, bound time, latency spans), ebssim.testing (capacity plans as tests),
     # ebssim.cost (prices), ebssim.advise (migration advice), ebssim.k8s (Kubernetes manifests),
-    # ebssim.fleet (many volumes in one call, on every core or a Dask cluster).
-    from . import advise, analysis, aws, cost, fleet, k8s, testing, trace
+    # ebssim.fleet (many volumes in one call, on every core or a Dask cluster), ebssim.check
+    # (capacity plans in YAML: ebssim check).
+    from . import advise, analysis, aws, check, cost, fleet, k8s, testing, trace
     from ._limits import LimitError, Limits, limits
     from .analysis import Cliff
     from .burst import ClosedLoopRate, burst_duration_s, cliff_time_s, closed_loop_rate, counted_iops, refill_time_s
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from .latency import LatencyModel, closed_loop_latency_s, default_wait_spread, latency_moments, latency_quantiles
     from .plot import plot
     from .recording import BOUND_NAMES, INSTANCE_SERIES, VOLUME_SERIES, Recording
-    from .results import InstanceResult, RunResult, VolumeResult, VolumeSummary, WindowStats
+    from .results import InstanceResult, LatencyPercentiles, RunResult, VolumeResult, VolumeSummary, WindowStats
     from .simulation import (
         CliffEpisode,
         InstanceSeries,
@@ -57,6 +58,7 @@ __all__ = [
     "BOUND_NAMES",
     "INSTANCE_SERIES",
     "LatencyModel",
+    "LatencyPercentiles",
     "SHARE_POLICIES",
     "VOLUME_SERIES",
     "VOLUME_TYPES",
@@ -92,6 +94,7 @@ __all__ = [
     "advise",
     "aws",
     "analysis",
+    "check",
     "cost",
     "fleet",
     "burst_duration_s",
@@ -142,7 +145,7 @@ _EXPORTS = {
     ),
     ".plot": ("plot",),
     ".recording": ("BOUND_NAMES", "INSTANCE_SERIES", "VOLUME_SERIES", "Recording"),
-    ".results": ("InstanceResult", "RunResult", "VolumeResult", "VolumeSummary", "WindowStats"),
+    ".results": ("InstanceResult", "LatencyPercentiles", "RunResult", "VolumeResult", "VolumeSummary", "WindowStats"),
     ".simulation": (
         "CliffEpisode",
         "InstanceSeries",

@@ -1,5 +1,8 @@
 """Text and HTML renderings shared by the results, workloads and volumes: durations that read
-well ("5.78 h", not "20808.0"), and small HTML tables for Jupyter's ``_repr_html_``."""
+well ("5.78 h", not "20808.0"), latencies in ms or, from a second on, as durations ("46.9 min",
+not "2813093.69 ms"), one-line reprs of at most :data:`MAX_REPR` characters, and small HTML
+tables for Jupyter's ``_repr_html_``. Every public result type renders through these (one home:
+``tests/python/test_reprs.py`` checks each)."""
 
 from __future__ import annotations
 
@@ -7,7 +10,10 @@ import html
 import math
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-__all__ = ["duration", "when", "number", "html_table", "html_grid"]
+__all__ = ["MAX_REPR", "duration", "when", "number", "latency", "usd", "short_repr", "html_table", "html_grid"]
+
+#: Longest plain ``repr`` of a public result: one line that says what it is, not its arrays.
+MAX_REPR = 400
 
 
 def duration(seconds: float) -> str:
@@ -69,6 +75,51 @@ def latency(ms: Optional[float]) -> str:
     return duration(ms / 1e3)
 
 
+def latency_s(seconds: Optional[float]) -> str:
+    """:func:`latency` of a time in seconds (fio's and the per-step series' unit).
+
+    >>> latency_s(0.000504), latency_s(2813.09369)
+    ('0.504 ms', '46.9 min')
+    """
+    return latency(None if seconds is None else float(seconds) * 1e3)
+
+
+def usd(x: Optional[float]) -> str:
+    """An amount in US dollars, to the cent.
+
+    >>> usd(3727.1), usd(0.32)
+    ('$3,727.10', '$0.32')
+    """
+    return "n/a" if x is None or math.isnan(x) else f"${x:,.2f}"
+
+
+def short_repr(name: str, parts: Iterable[str], limit: int = MAX_REPR, sep: str = ", ") -> str:
+    """``name(part, part, ...)`` in at most ``limit`` characters: the first part that does not
+    fit is cut ("...") and the rest dropped (", ..."), or, with too little room left to be
+    worth reading, dropped too.
+
+    >>> short_repr("Cliff", ["BurstBalance empty", "", "300 IOPS"])
+    'Cliff(BurstBalance empty, 300 IOPS)'
+    >>> short_repr("X", ["a" * 20, "b" * 40, "c"], limit=50)
+    'X(aaaaaaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbbb..., ...)'
+    >>> short_repr("X", ["a" * 20, "b" * 20, "c"], limit=30), len(short_repr("X", ["a" * 500]))
+    ('X(aaaaaaaaaaaaaaaaaaaa, ...)', 400)
+    """
+    kept = [p for p in parts if p]
+    text = f"{name}({sep.join(kept)})"
+    if len(text) <= limit:
+        return text
+    for i in range(len(kept), 0, -1):
+        head = f"{name}({sep.join(kept[:i])}"
+        more = sep + "..." if i < len(kept) else ""
+        if len(head) + len(more) + 1 <= limit:
+            room = limit - len(head) - len(sep) - len(more) - 4  # ", " + part + "..." + more + ")"
+            if i < len(kept) and room >= 15:
+                return f"{head}{sep}{kept[i][:room]}...{more})"
+            return f"{head}{more})"
+    return text[: limit - 4] + "...)"
+
+
 def html_table(title: str, rows: Iterable[Tuple[str, str]], note: Optional[str] = None) -> str:
     """A two-column table (name, value) with a caption, escaped, for ``_repr_html_``.
 
@@ -116,12 +167,16 @@ _MAX_CLIFFS_SHOWN = 6
 
 
 def size(nbytes: float) -> str:
-    """Bytes as KiB or MiB.
+    """Bytes as KiB, MiB, GiB or TiB.
 
-    >>> size(4096), size(1.5 * 2**20), size(512)
-    ('4 KiB', '1.5 MiB', '512 B')
+    >>> size(4096), size(1.5 * 2**20), size(512), size(6030000 * 4096)
+    ('4 KiB', '1.5 MiB', '512 B', '23 GiB')
     """
     b = float(nbytes)
+    if b >= 2**40:
+        return f"{b / 2**40:.3g} TiB"
+    if b >= 2**30:
+        return f"{b / 2**30:.3g} GiB"
     if b >= 2**20:
         return f"{b / 2**20:.3g} MiB"
     if b >= 1024:
@@ -129,8 +184,17 @@ def size(nbytes: float) -> str:
     return f"{b:.3g} B"
 
 
+def steps(n_steps: int, dt_s: float) -> str:
+    """A run's length: its steps, and the time they span.
+
+    >>> steps(2700, 1.0), steps(10080, 60.0)
+    ('2,700 steps of 1 s (45 min)', '10,080 steps of 60 s (7 d)')
+    """
+    return f"{n_steps:,} steps of {dt_s:g} s ({duration(n_steps * dt_s)})"
+
+
 def _span_of_run(n_steps: int, dt_s: float, t0_s: float) -> str:
-    return f"{n_steps:,} steps of {dt_s:g} s ({duration(n_steps * dt_s)}) from t = {when(t0_s)}"
+    return f"{steps(n_steps, dt_s)} from t = {when(t0_s)}"
 
 
 def _held_back(bound_s: Dict[str, float]) -> str:
@@ -244,6 +308,70 @@ def run_result_html(run: Any) -> str:
     return html_grid(f"RunResult: {len(run)} volume{'s' * (len(run) != 1)}", header, rows)
 
 
+def run_result_repr(run: Any) -> str:
+    """RunResult's plain repr: the run, then a few words per volume (as many as fit)."""
+    n = len(run)
+    on = "" if run.instance is None else f" on {run.instance.instance.name}"
+    head = f"{n} volume{'s' * (n != 1)}{on}"
+    if n:
+        head += f", {steps(run[0].n_steps, run[0].dt_s)}"
+    parts = [head]
+    for i, r in enumerate(run):
+        v = r.volume
+        parts.append(
+            f"[{i}] {v.type} {v.size_gib:g} GiB: {number(r.mean_iops, 'IOPS')}, {latency(r.mean_latency_ms)}, "
+            f"{r._cliff_text()}"
+        )
+    if run.instance is not None and run.instance.cliff_time_s is not None:
+        parts.insert(1, f"instance balance ran dry at {when(run.instance.cliff_time_s)}")
+    return short_repr("RunResult", parts, sep="; ")
+
+
+def _core_field(name: str, value: Any) -> str:
+    """One field of a compiled record, in units that read: its name says the unit."""
+    if hasattr(value, "dtype") and hasattr(value, "size"):  # a series: its length and type, not its data
+        return f"<{value.size:,} {value.dtype}>"
+    if name.endswith("cliffs"):
+        n = len(value)
+        if n == 0:
+            return "none"
+        return f"{n:,} episode{'s' * (n != 1)}, the first from {when(value[0].start_s)}"
+    if name == "steps_bound":
+        from .recording import BOUND_NAMES
+
+        if len(value) != len(BOUND_NAMES):
+            return repr(value)
+        held = [f"{b}: {k:,}" for b, k in zip(BOUND_NAMES, value) if k]
+        return "{" + ", ".join(held) + "}"
+    if not isinstance(value, float):
+        return repr(value)
+    if name.endswith("_s") and name != "latency_ops_s":
+        return ("never" if name.endswith("time_s") else "none") if math.isnan(value) else when(value)
+    if name.endswith("_bytes") or name.startswith("bytes_"):  # bytes, or an instance's byte credits
+        return size(value) if value > 0 else "0 B"
+    if name.endswith("_ops") or name == "served_counted":
+        return number(value, "EBS I/Os" if name == "served_counted" else "I/Os")
+    return number(value, "s" if name.endswith("_s") else "")
+
+
+def _core_fields(obj: Any) -> List[Tuple[str, str]]:
+    """A compiled record's read-only fields (its properties, in the order bound) and their values."""
+    names = [k for k, v in vars(type(obj)).items() if isinstance(v, property)]
+    return [(k, _core_field(k, getattr(obj, k))) for k in names]
+
+
+def core_record_repr(obj: Any) -> str:
+    """The repr of the compiled core's records (:class:`~ebssim.VolumeTotals`, ``InstanceTotals``,
+    ``CliffEpisode``, ``VolumeSeries``, ``InstanceSeries``): each field by name, in its unit; a
+    series by its length and type, the cliff episodes by their count and the first."""
+    return short_repr(type(obj).__name__, [f"{k}={v}" for k, v in _core_fields(obj)])
+
+
+def core_record_html(obj: Any) -> str:
+    """The HTML table of a compiled record's fields (see :func:`core_record_repr`)."""
+    return html_table(type(obj).__name__, _core_fields(obj))
+
+
 def volume_html(v: Any) -> str:
     """The HTML summary of a :class:`~ebssim.Volume`."""
     rows = [("type", v.type), ("size", f"{v.size_gib:g} GiB")]
@@ -278,14 +406,26 @@ def open_loop_summary(w: Any) -> Dict[str, str]:
     ops = w.ops
     total = float(ops.sum())
     mean_size = float(w.bytes.sum()) / total if total > 0 else math.nan
-    out = {
-        "steps": f"{w.n_steps:,}",
-        "I/Os": f"{total:.4g}",
-        "per step": f"{number(float(ops.mean()))} mean, {number(float(ops.max()))} peak",
-        "I/O size": size(mean_size) + " mean" if total > 0 else "n/a",
-        "reads": f"{w.read_fraction:.0%}",
-        "pattern": w.pattern,
-    }
+    out = {"steps": f"{w.n_steps:,}" if w.dt is None else steps(w.n_steps, w.dt)}
+    if w.start is not None:
+        out["from"] = w.start.isoformat()
+    if w.resolution_s is not None and w.resolution_s != w.dt:
+        out["measured"] = f"per {w.resolution_s:g} s, spread evenly"
+    # With its step, a trace's demand in IOPS; without, the simulation's step decides it.
+    rate = (
+        {"per step": f"{number(float(ops.mean()))} mean, {number(float(ops.max()))} peak"}
+        if w.dt is None
+        else {"IOPS": f"{number(float(ops.mean()) / w.dt)} mean, {number(float(ops.max()) / w.dt)} peak"}
+    )
+    out.update(
+        {
+            "I/Os": number(total),
+            **rate,
+            "I/O size": size(mean_size) + " mean" if total > 0 else "n/a",
+            "reads": f"{w.read_fraction:.0%}",
+            "pattern": w.pattern,
+        }
+    )
     if w.max_in_flight is not None:
         b = w.in_flight_bounds()
         lo, hi = float(b.min()), float(b.max())
@@ -299,19 +439,29 @@ def open_loop_repr(w: Any) -> str:
     >>> import numpy as np, ebssim
     >>> ebssim.OpenLoop(np.array([100.0, 300.0]), np.array([100.0, 300.0]) * 4096)
     OpenLoop(2 steps, 400 I/Os, 200 per step mean, 300 peak, 4 KiB mean, 100% reads, random)
+
+    With its step (and a wall-clock start), the demand reads in IOPS: 6,000 I/Os a minute are 100 IOPS.
+
+    >>> import pandas as pd
+    >>> ebssim.OpenLoop(np.array([6000.0, 18000.0]), np.array([6000.0, 18000.0]) * 4096, dt=60,
+    ...                 start=pd.Timestamp("2025-06-02"))
+    OpenLoop(2 steps of 60 s (2 min) from 2025-06-02T00:00:00, 24,000 I/Os, 200 IOPS mean, 300 peak,
+             4 KiB mean, 100% reads, random)
     """
     s = open_loop_summary(w)
     parts = [
-        f"{s['steps']} steps",
+        (f"{s['steps']} steps" if w.dt is None else s["steps"]) + (f" from {s['from']}" if "from" in s else ""),
         f"{s['I/Os']} I/Os",
-        s["per step"].replace(" mean,", " per step mean,"),
+        s["per step"].replace(" mean,", " per step mean,")
+        if "per step" in s
+        else s["IOPS"].replace(" mean,", " IOPS mean,"),
         s["I/O size"],
         f"{s['reads']} reads",
         s["pattern"],
     ]
     if "max in flight" in s:
         parts.append("max_in_flight=" + s["max in flight"].replace(" I/Os", ""))
-    return f"OpenLoop({', '.join(parts)})"
+    return short_repr("OpenLoop", parts)
 
 
 def open_loop_html(w: Any) -> str:

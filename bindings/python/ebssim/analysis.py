@@ -99,6 +99,22 @@ class Cliff:
                 text += f" ({_repr.number(self.offered_iops)} arriving)"
         return text
 
+    def __repr__(self) -> str:
+        return _repr.short_repr("Cliff", [str(self)])
+
+    def _repr_html_(self) -> str:
+        end = "still empty at the end of the run" if self.end_s is None else _repr.when(self.end_s)
+        rows = [
+            ("empty from", _repr.when(self.start_s)),
+            ("to", end),
+            ("for", _repr.duration(self.duration_s)),
+            ("held back by", "no limit" if self.limit == "demand" else self.limit),
+            ("served", _repr.number(self.iops, "IOPS")),
+        ]
+        if not math.isnan(self.offered_iops):
+            rows.append(("arriving", _repr.number(self.offered_iops, "IOPS")))
+        return _repr.html_table(f"Cliff: {self.bucket} empty", rows)
+
 
 @dataclass(frozen=True)
 class Span:
@@ -111,6 +127,19 @@ class Span:
     @property
     def duration_s(self) -> float:
         return self.end_s - self.start_s
+
+    def __repr__(self) -> str:
+        return _repr.short_repr(
+            "Span", [f"{_repr.when(self.start_s)} to {_repr.when(self.end_s)}: {_repr.duration(self.duration_s)}"]
+        )
+
+    def _repr_html_(self) -> str:
+        rows = [
+            ("from", _repr.when(self.start_s)),
+            ("to", _repr.when(self.end_s)),
+            ("for", _repr.duration(self.duration_s)),
+        ]
+        return _repr.html_table("Span", rows)
 
 
 def _is_volume(r: Union["VolumeResult", "InstanceResult"]) -> "TypeGuard[VolumeResult]":

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Optional
+from typing import List, Optional, Tuple
 
-from . import _core
+from . import _core, _repr
 from ._units import flag, real
 from .recording import BOUND_NAMES
 from .volumes import Volume
@@ -82,6 +82,21 @@ class ClosedLoopRate:
     """Mean latency: Little's law over each user's cycle, in_flight / iops - think time."""
     bound: str
     """What held it back: ``demand`` (nothing), ``volume_iops`` or ``volume_throughput``."""
+
+    def _rows(self) -> List[Tuple[str, str]]:
+        return [
+            ("served", f"{_repr.number(self.iops, 'IOPS')} of {_repr.number(self.offered_iops)} offered"),
+            ("EBS-counted", _repr.number(self.ebs_iops, "IOPS")),
+            ("throughput", _repr.number(self.throughput_mib_s, "MiB/s")),
+            ("mean latency", _repr.latency(self.latency_ms)),
+            ("held back by", "nothing" if self.bound == "demand" else self.bound),
+        ]
+
+    def __repr__(self) -> str:
+        return _repr.short_repr("ClosedLoopRate", [f"{k} {v}" if k != "served" else v for k, v in self._rows()])
+
+    def _repr_html_(self) -> str:
+        return _repr.html_table("ClosedLoopRate", self._rows())
 
 
 def _closed_loop(volume: Volume, workload: Workload, what: str) -> ClosedLoop:

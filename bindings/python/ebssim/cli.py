@@ -7,10 +7,12 @@ ebssim fit [--type TYPE] [--size GIB] [--instance TYPE] [--output-format normal|
 ebssim cost --region REGION [--output-format normal|json] SPEC [SPEC ...]
 ebssim advise --region REGION [--metrics FILE]... [--instance TYPE] [--headroom PCT]
               [--output-format normal|json] INPUT [INPUT ...]
+ebssim check [--junit FILE] PLAN [PLAN ...]
 
-Every problem ends the command with one ``ebssim: error: ...`` line on standard error and exit
-status 2 (130 when interrupted); Python warnings raised during a run appear as one
-``ebssim: warning: ...`` line each. ``EBSSIM_DEBUG=1`` adds the traceback of an internal error.
+``ebssim check`` exits 1 when a plan's criterion fails. Every problem ends the command with one
+``ebssim: error: ...`` line on standard error and exit status 2 (130 when interrupted); Python
+warnings raised during a run appear as one ``ebssim: warning: ...`` line each. ``EBSSIM_DEBUG=1``
+adds the traceback of an internal error.
 """
 
 from __future__ import annotations
@@ -129,6 +131,9 @@ def _parser() -> argparse.ArgumentParser:
     from .advise._cli import add_parsers as add_advise_parsers
 
     add_advise_parsers(sub)
+    from .check._cli import add_parser as add_check_parser
+
+    add_check_parser(sub)
     return ap
 
 
@@ -170,6 +175,10 @@ def main(argv: Optional[List[str]] = None) -> int:
                 from .fit._cli import run as run_fit
 
                 return run_fit(args)
+            if args.command == "check":
+                from .check._cli import run as run_check
+
+                return run_check(args)
             if args.command in ("cost", "advise"):
                 from .advise._cli import run_advise, run_cost
 

@@ -35,6 +35,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
+from . import _repr
 from ._units import real
 from .volumes import Volume, volume_spec
 
@@ -93,6 +94,18 @@ class RegionPrices:
     items: Mapping[str, Decimal]
     units: Mapping[str, str]
 
+    def __repr__(self) -> str:
+        items = [f"{k} {v} per {self.units.get(k, '')}".rstrip() for k, v in self.items.items()]
+        return _repr.short_repr(
+            "RegionPrices", [f"{self.region} ({self.location}), list of {self.prices_as_of}", *items]
+        )
+
+    def _repr_html_(self) -> str:
+        rows = [(k, f"${v} per {self.units.get(k, '')}") for k, v in self.items.items()]
+        return _repr.html_table(
+            f"RegionPrices: {self.region} ({self.location}), USD, list of {self.prices_as_of}", rows
+        )
+
     def price(self, item: str) -> Decimal:
         """The price of ``item``; a ValueError naming the region when AWS lists none there."""
         if item not in self.units:
@@ -111,7 +124,7 @@ def regions() -> List[str]:
 
     >>> from ebssim import cost
     >>> "eu-west-1" in cost.regions(), len(cost.regions())
-    (True, 27)
+    (True, 34)
     """
     return list(_document()["regions"])
 
@@ -169,6 +182,28 @@ class Cost:
     monthly_usd: float
     breakdown: Mapping[str, float]
     prices_as_of: str
+
+    def _rows(self) -> List[Tuple[str, str]]:
+        parts = [(k, _repr.usd(v)) for k, v in self.breakdown.items() if v]
+        return [
+            ("a month", _repr.usd(self.monthly_usd)),
+            *parts,
+            ("list prices of", f"{self.prices_as_of}, {self.region}"),
+        ]
+
+    def __repr__(self) -> str:
+        parts = ", ".join(f"{k} {v}" for k, v in self._rows()[1:-1])
+        return _repr.short_repr(
+            "Cost",
+            [
+                f"{self.spec} in {self.region}: {_repr.usd(self.monthly_usd)} a month"
+                + (f" ({parts})" if parts else ""),
+                f"list prices of {self.prices_as_of}",
+            ],
+        )
+
+    def _repr_html_(self) -> str:
+        return _repr.html_table(f"Cost: {self.spec}", self._rows())
 
     def to_dict(self) -> Dict[str, Any]:
         """The ``ebssim cost --output-format json`` entry of this volume."""

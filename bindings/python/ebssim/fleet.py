@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence,
 
 import numpy as np
 
-from . import _core, _limits
+from . import _core, _limits, _repr
 from ._units import flag, integer, real
 from .instances import Catalog, Instance, NoEbsLimitsWarning, _resolve_instance
 from .recording import BOUND_NAMES
@@ -112,6 +112,49 @@ class FleetResult:
     """Why each volume that was not simulated was refused, by volume id."""
     timelines: Dict[Hashable, "pd.DataFrame"] = field(default_factory=dict)
     """Per-step (or per ``timeline_step``) DataFrames of the volumes asked for with ``timelines=``."""
+
+    @staticmethod
+    def _described(g: "pd.DataFrame") -> Tuple[str, str]:
+        """The cliffs (how many, the first) and the worst mean latency (in its unit) of some rows."""
+        cliffs = g["cliff_time_s"].dropna()
+        lat = g["mean_latency_ms"].dropna()
+        first = f", the first at {_repr.when(float(cliffs.min()))} ({cliffs.idxmin()})" if len(cliffs) else ""
+        worst = f"{_repr.latency(float(lat.max()))} ({lat.idxmax()})" if len(lat) else "n/a"
+        return f"{len(cliffs):,} with a cliff{first}", worst
+
+    def __repr__(self) -> str:
+        s = self.summary
+        n = len(s)
+        kinds = s["type"].where(s["type"].notna(), "(no configuration)").value_counts(sort=False)
+        cliffs, worst = self._described(s)
+        parts = [
+            f"{n:,} volume{'s' * (n != 1)}: " + ", ".join(f"{c:,} {t}" for t, c in kinds.items()),
+            cliffs,
+            f"worst mean latency {worst}",
+            f"{len(self.errors):,} refused" if self.errors else "",
+            f"timelines of {len(self.timelines):,}" if self.timelines else "",
+        ]
+        return _repr.short_repr("FleetResult", parts, sep="; ")
+
+    def _repr_html_(self) -> str:
+        """A row per volume type (and one for all): volumes, refused, served IOPS, cliffs, worst latency."""
+        s = self.summary
+        kinds = s["type"].where(s["type"].notna(), "(no configuration)")
+        groups = [(str(t), s[kinds == t]) for t in dict.fromkeys(kinds)]
+        if len(groups) > 1:
+            groups.append(("all", s))
+        rows = [
+            [
+                name,
+                f"{len(g):,}",
+                f"{int(g['error'].notna().sum()):,}",
+                _repr.number(float(g["served_iops"].sum())),
+                *self._described(g),
+            ]
+            for name, g in groups
+        ]
+        header = ["type", "volumes", "refused", "served IOPS (sum)", "cliffs", "worst mean latency"]
+        return _repr.html_grid(f"FleetResult: {len(s):,} volumes (.summary has a row each)", header, rows)
 
 
 def simulate_fleet(
@@ -188,7 +231,8 @@ def simulate_fleet(
         instance, every volume of it shares the error.
     progress : bool
         Show a progress bar (tqdm: in a terminal or in Jupyter), updated after each batch
-        (``True`` or ``False``).
+        (``True`` or ``False``; default False). tqdm is imported only for a bar; in Jupyter it is
+        a widget when ipywidgets is installed, else the text bar, without a warning.
     max_volume_steps, max_memory_bytes
         Bounds on each instance's or volume's run (default :data:`ebssim.limits`).
 
@@ -263,9 +307,8 @@ def simulate_fleet(
         if errors == "raise":
             raise ValueError(f"volume {vid!r}: {errs[vid]}")
     groups = _groups(vols, attachments)
-    from tqdm.auto import tqdm
-
-    with tqdm(total=len(vols), unit="volume", disable=not show, desc="ebssim fleet") as bar:
+    bar = _progress_bar(len(vols)) if show else None
+    try:
         for chunk in _batches(groups, batch):
             done = _run_batch(chunk, vols, traces, options, wanted, step)
             for vid, (row, result) in done.items():
@@ -276,11 +319,28 @@ def simulate_fleet(
                         raise ValueError(f"volume {vid!r}: {row['error']}")
                 if result is not None:
                     lines[vid] = result
-            bar.update(sum(len(g.vids) for g in chunk))
+            if bar is not None:
+                bar.update(sum(len(g.vids) for g in chunk))
+    finally:
+        if bar is not None:
+            bar.close()
     if errs and errors == "warn":
         _warn_refused(errs, len(rows), stacklevel=2)
     order = list(vols) + extra
     return FleetResult(_frame([rows[v] for v in order], order), errs, lines)
+
+
+def _progress_bar(total: int) -> Any:
+    """The progress bar of ``progress=True``, imported only then: tqdm's widget in Jupyter when
+    ipywidgets is installed, else (a terminal, or Jupyter without ipywidgets) its text bar, quietly
+    (``tqdm.auto`` would warn "IProgress not found" before falling back to the same text bar)."""
+    import importlib.util
+
+    if importlib.util.find_spec("ipywidgets") is None:
+        from tqdm.std import tqdm
+    else:
+        from tqdm.auto import tqdm
+    return tqdm(total=total, unit="volume", desc="ebssim fleet")
 
 
 # ---------------------------------------------------------------------------------------------

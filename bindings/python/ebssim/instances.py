@@ -76,6 +76,12 @@ class Instance:
     share : {"proportional", "fair"}
         How attached volumes share the budget when it binds: every volume keeps the same
         fraction of what it asks (default), or max-min fair (small demands met in full).
+    wait_cv : float, optional
+        Coefficient of variation of the wait of I/Os the instance's EBS limits hold back, 0 to 10
+        (the latency model's ``instance_wait_cv``; default: the platform's,
+        :func:`ebssim.default_wait_spread`, 0.2 on Nitro and 0.1 on Xen). It shapes latency
+        percentiles only, never the rates (docs/model.md, "Latency percentiles");
+        ``ebssim fit --instance`` estimates it from jobs the instance held back.
     """
 
     name: str
@@ -89,6 +95,7 @@ class Instance:
     io_balance_pct: float = 100.0
     byte_balance_pct: float = 100.0
     share: str = "proportional"
+    wait_cv: Optional[float] = None
     _params: Any = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -101,6 +108,8 @@ class Instance:
         flag(self.nitro, "nitro")
         if self.share not in SHARE_POLICIES:
             raise ValueError(f"share={self.share!r} must be one of {', '.join(SHARE_POLICIES)}")
+        if self.wait_cv is not None and math.isnan(real(self.wait_cv, "wait_cv")):
+            raise ValueError("wait_cv=nan must be a finite number (omit it, or pass None, for the platform's default)")
         object.__setattr__(self, "_params", _core.make_instance(self._spec()))
 
     def _spec(self) -> _core.InstanceSpec:
@@ -116,6 +125,7 @@ class Instance:
             io_balance_pct=float(self.io_balance_pct),
             byte_balance_pct=float(self.byte_balance_pct),
             share=self.share,
+            wait_cv=math.nan if self.wait_cv is None else float(self.wait_cv),
         )
 
     @property

@@ -19,7 +19,8 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._units import real, real_array
+from ._units import flag, real, real_array
+from .instances import Instance
 from .volumes import Volume
 from .workloads import ClosedLoop
 
@@ -84,16 +85,29 @@ class LatencyModel:
         io_bytes: float,
         read_fraction: float,
         *,
-        nitro: bool = True,
+        nitro: Optional[bool] = None,
         service_time_s: Optional[float] = None,
+        instance: Optional[Instance] = None,
     ) -> "LatencyModel":
-        """The model of I/Os of ``io_bytes`` with this share of reads on ``volume`` attached to a
-        Nitro (``nitro=True``) or Xen instance: its service times per direction, their spread, and
-        the waits' spread under the volume's limits (its ``wait_cv``, else the platform's default:
-        the core's rule, as the engine builds the volume) and under the instance's (the platform's);
-        ``service_time_s`` a workload's own service time for both directions."""
+        """The model of I/Os of ``io_bytes`` with this share of reads on ``volume`` attached to
+        ``instance`` (an :class:`ebssim.Instance`; or, without one, a Nitro (``nitro=True``, the
+        default) or Xen instance): its service times per direction, their spread, and the waits'
+        spread under the volume's limits (its ``wait_cv``, else the platform's default: the core's
+        rule, as the engine builds the volume) and under the instance's (the instance's
+        ``wait_cv``, else the platform's); ``service_time_s`` a workload's own service time for
+        both directions."""
         if not isinstance(volume, Volume):
             raise ValueError(f"volume must be an ebssim.Volume, got {type(volume).__name__}")
+        if instance is not None:
+            if not isinstance(instance, Instance):
+                raise ValueError(f"instance must be an ebssim.Instance or None, got {type(instance).__name__}")
+            if nitro is not None and bool(nitro) != bool(instance.nitro):
+                raise ValueError(
+                    f"nitro={nitro!r} contradicts instance {instance.name!r} (nitro={instance.nitro!r}): "
+                    "give one of them"
+                )
+            nitro = bool(instance.nitro)
+        nitro = True if nitro is None else flag(nitro, "nitro")
         # The volume's parameters on this platform, as Simulation builds them (make_volume).
         p = volume._params if nitro else _core.make_volume(volume._spec(), False)
         if service_time_s is not None:
@@ -101,7 +115,8 @@ class LatencyModel:
         else:
             size = real(io_bytes, "io_bytes", "a number of bytes")
             rs, ws = float(p.service_time_s(size, 1.0)), float(p.service_time_s(size, 0.0))
-        inst = default_wait_spread(bool(nitro))[1]
+        # The instance's wait spread: its own (make_instance applies the platform's default).
+        inst = float(instance._params.wait_cv) if instance is not None else default_wait_spread(nitro)[1]
         return cls(rs, ws, read_fraction, float(p.latency_cv), float(p.wait_cv), inst)
 
 

@@ -38,7 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core, _repr
-from ._core import InstanceSeries, InstanceTotals, VolumeSeries, VolumeTotals
+from ._core import CliffEpisode, InstanceSeries, InstanceTotals, VolumeSeries, VolumeTotals
 from ._units import real
 from .instances import Instance
 from .latency import LatencyModel, latency_quantiles
@@ -51,7 +51,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .analysis import Cliff
 
-__all__ = ["VolumeResult", "InstanceResult", "RunResult", "WindowStats", "VolumeSummary"]
+__all__ = ["VolumeResult", "InstanceResult", "RunResult", "WindowStats", "VolumeSummary", "LatencyPercentiles"]
 
 FloatArray = npt.NDArray[np.float64]
 #: A recorded series: float64, or float32 when recorded with ``Recording(dtype="float32")``.
@@ -83,6 +83,13 @@ def _frozen(a: _Array) -> _Array:
     a.flags.writeable = False
     return a
 
+
+# The compiled core's records that results hold (totals, series, cliff episodes) render as every
+# result does (ebssim._repr): fields in their units, a series by its length, not its data.
+_RECORD_REPRS = {"__repr__": _repr.core_record_repr, "_repr_html_": _repr.core_record_html}
+for _record in (CliffEpisode, VolumeTotals, InstanceTotals, VolumeSeries, InstanceSeries):
+    for _name, _render in _RECORD_REPRS.items():
+        setattr(_record, _name, _render)
 
 #: The series in seconds, which VolumeResult.to_pandas gives in ms under these names (every other
 #: series is the column of its name; tests/python/test_series_table.py checks each has one).
@@ -121,6 +128,26 @@ class _Record(Generic[_V]):
         return cast(_V, getattr(self, key))
 
 
+class LatencyPercentiles(Dict[float, float]):
+    """What :meth:`VolumeResult.latency_percentiles` returns: a ``dict`` of latency in ms (plain
+    floats) by percentile, as before, that shows its units: ``{50.0: 9.54, 99.0: 130.5}`` reads
+    ``LatencyPercentiles(p50 9.54 ms, p99 130 ms)``, and a latency from a second on reads as a
+    duration (``p99 46.9 min``). It compares, indexes, iterates and serialises as the dict it is.
+
+    >>> p = LatencyPercentiles({50.0: 9.5442, 99.0: 2813093.69})
+    >>> p
+    LatencyPercentiles(p50 9.54 ms, p99 46.9 min)
+    >>> p[99.0], p == {50.0: 9.5442, 99.0: 2813093.69}
+    (2813093.69, True)
+    """
+
+    def __repr__(self) -> str:
+        return _repr.short_repr("LatencyPercentiles", [f"p{p:g} {_repr.latency(ms)}" for p, ms in self.items()])
+
+    def _repr_html_(self) -> str:
+        return _repr.html_table("LatencyPercentiles", [(f"p{p:g}", _repr.latency(ms)) for p, ms in self.items()])
+
+
 @dataclass(frozen=True, eq=True)
 class WindowStats(_Record[float]):
     """A stretch of one volume's run: what :meth:`VolumeResult.window` returns."""
@@ -131,6 +158,26 @@ class WindowStats(_Record[float]):
     """Mean throughput, MiB/s."""
     latency_ms: float
     """Mean latency of the I/Os completed in the window, weighted by I/O (NaN: none completed)."""
+
+    def __repr__(self) -> str:
+        return _repr.short_repr(
+            "WindowStats",
+            [
+                _repr.number(self.iops, "IOPS"),
+                _repr.number(self.throughput_mib_s, "MiB/s"),
+                f"{_repr.latency(self.latency_ms)} mean latency",
+            ],
+        )
+
+    def _repr_html_(self) -> str:
+        return _repr.html_table(
+            "WindowStats",
+            [
+                ("IOPS", _repr.number(self.iops, "IOPS")),
+                ("throughput", _repr.number(self.throughput_mib_s, "MiB/s")),
+                ("mean latency", _repr.latency(self.latency_ms)),
+            ],
+        )
 
 
 @dataclass(frozen=True, eq=True)
@@ -177,6 +224,31 @@ class VolumeSummary(_Record[object]):
     """The replay's time for the trace's work over the trace's own (:attr:`VolumeResult.slowdown`)."""
     replay: bool = False
     """Whether the run went on after the trace until its work was done (:attr:`VolumeResult.trace_steps`)."""
+
+    def __repr__(self) -> str:
+        if self.cliff_time_s is None:
+            cliff = "no credit bucket" if self.burst_balance_end_pct is None else "no cliff"
+        else:
+            cliff = (
+                f"{self.cliff_count} cliff{'s' * (self.cliff_count != 1)}, the first at {_repr.when(self.cliff_time_s)}"
+            )
+        balance = (
+            "" if self.burst_balance_end_pct is None else f"BurstBalance {self.burst_balance_end_pct:.1f} % at the end"
+        )
+        return _repr.short_repr(
+            "VolumeSummary",
+            [
+                f"{_repr.number(self.mean_iops, 'IOPS')} mean",
+                f"{_repr.latency(self.mean_latency_ms)} mean latency",
+                cliff,
+                balance,
+                f"{self.volume} under {self.workload}",
+            ],
+        )
+
+    def _repr_html_(self) -> str:
+        lines = str(self).split("\n")
+        return _repr.html_table(f"VolumeSummary: {lines[0]}", [("", line.strip()) for line in lines[1:]])
 
     def __str__(self) -> str:
         lines = [f"{self.volume} under {self.workload}"]
@@ -590,14 +662,14 @@ class VolumeResult(_RecordedAxis):
         times of a read and a write of the workload's I/O size (or the workload's own service
         time), the share of reads, the volume's service-time spread, and the waits' spread under
         the volume's limits and the instance's (the volume's ``wait_cv`` if given, else the
-        platform's default: the instance's, Nitro without one)."""
-        nitro = True if self.instance is None else bool(self.instance.instance.nitro)
+        platform's default: the instance's, Nitro without one; under the instance's limits the
+        instance's ``wait_cv``, else its platform's)."""
         own = getattr(self.workload, "service_time_ms", None)
         return LatencyModel.of(
             self.volume,
             self._io_bytes(),
             float(getattr(self.workload, "read_fraction", 1.0)),
-            nitro=nitro,
+            instance=None if self.instance is None else self.instance.instance,
             service_time_s=None if own is None else float(own) / 1e3,
         )
 
@@ -607,8 +679,9 @@ class VolumeResult(_RecordedAxis):
         *,
         direction: str = "all",
         model: Optional[LatencyModel] = None,
-    ) -> Dict[float, float]:
-        """Latency percentiles in ms of the I/Os completed over the run.
+    ) -> LatencyPercentiles:
+        """Latency percentiles in ms of the I/Os completed over the run: a dict of plain floats by
+        percentile (a :class:`LatencyPercentiles`, whose repr shows the units).
 
         The model (docs/model.md, "Latency percentiles"): in each step an I/O waits for the
         limit that holds it back, a gamma-distributed time whose mean is the step's mean latency
@@ -633,7 +706,7 @@ class VolumeResult(_RecordedAxis):
             bound=self.bound if "bound" in self.recorded else None,  # without it: the volume's spread
             direction=direction,
         )
-        return {p: float(v) * 1e3 for p, v in zip(ps, q)}
+        return LatencyPercentiles((p, float(v) * 1e3) for p, v in zip(ps, q))
 
     def window(self, start_s: float, end_s: float) -> WindowStats:
         """Mean IOPS, throughput and I/O-weighted mean latency for steps starting in [start_s, end_s).
@@ -787,10 +860,10 @@ class VolumeResult(_RecordedAxis):
 
     def _cliff_text(self) -> str:
         eps = self.totals.cliffs
-        if not eps:
+        if not eps or self.cliff_time_s is None:
             return "no cliff"
-        first = f"cliff at {self.cliff_time_s:.0f} s"
-        return first if len(eps) == 1 else f"{len(eps)} cliffs, the first at {self.cliff_time_s:.0f} s"
+        at = _repr.when(self.cliff_time_s)
+        return f"cliff at {at}" if len(eps) == 1 else f"{len(eps)} cliffs, the first at {at}"
 
     def _instance_text(self) -> str:
         if self.instance is None:
@@ -800,13 +873,13 @@ class VolumeResult(_RecordedAxis):
         share = f" ({held / run:.0%})" if run > 0 else ""
         text = f", instance-bound {_repr.duration(held)}{share}" if held > 0 else ", never instance-bound"
         if self.instance.cliff_time_s is not None:
-            text += f", instance balance ran dry at {self.instance.cliff_time_s:.0f} s"
+            text += f", instance balance ran dry at {_repr.when(self.instance.cliff_time_s)}"
         return text
 
     def __repr__(self) -> str:
         return (
-            f"<VolumeResult {self.volume}: {self.n_steps} steps of {self.dt_s:g} s, "
-            f"{self.mean_iops:.0f} IOPS mean, {self.mean_latency_ms:.2f} ms mean latency, "
+            f"<VolumeResult {self.volume}: {_repr.steps(self.n_steps, self.dt_s)}, "
+            f"{_repr.number(self.mean_iops, 'IOPS')} mean, {_repr.latency(self.mean_latency_ms)} mean latency, "
             f"{self._cliff_text()}{self._instance_text()}>"
         )
 
@@ -918,7 +991,7 @@ class InstanceResult(_RecordedAxis):
 
     def __repr__(self) -> str:
         cliff = self.cliff_time_s
-        c = f"balance ran out at {cliff:.0f} s" if cliff is not None else "balance never ran out"
+        c = f"balance ran out at {_repr.when(cliff)}" if cliff is not None else "balance never ran out"
         b = self.bound_s
         held = b["instance_iops"] + b["instance_throughput"]
         run = self.n_steps * self.dt_s
@@ -957,8 +1030,7 @@ class RunResult(Sequence[VolumeResult]):
         return pd.concat(frames, ignore_index=True)
 
     def __repr__(self) -> str:
-        inst = f",\n  {self.instance!r}" if self.instance is not None else ""
-        return "RunResult([\n  " + ",\n  ".join(repr(r) for r in self._results) + inst + "\n])"
+        return _repr.run_result_repr(self)
 
     def _repr_html_(self) -> str:
         return _repr.run_result_html(self)

@@ -60,6 +60,16 @@ class Check:
     detail: str = ""
     """When it failed: which limit bound, when, for how long (empty when it passed)."""
 
+    def __repr__(self) -> str:
+        first = self.detail.split("\n", 1)[0] if self.detail and not self.ok else ""
+        return _repr.short_repr("Check", [f"{'ok' if self.ok else 'FAIL'}: {self.criterion}", self.got, first])
+
+    def _repr_html_(self) -> str:
+        rows = [("criterion", self.criterion), ("outcome", "ok" if self.ok else "FAIL"), ("got", self.got)]
+        if self.detail and not self.ok:
+            rows += [("", line) for line in self.detail.split("\n")]
+        return _repr.html_table("Check", rows)
+
 
 @dataclass(frozen=True)
 class _Subject:
@@ -99,9 +109,14 @@ class PlanReport:
         return f"<PlanReport: {state} ({n} checks over {len(self.subjects)} result{'s' * (len(self.subjects) != 1)})>"
 
     def _repr_html_(self) -> str:
-        import html
-
-        return f"<pre>{html.escape(str(self))}</pre>"
+        n, bad = len(self.checks), len(self.failures)
+        head = "capacity plan met" if bad == 0 else f"capacity plan not met ({bad} of {n} criteria fail)"
+        rows = []
+        for s in self.subjects:
+            for c in s.checks:
+                detail = c.detail.replace("\n", "; ") if c.detail and not c.ok else ""
+                rows.append([s.name, "ok" if c.ok else "FAIL", c.criterion, c.got, detail])
+        return _repr.html_grid(f"PlanReport: {head}", ["result", "", "criterion", "got", "why"], rows)
 
     def __str__(self) -> str:
         n, bad = len(self.checks), len(self.failures)

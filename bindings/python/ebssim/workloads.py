@@ -923,6 +923,21 @@ class LoopResult:
         done = float(self.iops.sum())
         return float((self.latency_s * self.iops).sum() / done) * 1e3 if done > 0 else math.nan
 
+    def _rows(self) -> List[Tuple[str, str]]:
+        held = int(np.count_nonzero(self.fraction < 1.0))
+        return [
+            ("loop", str(self.loop)),
+            ("served", f"{_repr.number(self.mean_iops, 'IOPS')} mean over {self.iops.size:,} steps"),
+            ("mean latency", _repr.latency(self.mean_latency_ms)),
+            ("held back", f"in {held:,} step{'s' * (held != 1)}"),
+        ]
+
+    def __repr__(self) -> str:
+        return _repr.short_repr("LoopResult", [f"{k} {v}" if k != "loop" else v for k, v in self._rows()])
+
+    def _repr_html_(self) -> str:
+        return _repr.html_table("LoopResult", self._rows())
+
 
 @dataclass(frozen=True, eq=False)
 class SharedClosedLoops:

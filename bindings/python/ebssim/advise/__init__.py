@@ -1,4 +1,5 @@
-"""Migration advice: gp2 -> gp3 and io1 -> io2, priced and checked by replay (docs/advise.md).
+"""Migration advice: gp2 -> gp3, io1/io2 -> gp3 where it serves (else io1 -> io2), priced and
+checked by replay (docs/advise.md).
 
 - :func:`advise` — per volume, the gp3 (or io2) settings that keep its performance, the monthly
   cost of the current volume, of gp3 with its defaults and of the advice, and how the load (the

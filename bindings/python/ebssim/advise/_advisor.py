@@ -1,4 +1,5 @@
-"""The migration advisor: gp2 -> gp3 and io1 -> io2, checked by replaying the load on each choice."""
+"""The migration advisor: gp2 -> gp3, io1/io2 -> gp3 where it serves (else io1 -> io2), checked by
+replaying the load on each choice."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, 
 import numpy as np
 import numpy.typing as npt
 
-from .. import aws
+from .. import _repr, aws
 from .._units import real
 from ..burst import burst_duration_s, closed_loop_rate, refill_time_s
 from ..cost import Cost, RegionPrices, monthly_cost, prices
@@ -19,6 +20,7 @@ from ..simulation import Simulation
 from ..volumes import Volume, volume_spec, volume_types
 from ..workloads import ClosedLoop, OpenLoop
 from ._alarms import BurstBalanceAlarm, burst_balance_alarm, warning_minutes_of
+from ._words import agree, count
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -85,6 +87,24 @@ class Scenario:
     def monthly_usd(self) -> float:
         return self.cost.monthly_usd
 
+    def _words(self) -> List[str]:
+        job = (
+            "the job never finished (a week)"
+            if self.job_minutes is None
+            else f"job {_repr.duration(self.job_minutes * 60)}"
+        )
+        return [
+            f"{_repr.usd(self.monthly_usd)} a month",
+            f"throttled {_repr.duration(self.throttled_minutes * 60)}",
+            job,
+        ]
+
+    def __repr__(self) -> str:
+        return _repr.short_repr("Scenario", [self.spec, *self._words()])
+
+    def _repr_html_(self) -> str:
+        return _repr.html_table(f"Scenario: {self.spec}", [("", w) for w in self._words()])
+
 
 @dataclass(frozen=True)
 class VolumeAdvice:
@@ -103,6 +123,25 @@ class VolumeAdvice:
     def changes(self) -> bool:
         """True when the advice differs from the current configuration."""
         return self.advice.spec != self.current.spec
+
+    def _rows(self) -> List[List[str]]:
+        rows = []
+        for name in ("current", "defaults", "advice"):
+            s: Scenario = getattr(self, name)
+            rows.append([name, s.spec, *s._words()])
+        return rows
+
+    def __repr__(self) -> str:
+        move = f"{self.current.spec} -> {self.advice.spec}" if self.changes else f"keep {self.current.spec}"
+        money = f"{_repr.usd(self.current.monthly_usd)} -> {_repr.usd(self.advice.monthly_usd)} a month"
+        return _repr.short_repr("VolumeAdvice", [f"{self.volume_id}: {move}", money, self.reason])
+
+    def _repr_html_(self) -> str:
+        return _repr.html_grid(
+            f"VolumeAdvice {self.volume_id}: {self.reason}",
+            ["", "SPEC", "list price", "throttled", "job"],
+            self._rows(),
+        )
 
     @property
     def can_use_defaults(self) -> bool:
@@ -198,6 +237,43 @@ class FleetAdvice:
             },
         }
 
+    def __repr__(self) -> str:
+        s = self.summary
+        n = s["volumes"]
+        m, sav = s["monthly_usd"], s["savings_usd"]
+        return _repr.short_repr(
+            "FleetAdvice",
+            [
+                f"{n} volume{'s' * (n != 1)} in {self.region}, list prices of {self.prices_as_of}",
+                f"{len(s['can_use_defaults'])} can use gp3's defaults, {len(s['need_provisioned'])} need provisioned "
+                f"performance, {len(s['unchanged'])} unchanged",
+                f"{_repr.usd(m['current'])} a month now, {_repr.usd(m['advice'])} with the advice "
+                f"(saves {_repr.usd(sav['advice'])})",
+            ],
+            sep="; ",
+        )
+
+    def _repr_html_(self) -> str:
+        header = ["volume", "current", "advice", "now", "advised", "throttled now", "throttled advised", "why"]
+        rows = [
+            [
+                v.volume_id,
+                v.current.spec,
+                v.advice.spec if v.changes else "(unchanged)",
+                _repr.usd(v.current.monthly_usd),
+                _repr.usd(v.advice.monthly_usd),
+                _repr.duration(v.current.throttled_minutes * 60),
+                _repr.duration(v.advice.throttled_minutes * 60),
+                v.reason,
+            ]
+            for v in self.volumes
+        ]
+        m = self.summary["monthly_usd"]
+        rows.append(["all", "", "", _repr.usd(m["current"]), _repr.usd(m["advice"]), "", "", ""])
+        n = len(self.volumes)
+        title = f"FleetAdvice: {n} volume{'s' * (n != 1)} in {self.region} (USD a month, prices of {self.prices_as_of})"
+        return _repr.html_grid(title, header, rows)
+
     def to_dict(self) -> Dict[str, Any]:
         """``ebssim advise --output-format json``: {region, prices_as_of, volumes, summary}."""
         return {
@@ -241,9 +317,10 @@ class FleetAdvice:
                 lines.append(f"  if it stays {v.current.volume.type}: {v.alarm.command}")
             lines.append("")
         s = self.summary
+        n_prov = len(s["need_provisioned"])
         lines.append(
-            f"Fleet: {s['volumes']} volumes; {len(s['can_use_defaults'])} can use gp3's defaults, "
-            f"{len(s['need_provisioned'])} need provisioned performance, {len(s['unchanged'])} unchanged"
+            f"Fleet: {count(s['volumes'], 'volume')}; {len(s['can_use_defaults'])} can use gp3's defaults, "
+            f"{n_prov} {agree(n_prov, 'needs', 'need')} provisioned performance, {len(s['unchanged'])} unchanged"
         )
         m, sav = s["monthly_usd"], s["savings_usd"]
         lines.append(
@@ -383,7 +460,7 @@ def _metrics_load(trace: OpenLoop, metrics: "pd.DataFrame", vid: str) -> _Load:
             balance = float(first["value"].iloc[0])
     n = trace.n_steps
     desc = (
-        f"CloudWatch metrics replayed ({n} periods of {dt:g} s); the job is the busiest stretch "
+        f"CloudWatch metrics replayed ({count(n, 'period')} of {dt:g} s); the job is the busiest stretch "
         f"({nbytes / 2**30:.1f} GiB from period {start})"
     )
     return _Load(trace, dt, start, nbytes, desc, balance)
@@ -489,14 +566,17 @@ def advise(
     job: Optional[BatchJob] = None,
     alarm_minutes: float = 15.0,
 ) -> FleetAdvice:
-    """Advise gp2 -> gp3 and io1 -> io2 migrations, priced in ``region`` and checked by replay.
+    """Advise gp2 -> gp3 and io1/io2 -> gp3 (or io1 -> io2) migrations, priced in ``region`` and
+    checked by replay.
 
     For each gp2 volume the advice is gp3 at the settings that keep what the volume does:
     without metrics, everything it can do (its baseline or burst IOPS, whichever is higher, and
     its throughput tier); with metrics, the observed 99th percentile of EBS-counted IOPS and of
     MiB/s times ``1 + headroom_pct / 100``; never below gp3's included 3,000 IOPS and 125 MiB/s,
-    and within gp3's rules (:func:`gp3_for`). Each io1 volume becomes io2 at its provisioned
-    IOPS. Other types are left as they are.
+    and within gp3's rules (:func:`gp3_for`). An io1 or io2 volume moves to gp3 on the same
+    criteria (without metrics: its provisioned IOPS and the throughput they give) when gp3 can
+    provide them in full and costs less; otherwise io1 becomes io2 at its provisioned IOPS and
+    io2 stays. Other types are left as they are.
 
     The load — the CloudWatch metrics replayed (:func:`ebssim.aws.traces`), or the stated
     :class:`BatchJob` — then runs on the current volume, on gp3 with its defaults and on the
@@ -602,17 +682,66 @@ def advise(
                 basis = "to keep all of it on gp3 without a bucket"
                 advice, notes = gp3_for(vol.size_gib, max(vol.max_iops, vol.baseline_iops), vol.max_throughput_mib_s)
             what = _describe_gp2(vol)
-        elif vol.type == "io1":
-            advice = Volume("io2", vol.size_gib, iops=vol.baseline_iops)
-            what = f"io1 {vol.size_gib:g} GiB at {vol.baseline_iops:g} IOPS"
-            basis = (
-                "io2 at the same IOPS: same storage price, IOPS priced in cheaper tiers above 32,000, "
-                "99.999% durability"
-            )
+        elif vol.type in ("io1", "io2"):
+            what = f"{vol.type} {vol.size_gib:g} GiB at {vol.baseline_iops:g} IOPS"
+            if vol.type == "io1":
+                kept = Volume("io2", vol.size_gib, iops=vol.baseline_iops)
+                kept_basis = (
+                    "io2 at the same IOPS: same storage price, IOPS priced in cheaper tiers above 32,000, "
+                    "99.999% durability"
+                )
+            else:
+                kept, kept_basis = vol, "io2 kept"
+            # gp3 is a candidate too, on the criteria gp2's advice uses: what the volume does (the
+            # metrics' p99 plus headroom) or, without metrics, everything it can do.
+            if metrics is not None:
+                p99_iops, p99_mib = _observed(load.trace, defaults)
+                k = 1 + h / 100.0
+                want = (p99_iops * k, p99_mib * k)
+                need = (
+                    f"observed p99 {p99_iops:.0f} IOPS and {p99_mib:.1f} MiB/s, plus {h:g}% headroom: "
+                    f"{want[0]:.0f} IOPS, {want[1]:.1f} MiB/s"
+                )
+            else:
+                want = (vol.baseline_iops, vol.max_throughput_mib_s)
+                need = f"all it can do: {want[0]:g} IOPS, {want[1]:g} MiB/s"
+            gp3, gp3_notes = gp3_for(vol.size_gib, *want)
+            serves = gp3.baseline_iops >= want[0] - 1e-9 and gp3.max_throughput_mib_s >= want[1] - 1e-9
+            gp3_usd = monthly_cost(gp3, p).monthly_usd
+            kept_usd = monthly_cost(kept, p).monthly_usd
+            if serves and gp3_usd < kept_usd:
+                advice = gp3
+                basis = (
+                    f"gp3 serves it ({need}) at {gp3.baseline_iops:g} IOPS, {gp3.max_throughput_mib_s:g} MiB/s, "
+                    f"for ${gp3_usd:.2f}/month against ${kept_usd:.2f} as {kept.type} at its IOPS"
+                )
+                given_up: List[str] = []
+                g, c = gp3.service, vol.service
+                if (g.read_latency_ms, g.write_latency_ms) != (c.read_latency_ms, c.write_latency_ms):
+                    given_up.append(
+                        f"unloaded latency {g.read_latency_ms:g} ms read, {g.write_latency_ms:g} ms write against "
+                        f"{c.read_latency_ms:g} and {c.write_latency_ms:g}"
+                    )
+                if vol.type == "io2":
+                    given_up.append("io2's 99.999% durability given up")
+                if given_up:
+                    basis += f" ({'; '.join(given_up)})"
+                notes = gp3_notes
+            else:
+                advice = kept
+                why_not = (
+                    f"gp3 cannot serve {need}: {'; '.join(gp3_notes)}"
+                    if not serves
+                    else f"gp3 ({need}) would cost ${gp3_usd:.2f}/month, not less"
+                )
+                basis = f"{kept_basis}; {why_not}"
         else:
             advice = vol
             what = f"{vol.type} {vol.size_gib:g} GiB"
-            basis = "no migration rule for this type (the advisor moves gp2 to gp3 and io1 to io2): kept"
+            basis = (
+                "no migration rule for this type (the advisor moves gp2 to gp3, io1 and io2 to gp3 where it "
+                "serves, else io1 to io2): kept"
+            )
         outcomes = {
             "current": _play(current, load, inst),
             "defaults": _play(defaults, load, inst),

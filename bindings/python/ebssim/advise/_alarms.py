@@ -8,6 +8,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any, List, Optional
 
+from .. import _repr
 from .._units import real
 from ..burst import burst_duration_s
 from ..volumes import Volume
@@ -30,7 +31,8 @@ class BurstBalanceAlarm:
     """A BurstBalance threshold and the ``aws cloudwatch put-metric-alarm`` call that sets it.
 
     ``threshold_pct`` leaves ``warning_minutes`` of burst at ``iops`` (EBS-counted operations
-    per second) before the bucket is empty; ``full_bucket_minutes`` is how long a full bucket
+    per second: the rate asked for, or the volume's burst ceiling if that is lower, the rate the
+    bucket drains at) before the bucket is empty; ``full_bucket_minutes`` is how long a full bucket
     lasts at that rate. ``arguments`` are the CLI's arguments after ``aws``; ``command`` is the
     same as one shell line.
     """
@@ -45,6 +47,21 @@ class BurstBalanceAlarm:
     @property
     def command(self) -> str:
         return "aws " + " ".join(shlex.quote(a) for a in self.arguments)
+
+    def _words(self) -> str:
+        return (
+            f"BurstBalance below {self.threshold_pct:g} % warns {_repr.duration(self.warning_minutes * 60)} before "
+            f"the bucket is empty at {_repr.number(self.iops, 'IOPS')} (a full bucket lasts "
+            f"{_repr.duration(self.full_bucket_minutes * 60)})"
+        )
+
+    def __repr__(self) -> str:
+        return _repr.short_repr("BurstBalanceAlarm", [f"{self.volume_id}: {self._words()}"])
+
+    def _repr_html_(self) -> str:
+        return _repr.html_table(
+            f"BurstBalanceAlarm: {self.volume_id}", [("alarm", self._words()), ("command", self.command)]
+        )
 
 
 def burst_balance_alarm(
@@ -71,7 +88,8 @@ def burst_balance_alarm(
         Minutes of burst left when the alarm fires.
     iops : float, optional
         The burst rate in EBS-counted operations per second (e.g. what CloudWatch showed while
-        the balance fell); default: the volume's burst ceiling (gp2: 3,000).
+        the balance fell); default: the volume's burst ceiling (gp2: 3,000). A rate above the
+        ceiling drains the bucket at the ceiling: the alarm is worked out, and described, at it.
     alarm_name : str, optional
         Default ``ebs-burstbalance-<volume_id>``.
 
@@ -105,14 +123,18 @@ def burst_balance_alarm(
     if not volume.has_bucket:
         raise ValueError(f"a {volume.type} volume has no burst bucket: BurstBalance alarms are for gp2, st1, sc1")
     warning_minutes = warning_minutes_of(warning_minutes)
-    rate = volume.max_iops if iops is None else iops
-    full_s = burst_duration_s(volume, rate, burst_balance_pct=100.0)
+    asked = volume.max_iops if iops is None else iops
+    full_s = burst_duration_s(volume, asked, burst_balance_pct=100.0)
     if math.isinf(full_s):
         return None
+    # The bucket drains at the rate served, which the burst ceiling caps (burst_duration_s): the
+    # alarm is worked out at that rate, and says so.
+    rate = min(float(asked), volume.max_iops)
+    at = f"{rate:g} IOPS" if rate == asked else f"{rate:g} IOPS, the volume's burst ceiling ({asked:g} IOPS asked)"
     warning_s = warning_minutes * 60.0
     if warning_s > full_s:
         raise ValueError(
-            f"warning_minutes={warning_minutes:g}: a full bucket lasts only {full_s / 60:.1f} min at {rate:g} IOPS "
+            f"warning_minutes={warning_minutes:g}: a full bucket lasts only {full_s / 60:.1f} min at {at} "
             f"on {volume}; no BurstBalance threshold gives that much warning"
         )
     # Rounded up to 0.1 %: never less warning than asked.
@@ -124,8 +146,7 @@ def burst_balance_alarm(
         "--alarm-name",
         name,
         "--alarm-description",
-        f"BurstBalance of {volume_id} below {threshold:g}%: about {warning_minutes:g} min of burst left at "
-        f"{rate:g} IOPS",
+        f"BurstBalance of {volume_id} below {threshold:g}%: about {warning_minutes:g} min of burst left at {at}",
         "--namespace",
         "AWS/EBS",
         "--metric-name",
@@ -149,7 +170,7 @@ def burst_balance_alarm(
         volume_id=volume_id,
         threshold_pct=threshold,
         warning_minutes=float(warning_minutes),
-        iops=float(rate),
+        iops=rate,
         full_bucket_minutes=full_s / 60.0,
         arguments=args,
     )

@@ -57,7 +57,7 @@ def add_parsers(sub: Any) -> None:
     )
     a = sub.add_parser(
         "advise",
-        help="advise gp2 -> gp3 and io1 -> io2 migrations, priced and checked by replay",
+        help="advise gp2 -> gp3 and io1/io2 -> gp3 (or io1 -> io2) migrations, priced and checked by replay",
         description="For each volume: gp3 (or io2) settings that keep its performance, the monthly cost of the "
         "current volume, of gp3 with defaults and of the advice, and throttled minutes and job time of each under "
         "the CloudWatch metrics replayed (or a stated batch job); a fleet summary; aws ec2 modify-volume commands "

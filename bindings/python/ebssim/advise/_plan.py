@@ -7,7 +7,9 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
+from .. import _repr
 from ..volumes import Volume
+from ._words import count
 
 if TYPE_CHECKING:
     from ._advisor import FleetAdvice
@@ -36,6 +38,17 @@ class ModifyPlan:
     def commands(self) -> List[str]:
         """Each call as one shell line."""
         return ["aws " + " ".join(shlex.quote(a) for a in args) for args in self.arguments]
+
+    def __repr__(self) -> str:
+        n, w = len(self.arguments), len(self.warnings)
+        head = f"{n} modify-volume call{'s' * (n != 1)}, {w} warning{'s' * (w != 1)}"
+        return _repr.short_repr("ModifyPlan", [head, *self.commands, *self.warnings], sep="; ")
+
+    def _repr_html_(self) -> str:
+        rows = [("call", c) for c in self.commands] + [("warning", w) for w in self.warnings]
+        return _repr.html_table(
+            f"ModifyPlan: {len(self.arguments)} modify-volume calls", rows or [("", "nothing to change")]
+        )
 
 
 def _arguments(volume_id: str, current: Volume, target: Volume) -> List[str]:
@@ -129,7 +142,7 @@ def modify_volume_plan(
         total = recent.get(vid, 0) + n
         if total > MAX_MODIFICATIONS_PER_24H:
             warnings.append(
-                f"{vid}: {recent.get(vid, 0)} modifications in the last 24 hours plus {n} planned is {total}, "
-                f"more than {MAX_MODIFICATIONS_PER_24H}: {MODIFICATION_RULE}"
+                f"{vid}: {count(recent.get(vid, 0), 'modification')} in the last 24 hours plus {n} planned is "
+                f"{total}, more than {MAX_MODIFICATIONS_PER_24H}: {MODIFICATION_RULE}"
             )
     return ModifyPlan(arguments=arguments, warnings=warnings)

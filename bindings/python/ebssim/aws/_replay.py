@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple, Uni
 
 import numpy as np
 
+from .. import _repr
 from .._frames import CLOUDWATCH_COLUMNS
 from .._units import real
 from ..instances import Catalog
@@ -402,9 +403,43 @@ class Comparison:
         fig.suptitle(self.volume_id, fontsize=10)
         return fig
 
+    def _error_rows(self) -> List[List[str]]:
+        """Each quantity's errors in its unit: percentage points, IOPS, I/Os, and ms or longer."""
+
+        def unit(q: str, x: float) -> str:
+            if q == "burst_balance_pct":
+                return f"{x:.3g} pp"
+            if q.endswith("_latency_ms"):
+                return ("-" if x < 0 else "") + _repr.latency(abs(x))
+            return _repr.number(x, "IOPS" if q == "iops" else "")
+
+        return [
+            [
+                str(q),
+                unit(str(q), float(r.rmse)),
+                unit(str(q), float(r.bias)),
+                unit(str(q), float(r.max_abs_error)),
+                f"{int(r.periods):,}",
+            ]
+            for q, r in self.errors.iterrows()
+        ]
+
+    def _span(self) -> str:
+        n = self.frame.shape[0]
+        return f"{n:,} period{'s' * (n != 1)}" + (f" from {self.frame.index[0]}" if n else "")
+
     def __repr__(self) -> str:
-        errs = ", ".join(f"{q} RMSE {r.rmse:.3g}" for q, r in self.errors.iterrows())
-        return f"<Comparison {self.volume_id}: {self.frame.shape[0]} periods; {errs or 'nothing to compare'}>"
+        errs = [f"{row[0]} RMSE {row[1]}" for row in self._error_rows()]
+        return _repr.short_repr(
+            "Comparison", [f"{self.volume_id}: {self._span()}", *(errs or ["nothing to compare"])], sep="; "
+        )
+
+    def _repr_html_(self) -> str:
+        return _repr.html_grid(
+            f"Comparison {self.volume_id}: {self._span()}, simulated minus measured (.frame has every period)",
+            ["quantity", "RMSE", "bias", "largest error", "periods"],
+            self._error_rows(),
+        )
 
 
 def compare(result: VolumeResult, metrics: "pd.DataFrame", volume_id: Optional[str] = None) -> Comparison:

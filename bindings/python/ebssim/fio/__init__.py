@@ -14,6 +14,7 @@ The modules, one job each: :mod:`~ebssim.fio.options` (the options fio accepts, 
 how each is applied), :mod:`~ebssim.fio.values` (sizes, times, percentages, ...),
 :mod:`~ebssim.fio.job` (:class:`FioJob`, whose fields declare every job field and its default once),
 :mod:`~ebssim.fio.jobfile` and :mod:`~ebssim.fio.cmdline` (job files and command lines),
+:mod:`~ebssim.fio.substitution` (fio's ``${VAR}`` and ``$ncpus``-like keywords in job files),
 :mod:`~ebssim.fio.report` (fio's JSON report, read and written), :mod:`~ebssim.fio.normal` (fio's
 normal output, read into the JSON's shape), :mod:`~ebssim.fio.logs` (fio's
 logs, read and written), :mod:`~ebssim.fio.histograms` (latency buckets, percentiles, histogram

@@ -7,11 +7,12 @@ of their own, so that the three import them and not each other.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 import numpy.typing as npt
 
+from .. import _repr
 from ..latency import LatencyModel
 from ..workloads import ClosedLoop
 from .job import FioJob
@@ -68,6 +69,16 @@ class LatencyStats:
     max_s: float
     percentiles_s: Dict[float, float]
 
+    def _rows(self) -> List[Tuple[str, str]]:
+        rows = [(name, _repr.latency_s(getattr(self, f"{name}_s"))) for name in ("mean", "stddev", "min", "max")]
+        return rows + [(f"p{p:g}", _repr.latency_s(v)) for p, v in self.percentiles_s.items()]
+
+    def __repr__(self) -> str:
+        return _repr.short_repr("LatencyStats", [f"{k} {v}" for k, v in self._rows()])
+
+    def _repr_html_(self) -> str:
+        return _repr.html_table("LatencyStats", self._rows())
+
 
 @dataclass
 class JobPrediction:
@@ -113,3 +124,28 @@ class JobPrediction:
     def bound(self) -> str:
         """The limit that bound most of the time (``demand``: none)."""
         return max(self.bound_fraction.items(), key=lambda kv: kv[1])[0] if self.bound_fraction else "demand"
+
+    def _cells(self) -> List[str]:
+        """run, job, IOPS, bandwidth, mean latency, p99, cliff, binding limit: a row of the report."""
+        p99 = self.percentiles_s.get(99.0)
+        return [
+            self.run,
+            self.name if self.clones == 1 else f"{self.name} (x{self.clones})",
+            _repr.number(self.iops, "IOPS"),
+            _repr.number(self.bw_bytes_s / 2**20, "MiB/s"),
+            _repr.latency_s(self.latency_mean_s),
+            _repr.latency_s(p99),
+            "none" if self.cliff_time_s is None else _repr.when(self.cliff_time_s),
+            self.bound,
+        ]
+
+    def __repr__(self) -> str:
+        run, name, iops, bw, mean, p99, cliff, bound = self._cells()
+        return _repr.short_repr(
+            "JobPrediction",
+            [f"{name} ({run})", iops, bw, f"{mean} mean latency", f"p99 {p99}", f"cliff {cliff}", f"bound by {bound}"],
+        )
+
+    def _repr_html_(self) -> str:
+        keys = ["run", "job", "IOPS", "bandwidth", "mean latency", "p99", "cliff", "bound by"]
+        return _repr.html_table(f"JobPrediction: {self.name}", list(zip(keys, self._cells())))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._files import PathLike
 from .job import FioJobError, FioJobSet, _Loc
@@ -36,6 +36,7 @@ from .options import (
     _Entry,
     _unknown_option,
 )
+from .substitution import Substitution
 
 __all__ = ["parse_command_line", "parse_run"]
 
@@ -60,7 +61,13 @@ def _take_value(argv: Sequence[str], i: int, value: Optional[str], loc: _Loc, na
     raise loc.error(f"--{name} needs a value: write --{name}={example}", name)
 
 
-def parse_command_line(cmd: Union[str, Sequence[str]], *, cwd: Optional[PathLike] = None) -> FioJobSet:
+def parse_command_line(
+    cmd: Union[str, Sequence[str]],
+    *,
+    cwd: Optional[PathLike] = None,
+    environ: Optional[Mapping[str, str]] = None,
+    keywords: Optional[Mapping[str, int]] = None,
+) -> FioJobSet:
     """Parse a fio command line.
 
     Parameters
@@ -70,6 +77,10 @@ def parse_command_line(cmd: Union[str, Sequence[str]], *, cwd: Optional[PathLike
         argv list with or without ``"fio"`` first.
     cwd : str or os.PathLike, optional
         Directory that relative job file paths are relative to; default: the current directory.
+    environ, keywords : mapping, optional
+        For the job files it names, as :func:`~ebssim.fio.parse_job_file` takes them (fio
+        substitutes ``${VAR}`` and ``$ncpus``-like keywords in job files, not in command-line
+        options).
 
     Returns
     -------
@@ -203,11 +214,12 @@ def parse_command_line(cmd: Union[str, Sequence[str]], *, cwd: Optional[PathLike
     job_files: List[str] = []
     read: List[str] = []
     budget = _new_budget()
+    subs = Substitution(environ, keywords)
     for n, (path, floc) in enumerate(files):
         full = path if base is None or os.path.isabs(path) else os.path.join(base, path)
         file_text = _read_text(full, floc, budget)
         read.append(full)
-        sections = _split_sections(file_text, path, os.path.dirname(full) or ".", budget=budget, read=read)
+        sections = _split_sections(file_text, path, os.path.dirname(full) or ".", budget=budget, read=read, subs=subs)
         # fio resets the globals before every job file after the first (parse_options ->
         # fill_def_thread), and --section only filters the first file (fio 3.33, run).
         start = globals_ if n == 0 else _Draft()
@@ -235,7 +247,13 @@ def parse_command_line(cmd: Union[str, Sequence[str]], *, cwd: Optional[PathLike
     )
 
 
-def parse_run(run: Union[str, PathLike], *, cwd: Optional[PathLike] = None) -> FioJobSet:
+def parse_run(
+    run: Union[str, PathLike],
+    *,
+    cwd: Optional[PathLike] = None,
+    environ: Optional[Mapping[str, str]] = None,
+    keywords: Optional[Mapping[str, int]] = None,
+) -> FioJobSet:
     """Parse one ``RUN`` of ``ebssim fio``: a command line starting with ``fio`` or a job file.
 
     Parameters
@@ -244,6 +262,8 @@ def parse_run(run: Union[str, PathLike], *, cwd: Optional[PathLike] = None) -> F
         ``"fio --name=..."`` or the path of a job file.
     cwd : str or os.PathLike, optional
         Directory for relative paths; default: the current directory.
+    environ, keywords : mapping, optional
+        What job files substitute for ``${VAR}`` and fio's keywords (:func:`~ebssim.fio.parse_job_file`).
 
     Returns
     -------
@@ -252,7 +272,7 @@ def parse_run(run: Union[str, PathLike], *, cwd: Optional[PathLike] = None) -> F
     if isinstance(run, str):
         stripped = run.strip()
         if stripped == "fio" or stripped.startswith(("fio ", "fio\t")):
-            return parse_command_line(stripped, cwd=cwd)
+            return parse_command_line(stripped, cwd=cwd, environ=environ, keywords=keywords)
         if cwd is not None and not os.path.isabs(run) and not _looks_like_text(run):
-            return parse_job_file(os.path.join(os.fspath(cwd), run), source=run)
-    return parse_job_file(run)
+            return parse_job_file(os.path.join(os.fspath(cwd), run), source=run, environ=environ, keywords=keywords)
+    return parse_job_file(run, environ=environ, keywords=keywords)

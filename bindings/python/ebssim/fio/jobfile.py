@@ -12,11 +12,12 @@ import dataclasses
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ._files import PathLike, read_bounded
 from .job import FioJob, FioJobError, FioJobSet, _Loc
 from .options import _TRIM_KINDS, ASYNC_ENGINES, MAX_JOBS, SYNC_ENGINES, _apply, _Draft, _Entry, _order_for_file
+from .substitution import Substitution, substitute
 
 __all__ = ["MAX_JOB_FILE_BYTES", "parse_job_file"]
 
@@ -49,6 +50,7 @@ def _split_sections(
     into: Optional[_Section] = None,
     budget: Optional[List[int]] = None,
     read: Optional[List[str]] = None,
+    subs: Optional[Substitution] = None,
 ) -> List[_Section]:
     """fio's ``__parse_jobs_ini``: sections, ``key=value`` lines, comments, ``include``.
 
@@ -58,7 +60,9 @@ def _split_sections(
     :func:`ebssim.fio.values.check_plain`).
     Any section whose name starts with ``global`` is a global section, as in fio.
     ``budget`` (a one-element list) holds the bytes that includes may still read; the path of
-    every included file read is appended to ``read``.
+    every included file read is appended to ``read``. Each ``key=value`` line gets fio's
+    ``${VAR}`` and ``$keyword`` substitutions (:mod:`ebssim.fio.substitution`, with ``subs``);
+    section headers and ``include`` lines do not, as in fio.
 
     A file that starts with a UTF-8 byte-order mark is refused, as fio refuses it: fio reads the
     mark's three bytes as part of the first line, which is then neither a comment nor a section
@@ -112,11 +116,19 @@ def _split_sections(
             if read is not None:
                 read.append(path)
             _split_sections(
-                inc_text, path, os.path.dirname(path) or ".", depth=depth + 1, into=current, budget=budget, read=read
+                inc_text,
+                path,
+                os.path.dirname(path) or ".",
+                depth=depth + 1,
+                into=current,
+                budget=budget,
+                read=read,
+                subs=subs,
             )
             continue
         if current is None:
             raise loc.error(f"option <{line}> outside of a [section]: job files start with [global] or [jobname]")
+        line = substitute(line, loc, subs)
         key, sep, value = line.partition("=")
         key = key.rstrip()
         if not key:
@@ -280,7 +292,13 @@ def _run_sections(
     return globals_
 
 
-def parse_job_file(path_or_text: PathLike, *, source: Optional[str] = None) -> FioJobSet:
+def parse_job_file(
+    path_or_text: PathLike,
+    *,
+    source: Optional[str] = None,
+    environ: Optional[Mapping[str, str]] = None,
+    keywords: Optional[Mapping[str, int]] = None,
+) -> FioJobSet:
     """Parse a fio job file.
 
     Parameters
@@ -291,6 +309,12 @@ def parse_job_file(path_or_text: PathLike, *, source: Optional[str] = None) -> F
     source : str, optional
         Name used in messages and in :attr:`FioJob.source`; default: the path, or
         ``"<job file>"`` for text.
+    environ : mapping of str to str, optional
+        The environment ``${VAR}`` is read from (default: this process's, ``os.environ``).
+    keywords : mapping of str to int, optional
+        Values of fio's ``$pagesize``, ``$mb_memory`` and ``$ncpus`` (keys without the ``$``;
+        those not given are this machine's, :func:`ebssim.fio.substitution.machine_keywords`), to
+        read a job file as another machine's fio would.
 
     Returns
     -------
@@ -306,7 +330,9 @@ def parse_job_file(path_or_text: PathLike, *, source: Optional[str] = None) -> F
     -----
     Follows fio 3.33: ``[global]`` sections (any section whose name starts with ``global``) set
     defaults for the jobs after them, and a later ``[global]`` changes them for later jobs only;
-    ``key=value`` lines, bare flags (``time_based``), ``;`` and ``#`` comments, ``include FILE``.
+    ``key=value`` lines, bare flags (``time_based``), ``;`` and ``#`` comments, ``include FILE``,
+    ``${VAR}`` and the keywords ``$pagesize``, ``$mb_memory``, ``$ncpus`` with their ``bc``
+    arithmetic (:mod:`ebssim.fio.substitution`; a variable that is not set is an error).
 
     Examples
     --------
@@ -328,7 +354,8 @@ def parse_job_file(path_or_text: PathLike, *, source: Optional[str] = None) -> F
         base_dir = os.path.dirname(path) or "."
         files = (path,)
     read = list(files)
-    sections = _split_sections(text, name, base_dir, budget=budget, read=read)
+    subs = Substitution(environ, keywords)
+    sections = _split_sections(text, name, base_dir, budget=budget, read=read, subs=subs)
     builder = _Builder(readonly=False)
     _run_sections(sections, _Draft(), builder, stonewall_first=False)
     if not builder.jobs:

@@ -26,7 +26,6 @@ What a prediction may cost is in :mod:`ebssim.fio.cost`.
 from __future__ import annotations
 
 import dataclasses
-import html
 import math
 import os
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -34,6 +33,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 import numpy.typing as npt
 
+from .. import _repr
 from .._outputs import input_at
 from ..instances import Instance
 from ..latency import LatencyModel, latency_moments, latency_quantiles
@@ -79,6 +79,11 @@ def parse_volume_spec(arg: str) -> Tuple[str, Volume]:
 class FioPrediction:
     """fio's report for every job of every run, predicted. :meth:`to_json` gives fio's JSON shape."""
 
+    jobs: List[JobPrediction]
+    """What fio would report for each job (or reporting group), in the order the runs ran them."""
+    runs: List[str]
+    """A label per run: its job file, or its command line."""
+
     def __init__(self, jobs: List[JobPrediction], runs: List[str]) -> None:
         self.jobs = jobs
         self.runs = runs
@@ -102,33 +107,17 @@ class FioPrediction:
         """A report that reads like fio's normal output."""
         return _normal_report(self.jobs)
 
+    def __repr__(self) -> str:
+        n, runs = len(self.jobs), len(self.runs)
+        head = f"{n} job{'s' * (n != 1)} in {runs} run{'s' * (runs != 1)}"
+        jobs = [f"{j.name}: {j._cells()[2]}, {j._cells()[4]} mean latency, bound by {j.bound}" for j in self.jobs]
+        return _repr.short_repr("FioPrediction", [head, *jobs], sep="; ")
+
     def _repr_html_(self) -> str:
         """A table with a row per job (Jupyter shows it): IOPS, bandwidth, latency, cliff, binding limit."""
-        header = ["run", "job", "IOPS", "MiB/s", "mean latency (ms)", "p99 (ms)", "cliff (s)", "bound by"]
-        rows = []
-        for j in self.jobs:
-            p99 = j.percentiles_s.get(99.0, math.nan) * 1e3
-            rows.append(
-                [
-                    j.run,
-                    j.name if j.clones == 1 else f"{j.name} (x{j.clones})",
-                    f"{j.iops:,.0f}",
-                    f"{j.bw_bytes_s / 2**20:,.1f}",
-                    f"{j.latency_mean_s * 1e3:.3g}",
-                    f"{p99:.3g}",
-                    "none" if j.cliff_time_s is None else f"{j.cliff_time_s:,.1f}",
-                    j.bound,
-                ]
-            )
-        cell = '<td style="text-align:left;padding:1px 10px 1px 0">{}</td>'
-        head = "".join(f'<th style="text-align:left;padding:1px 10px 1px 0">{html.escape(h)}</th>' for h in header)
-        body = "".join("<tr>" + "".join(cell.format(html.escape(c)) for c in r) + "</tr>" for r in rows)
+        header = ["run", "job", "IOPS", "bandwidth", "mean latency", "p99", "cliff", "bound by"]
         n = len(self.jobs)
-        return (
-            '<table style="border-collapse:collapse;font-size:90%">'
-            f'<caption style="text-align:left;font-weight:bold">FioPrediction: {n} job{"s" * (n != 1)}</caption>'
-            f"<tr>{head}</tr>{body}</table>"
-        )
+        return _repr.html_grid(f"FioPrediction: {n} job{'s' * (n != 1)}", header, [j._cells() for j in self.jobs])
 
 
 # --------------------------------------------------------------------------------------------
@@ -169,11 +158,13 @@ def _match_volumes(job: FioJob, targets: Sequence[str], where: str) -> List[int]
     return found
 
 
-def _clone(job: FioJob, run: int, label: str, vi: int, vol: Volume, share: float = 1.0, nitro: bool = True) -> _Clone:
+def _clone(
+    job: FioJob, run: int, label: str, vi: int, vol: Volume, share: float = 1.0, instance: Optional[Instance] = None
+) -> _Clone:
     load = job.offered_load(vol, share)  # the one mapping from a fio job to the model's load
     # Reads of bs_read and writes of bs_write: the model at the read size, the write's own time.
     model = dataclasses.replace(
-        LatencyModel.of(vol, job.bs_read, job.read_fraction, nitro=nitro), write_service_s=load.write_service_s
+        LatencyModel.of(vol, job.bs_read, job.read_fraction, instance=instance), write_service_s=load.write_service_s
     )
     size = job.size
     if size is None and job.size_percent is not None:
@@ -302,7 +293,6 @@ def _predict(
     vols = [volumes[t] for t in targets]
     step = dt if dt is not None else _choose_dt(jobsets)
     sim = Simulation(vols, dt=step, instance=instance)
-    nitro = sim.instance is None or bool(sim.instance.nitro)  # the platform sets the waits' spread
 
     clones_by_run: List[List[_Clone]] = []
     for ri, (js, label) in enumerate(zip(jobsets, labels)):
@@ -310,7 +300,7 @@ def _predict(
         for job in js.jobs:  # numjobs clones as one _Clone each (see _Clone)
             hits = _match_volumes(job, targets, label)
             for vi in hits:  # a job on several files: an equal share on each
-                c = _clone(job, ri, label, vi, vols[vi], 1.0 / len(hits), nitro)
+                c = _clone(job, ri, label, vi, vols[vi], 1.0 / len(hits), sim.instance)
                 c.count = job.numjobs
                 clones.append(c)
         clones_by_run.append(clones)

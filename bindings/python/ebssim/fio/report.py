@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, 
 
 import numpy as np
 
+from .. import _repr
 from ._files import PathLike, read_text
 from ._types import LatencyStats
 from .histograms import _fine_bounds, plat_val_to_idx
@@ -127,6 +128,37 @@ class FioResult:
     source: str
     preamble: List[str] = field(default_factory=list)
     lines: Optional[Tuple[int, int]] = None
+
+    def _rows(self) -> List[List[str]]:
+        """A row per job and direction: what fio measured, in units that read (latency from ns)."""
+
+        def lat(row: Any, name: str) -> str:
+            x = row.get(name, math.nan)
+            return "n/a" if x is None or not math.isfinite(float(x)) else _repr.latency_s(float(x) / 1e9)
+
+        return [
+            [
+                str(r.get("jobname", "")),
+                str(r.get("direction", "")),
+                _repr.number(float(r.get("iops", math.nan)), "IOPS"),
+                _repr.number(float(r.get("bw_bytes_s", math.nan)) / 2**20, "MiB/s"),
+                lat(r, "clat_mean_ns"),
+                lat(r, "clat_p99_ns"),
+            ]
+            for _, r in self.jobs.iterrows()
+        ]
+
+    def _title(self) -> str:
+        n = len(self.job_options)
+        return f"{self.fio_version or 'fio'} report of {n} job{'s' * (n != 1)} from {self.source}"
+
+    def __repr__(self) -> str:
+        parts = [self._title()] + [f"{j} {d}: {i}, {b}, clat {m} mean, p99 {p}" for j, d, i, b, m, p in self._rows()]
+        return _repr.short_repr("FioResult", parts, sep="; ")
+
+    def _repr_html_(self) -> str:
+        header = ["job", "direction", "IOPS", "bandwidth", "clat mean", "clat p99"]
+        return _repr.html_grid(f"FioResult: {self._title()}", header, self._rows())
 
     @property
     def clat_bins(self) -> pd.DataFrame:

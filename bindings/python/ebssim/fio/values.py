@@ -105,7 +105,8 @@ def _digits_and_suffix(text: str, fraction: str, expected: str) -> Tuple[str, st
 
 def check_plain(text: str) -> None:
     """Refuse what fio would misread or ebssim does not expand: spaces around the value, fio's
-    arithmetic ``(...)`` and ``$VARIABLE`` substitution."""
+    arithmetic ``(...)``, and a ``$`` left once the job file's substitutions are done
+    (:mod:`ebssim.fio.substitution`), which fio would take as it is."""
     if text != text.strip():
         raise BadValue(
             f"{text!r} has spaces around it; fio keeps a space after '=' and then misreads the value "
@@ -114,7 +115,11 @@ def check_plain(text: str) -> None:
     if text.startswith("("):
         raise BadValue(f"{text!r}: fio arithmetic expressions are not supported; write the value out")
     if "$" in text:
-        raise BadValue(f"{text!r}: fio's $VARIABLE and $keyword substitution is not supported; expand it first")
+        raise BadValue(
+            f"{text!r}: fio takes this '$' as it is: it substitutes only ${{NAME}} (with braces) and $pagesize, "
+            f"$mb_memory, $ncpus, and only in job files (on a command line the shell expands $NAME); write "
+            f"${{NAME}} in a job file, or the value itself"
+        )
 
 
 def parse_count(text: str, kb_base: int, what: str) -> int:

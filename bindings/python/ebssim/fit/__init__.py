@@ -4,10 +4,11 @@
 >>> sorted(ebssim.fit.__all__)
 ['CliffPrediction', 'Fit', 'Parameter', 'Phase', 'RATE_LIMITS', 'fit', 'predict_cliff']
 
-:func:`fit` reads fio job files, JSON/json+ reports and iops/bw logs (or the frames of
-:func:`ebssim.fio.read_log`), places the jobs on one clock, finds the levels and the times they
-change, and, for a declared volume type, the volume's parameters with their uncertainties, with
-the engine as forward model. docs/fit.md has the model, the method and the measured accuracy.
+:func:`fit` reads fio job files, JSON/json+ reports, iops/bw logs and clat/lat/clat_hist latency
+logs (or the frames of :func:`ebssim.fio.read_log` and :func:`ebssim.fio.read_hist_log`), places
+the jobs on one clock, finds the levels and the times they change, and, for a declared volume
+type, the volume's parameters (and, with an instance, its wait spread) with their uncertainties,
+with the engine as forward model. docs/fit.md has the model, the method and the measured accuracy.
 """
 
 from __future__ import annotations

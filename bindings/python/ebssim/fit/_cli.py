@@ -19,13 +19,21 @@ def add_parser(sub: Any) -> None:
         help="fit the model to fio output captured on a real volume",
         description="Fit ebssim's model to what fio measured: the levels and the times they change, and for a "
         "declared volume type the volume behind them (size, starting BurstBalance, provisioned IOPS/throughput, "
-        "service time, latency spread), with uncertainties. INPUT is a fio JSON/json+ report, an iops/bw log, "
-        "a job file (its logs are found next to it by fio's names) or a directory holding these.",
+        "service time per direction, the spreads of the service time and of the waits under the volume's and the "
+        "instance's limits), with uncertainties. INPUT is a fio JSON/json+ report, an iops/bw log, a clat/lat log "
+        "(per-I/O: every I/O's latency; averaged, log_avg_msec > 0: the mean only) or clat histogram log "
+        "(write_hist_log), a job file (its logs are found next to it by fio's names) or a directory holding these. "
+        "Example: ebssim fit --type gp3 --size 100 --iops 3000 tests/data/fit/06_latency_logs/latency.fio",
     )
     p.add_argument("--type", choices=VOLUME_TYPES, help="the volume's type (without it: levels and change points only)")
     p.add_argument("--size", type=float, metavar="GIB", help="the volume's size when known")
     p.add_argument("--iops", type=float, help="the provisioned IOPS of a gp3, io1 or io2 when known")
-    p.add_argument("--instance", metavar="TYPE", help="the EC2 instance type (kept with the fit, for predictions)")
+    p.add_argument(
+        "--instance",
+        metavar="TYPE",
+        help="the EC2 instance type: its EBS limits join the forward model, jobs they held back give the "
+        "instance's wait spread (instance_wait_cv), and predictions use it",
+    )
     p.add_argument("--output-format", choices=["normal", "json"], default="normal")
     p.add_argument(
         "--rate-limits",

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 import numpy.typing as npt
 
+from ..instances import Instance
+from ..instances import instance as _instance
 from ..volumes import VOLUME_TYPES, Volume, volume_types
-from . import _native, _rules
+from . import _native, _range, _rules
 from ._inputs import Capture, JobData, Source, load
 from ._latency import fit_latency, with_latency
 from ._levels import MIN_RELATIVE_CHANGE, Level, first_drop, fit_levels, window_weights
@@ -43,8 +46,12 @@ def _phase_tuples(
     members: List[List[JobData]] = []
     for key in sorted(groups, key=lambda k: min(j.start_s for j in groups[k])):
         js = groups[key]
-        demand = sum(j.demand_iops(volume) for j in js) if rate_limits == "workload" else math.inf
-        weights = [1.0 for _ in js]
+        asks = [j.demand_iops(volume) for j in js]
+        demand = sum(asks) if rate_limits == "workload" else math.inf
+        # The phase's mean I/O: weighted by what each job asks for when every one is known (its
+        # bytes per second are then the jobs' sum), else alike.
+        known = rate_limits == "workload" and all(math.isfinite(a) and a > 0 for a in asks)
+        weights = asks if known else [1.0 for _ in js]
         io_bytes = float(np.average([j.io_bytes for j in js], weights=weights))
         rf = float(np.average([j.read_fraction for j in js], weights=weights))
         phases.append(
@@ -131,8 +138,6 @@ def fit(
     if bin_s is not None and not (isinstance(bin_s, (int, float)) and math.isfinite(bin_s) and bin_s > 0):
         raise ValueError(f"bin_s={bin_s!r} must be a positive, finite number of seconds")
     if instance is not None:
-        from ..instances import instance as _instance
-
         _instance(instance)  # a clear error for an unknown name, now rather than at predict()
     if iops is not None and not (isinstance(iops, (int, float)) and math.isfinite(iops) and iops > 0):
         raise ValueError(f"iops={iops!r} must be a positive, finite number of IOPS")
@@ -166,23 +171,183 @@ def fit(
     result.phases = [
         Phase(lv.job.name, lv.start_s, lv.end_s, lv.iops, lv.throughput_mib_s, None, lv.iops_se) for lv in levels
     ]
+    result.levels_are_caps = rate_limits == "workload" and all(_at_own_cap(lv) for lv in levels)
     if type is None:
-        result.consistent = _consistent(levels, rate_limits)
-        _service_time(result, capture, None, [j for j in capture.jobs if _demand_bound_by_fio(j, levels, rate_limits)])
+        result.consistent = _consistent_caps(capture) if result.levels_are_caps else _consistent(levels, rate_limits)
+        _service_time(result, capture, None, [j for j in capture.jobs if _demand_bound_by_fio(j, levels)])
         return result
-    if volume_types()[type].has_bucket:
+    if result.levels_are_caps and iops is None and (size_gib is None or not volume_types()[type].has_bucket):
+        _fit_caps(result, capture, levels, weights, type, size_gib)
+    elif volume_types()[type].has_bucket:
         _fit_bucket(result, capture, levels, weights, type, size_gib, rate_limits)
     else:
         _fit_provisioned(result, capture, levels, weights, type, size_gib, rate_limits, iops)
     return result
 
 
-def _demand_bound_by_fio(job: JobData, levels: List[Level], rate_limits: str) -> bool:
-    """A job held by its own rate cap: every level of it at the cap."""
-    if rate_limits != "workload" or not math.isfinite(job.rate_iops):
-        return False
+#: A level within this fraction of its job's rate cap is at the cap.
+CAP_TOLERANCE = 0.02
+
+
+def _at_own_cap(lv: Level) -> bool:
+    """The level is its job's own fio rate cap (``rate_iops``/``rate``)."""
+    cap = lv.job.rate_iops
+    return math.isfinite(cap) and abs(lv.iops - cap) <= CAP_TOLERANCE * cap
+
+
+def _demand_bound_by_fio(job: JobData, levels: List[Level]) -> bool:
+    """A job held by its own rate cap: every level of it at the cap. Its completion latency is its
+    service time: with ``rate_limits="workload"`` nothing else held it back, and with ``"volume"``
+    fio's throttle holds its I/Os before they are submitted (the latency holds no wait)."""
     mine = [lv for lv in levels if lv.job is job]
-    return bool(mine) and all(abs(lv.iops - job.rate_iops) <= 0.02 * job.rate_iops for lv in mine)
+    return bool(mine) and all(_at_own_cap(lv) for lv in mine)
+
+
+def _unqueued(capture: Capture, levels: List[Level], rate_limits: str) -> List[JobData]:
+    """With ``rate_limits="volume"``, the jobs held at their own caps: the caps stand for the volume's
+    limits, but their latency is the service time alone (:func:`_demand_bound_by_fio`), so the
+    service time and its spread are fitted from them, and no wait."""
+    if rate_limits != "volume":
+        return []
+    return [j for j in capture.jobs if _demand_bound_by_fio(j, levels)]
+
+
+def _consistent_caps(capture: Capture) -> List[Dict[str, Any]]:
+    """Every level is its job's own cap (no type declared): per type, the volumes that serve the caps."""
+    dt = _dt(capture)
+    out: List[Dict[str, Any]] = []
+    for t in VOLUME_TYPES:
+        rng = _range.volume_range(t, lambda v: _phase_tuples(capture, "workload", v)[0], dt, balance=False)
+        if rng is not None:
+            out.append(rng)
+    return out
+
+
+def _fit_caps(
+    result: Fit,
+    capture: Capture,
+    levels: List[Level],
+    weights: List[FloatArray],
+    vtype: str,
+    size_gib: Optional[float],
+) -> None:
+    """Every level is its job's own rate cap: not one volume but the range of ``vtype``'s volumes
+    whose limits do not bind below the caps (``_range``). A type with a bucket: the size is not
+    determined (``Fit.volume`` None unless the size is given, when the ordinary fit runs); gp3,
+    io1, io2: ``Fit.volume`` is the least configuration that serves the caps."""
+    dt = _dt(capture)
+    info = volume_types()[vtype]
+    rng = _range.volume_range(vtype, lambda v: _phase_tuples(capture, "workload", v)[0], dt)
+    if rng is None:
+        result.notes.append(
+            f"no {vtype} serves the jobs' caps: the capture reached rates that no {vtype} gives (another type?)"
+        )
+        result.parameters.append(
+            Parameter("size_gib", None, None, None, None, "GiB", f"not determined: no {vtype} fits")
+        )
+        return
+    result.volume_range = rng
+    for p in result.phases:
+        p.bound = "demand"
+    every_job = list(capture.jobs)
+    why = "not determined: the levels are the jobs' own rate caps"
+    if info.has_bucket:
+        bal = rng["min_burst_balance_pct"]
+        result.parameters.append(
+            Parameter(
+                "size_gib",
+                None,
+                None,
+                rng["min_size_gib"],
+                rng["max_size_gib"],
+                "GiB",
+                f"{why}: every size from {rng['min_size_gib']:,g} to {rng['max_size_gib']:,g} GiB serves them",
+            )
+        )
+        result.parameters.append(
+            Parameter(
+                "burst_balance_pct",
+                None,
+                None,
+                bal,
+                100.0,
+                "%",
+                f"{why}: at least {bal:.4g} %"
+                + (
+                    f" on a {rng['min_size_gib']:g} GiB volume, less on larger ones"
+                    if _rules.size_matters(vtype)
+                    else ""
+                ),
+            )
+        )
+        result.notes.append(
+            f"the levels are the jobs' own rate caps: no {vtype} size is determined; give the size (--size) to fit "
+            "the starting balance"
+        )
+        _service_time(result, capture, vtype, every_job)
+        return
+    iops_p = Parameter(
+        "iops",
+        None,
+        None,
+        rng["min_iops"],
+        rng["max_iops"],
+        "IOPS",
+        f"{why}: provisioned IOPS from {rng['min_iops']:,g}",
+    )
+    result.parameters.append(iops_p)
+    kw: Dict[str, Any] = {"iops": rng["iops_with_min_throughput"] or rng["min_iops"]}
+    if rng["min_throughput_mib_s"] is not None:
+        result.parameters.append(
+            Parameter(
+                "throughput_mib_s",
+                None,
+                None,
+                rng["min_throughput_mib_s"],
+                rng["max_throughput_mib_s"],
+                "MiB/s",
+                f"{why}: provisioned throughput from {rng['min_throughput_mib_s']:,g} MiB/s",
+            )
+        )
+        kw["throughput_mib_s"] = rng["min_throughput_mib_s"]
+    if size_gib is None:
+        size = float(rng["min_size_gib"])
+        result.parameters.append(
+            Parameter(
+                "size_gib",
+                None,
+                None,
+                size,
+                rng["max_size_gib"],
+                "GiB",
+                f"not determined (performance does not depend on it): at least {size:g} GiB; the volume uses it",
+            )
+        )
+    else:
+        size = float(size_gib)
+        result.parameters.append(Parameter("size_gib", size, None, None, None, "GiB", "given"))
+    result.notes.append(
+        f"the levels are the jobs' own rate caps: the volume is the least {vtype} that serves them "
+        f"({', '.join(f'{k}={v:g}' for k, v in kw.items())})"
+    )
+    st = _service_time(result, capture, vtype, every_job)
+    try:
+        result.volume = _vol(vtype, size, **kw, **st)
+    except ValueError as exc:
+        raise ValueError(
+            f"size_gib={size_gib:g}: the jobs' caps need {vtype} with at least {kw['iops']:g} IOPS "
+            f"({rng['min_size_gib']:g} GiB or more): {exc}"
+        ) from None
+    phases, members = _phase_tuples(capture, "workload", result.volume)
+    t0, t1, value, w = _observed(capture, members, weights)
+    sim = _native.simulate_windows(result.volume, phases, t0, t1, dt)
+    pred = np.asarray(sim.predicted, dtype=float)
+    result.predicted = (t0, t1, value, pred)
+    result.ssr = float(np.sum(w * (pred - value) ** 2))
+    result.dof = int(value.size)
+    result.dt_s = dt
+    result.engine_phases = phases
+    _latency_step(result, capture, members, ["demand"] * len(members))
 
 
 def _consistent(levels: List[Level], rate_limits: str) -> List[Dict[str, Any]]:
@@ -317,7 +482,9 @@ def _fit_bucket(
         _service_time(result, capture, vtype, [])
         return
     dt = _dt(capture)
-    r = _native.fit_bucket_volume(vtype, known, size_guess, bal_guess, phases, t0, t1, value, w, dt)
+    r = _native.fit_bucket_volume(
+        vtype, known, size_guess, bal_guess, phases, t0, t1, value, w, dt, _instance_of(result)
+    )
     size = r.size_gib
     bal = r.balance_pct
     cliff = r.cliff_time_s
@@ -403,10 +570,12 @@ def _fit_bucket(
     result.engine_runs = int(r.engine_runs)
     result.dt_s = dt
     result.engine_phases = phases
+    unqueued = _unqueued(capture, levels, rate_limits)
     demand_jobs = [j for js, b in zip(members, r.phase_bound) if names[int(b)] == "demand" for j in js]
+    demand_jobs += [j for j in unqueued if id(j) not in {id(d) for d in demand_jobs}]
     st = _service_time(result, capture, vtype, demand_jobs)
     result.volume = _vol(vtype, used_size, burst_balance_pct=round(used_bal, 6), **st)
-    _latency_step(result, capture, members, [names[int(b)] for b in r.phase_bound])
+    _latency_step(result, capture, members, [names[int(b)] for b in r.phase_bound], unqueued)
 
 
 def _fit_provisioned(
@@ -422,9 +591,13 @@ def _fit_provisioned(
     """gp3, io1, io2: constant caps, read from the levels of the jobs that ask for more than they get."""
     probe = _rules.at(vtype, size_gib)
     if given_iops is not None:
-        # Jobs measured below the given cap asked for what they got.
+        # Jobs measured below the given cap asked for what they got (unless the instance held them).
+        at_instance = _held_by_instance(result, capture, levels, probe, given_iops)
         for lv in levels:
-            if lv.iops * _counted(probe, lv.job) < (1 - MIN_RELATIVE_CHANGE) * given_iops:
+            if (
+                lv.iops * _counted(probe, lv.job) < (1 - MIN_RELATIVE_CHANGE) * given_iops
+                and id(lv.job) not in at_instance
+            ):
                 lv.job.measured_demand_iops = lv.iops
     iops_range = _rules.iops_range(vtype)
     assert iops_range is not None  # gp3, io1, io2 provision their IOPS
@@ -509,14 +682,15 @@ def _fit_provisioned(
         )
     else:
         result.parameters.append(Parameter("size_gib", float(size_gib), None, None, None, "GiB", "given"))
-    unique = list({id(j): j for j in held}.values())
+    unqueued = _unqueued(capture, levels, rate_limits)
+    unique = list({id(j): j for j in held + unqueued}.values())
     st = _service_time(result, capture, vtype, unique)
     result.volume = _vol(vtype, size, **kw, **st)
     # The jobs' demand on the fitted volume: a thinktime job's offer depends on its service time.
     phases, members = _phase_tuples(capture, rate_limits, result.volume)
     t0, t1, value, w = _observed(capture, members, weights)
     dt = _dt(capture)
-    sim = _native.simulate_windows(result.volume, phases, t0, t1, dt)
+    sim = _native.simulate_windows(result.volume, phases, t0, t1, dt, _instance_of(result))
     pred = np.asarray(sim.predicted, dtype=float)
     result.predicted = (t0, t1, value, pred)
     result.ssr = float(np.sum(w * (pred - value) ** 2))
@@ -528,20 +702,84 @@ def _fit_provisioned(
         for p in result.phases:
             if any(p.job == j.name for j in js) and ph[0] - 1e-9 <= p.start_s <= ph[1] + 1e-9:
                 p.bound = names[int(b)]
-    _latency_step(result, capture, members, [names[int(b)] for b in sim.phase_bound])
+    _latency_step(result, capture, members, [names[int(b)] for b in sim.phase_bound], unqueued)
 
 
-def _latency_step(result: Fit, capture: Capture, members: List[List[JobData]], bounds: List[str]) -> None:
+def _latency_step(
+    result: Fit,
+    capture: Capture,
+    members: List[List[JobData]],
+    bounds: List[str],
+    unqueued: Sequence[JobData] = (),
+) -> None:
     """The latency model's parameters (``_latency``): service part from the phases the fitted volume
-    did not hold back, the wait's spread from those a volume limit held back."""
+    did not hold back and from ``unqueued`` jobs (:func:`_unqueued`), the wait's spread from those
+    a volume limit held back, and (with an instance) the instance's wait spread from those the
+    instance's limits held back."""
     if result.volume is None:
         return
     free = [j for js, b in zip(members, bounds) if b == "demand" for j in js]
+    free += [j for j in unqueued if id(j) not in {id(f) for f in free}]
+    skip = {id(j) for j in unqueued}
     # The wait is fitted on one mean latency per job: a job whose rate changed (a cliff) mixes waits.
-    one_level = {j.name for j in capture.jobs if sum(p.job == j.name for p in result.phases) == 1}
-    held = [j for js, b in zip(members, bounds) if b.startswith("volume") for j in js if j.name in one_level]
-    kw = fit_latency(result.parameters, result.notes, result.volume, free, held)
+    one_level = {id(j) for j in capture.jobs if sum(lv.job is j for lv in result.levels) == 1}
+
+    def held_by(kind: str) -> List[JobData]:
+        return [
+            j
+            for js, b in zip(members, bounds)
+            if b.startswith(kind)
+            for j in js
+            if id(j) in one_level and id(j) not in skip
+        ]
+
+    held, by_instance = held_by("volume"), held_by("instance")
+    kw = fit_latency(
+        result.parameters,
+        result.notes,
+        result.volume,
+        free,
+        held,
+        instance=_instance_of(result),
+        by_instance=by_instance,
+    )
     result.volume = with_latency(result.volume, kw)
+    if unqueued and not held:
+        for i, p in enumerate(result.parameters):
+            if p.name == "wait_cv" and p.value is None:
+                result.parameters[i] = dataclasses.replace(
+                    p,
+                    note="not determined: the jobs were held by fio's own rate caps (rate_limits='volume'), which hold "
+                    "the I/Os back before they are submitted: no wait shows in their latency",
+                )
+
+
+def _instance_of(result: Fit) -> Optional[Instance]:
+    """The fit's instance (its limits join the forward model), or None."""
+    return None if result.instance is None else _instance(result.instance)
+
+
+def _held_by_instance(result: Fit, capture: Capture, levels: List[Level], probe: Volume, iops: float) -> Set[int]:
+    """Jobs (ids) whose measured rate is what ``probe`` provisioned at ``iops`` serves them on the
+    fit's instance at unbounded demand, held by the instance's limits (the engine's bound), not
+    by their own demand."""
+    inst = _instance_of(result)
+    if inst is None:
+        return set()
+    try:
+        volume = dataclasses.replace(probe, iops=iops)
+    except ValueError:  # the probe's size is too small for these IOPS: the smallest that allows them
+        volume = dataclasses.replace(probe, size_gib=float(_rules.min_size(probe.type, iops)), iops=iops)
+    phases, members = _phase_tuples(capture, "volume", volume)  # every job asks for more than it gets
+    t0, t1, _, _ = _observed(capture, members, window_weights(capture, levels))
+    sim = _native.simulate_windows(volume, phases, t0, t1, _dt(capture), inst)
+    names = _native.bound_names()
+    out: Set[int] = set()
+    for js, b, served in zip(members, sim.phase_bound, sim.phase_iops):
+        measured = sum(float(np.mean([lv.iops for lv in levels if lv.job is j] or [0.0])) for j in js)
+        if names[int(b)].startswith("instance") and measured >= (1 - MIN_RELATIVE_CHANGE) * float(served):
+            out.update(id(j) for j in js)
+    return out
 
 
 def _f(x: Any) -> Optional[float]:

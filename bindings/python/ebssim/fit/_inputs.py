@@ -54,8 +54,10 @@ DEFAULT_BIN_S = 0.1
 
 @dataclass
 class DirLatency:
-    """One direction's completion latency (clat) as the report gives it: I/Os, mean and standard
-    deviation (s), printed percentiles {percent: s}, json+ bins (lower_s, upper_s, counts)."""
+    """One direction's completion latency (clat) as the report or the job's logs give it: I/Os,
+    mean and standard deviation (s), printed percentiles {percent: s}, json+ or clat_hist bins
+    (lower_s, upper_s, counts), a per-I/O log's sample (s, in completion order), the mean's
+    standard error where the source gives one, and where it came from (``source``)."""
 
     n: float
     mean_s: float
@@ -63,6 +65,14 @@ class DirLatency:
     percentiles: Dict[float, float] = field(default_factory=dict)
     bins: Optional[Tuple[FloatArray, FloatArray, FloatArray]] = None
     iops: float = math.nan
+    sample: Optional[FloatArray] = None
+    mean_se: float = math.nan
+    source: str = "report"
+
+    @property
+    def mean_only(self) -> bool:
+        """Only the mean is known (averaged logs): the spread is not determined."""
+        return not self.percentiles and self.bins is None and self.sample is None and not math.isfinite(self.std_s)
 
 
 @dataclass
@@ -95,6 +105,7 @@ class JobData:
     latency: Dict[str, "DirLatency"] = field(default_factory=dict)  # per direction, from the report
     summary: bool = False  # no rate log: one window at the report's mean IOPS
     measured_demand_iops: Optional[float] = None  # set by the fit for a job below a known cap
+    log_options: Dict[str, str] = field(default_factory=dict)  # the job's options (log layout hints)
 
     def demand_iops(self, volume: "Volume") -> float:
         """I/Os per second the job (all its clones) asks of ``volume``.
@@ -364,6 +375,8 @@ class _Invocation:
     report: Optional["fio.FioResult"] = None
     directory: str = "."
     logs: Dict[Tuple[str, int], Any] = field(default_factory=dict)  # (prefix, N) -> path or frame
+    # (prefix, N) -> {kind: path or frame}: clat, lat and clat_hist logs (the jobs' latencies)
+    lat_logs: Dict[Tuple[str, int], Dict[str, Any]] = field(default_factory=dict)
 
 
 def load(inputs: Sequence[Source], *, bin_s: Optional[float] = None) -> Capture:
@@ -431,6 +444,7 @@ def load(inputs: Sequence[Source], *, bin_s: Optional[float] = None) -> Capture:
 
     # Logs: by the names each invocation's jobs write, else (one invocation) every log given.
     for src, lg in logs:
+        lat_kind = _latency_kind(lg)
         if isinstance(lg, pd.DataFrame):
             m = _LOG_RE.match(os.path.basename(src)) if src != "<DataFrame>" else None
             n = (
@@ -445,10 +459,14 @@ def load(inputs: Sequence[Source], *, bin_s: Optional[float] = None) -> Capture:
         else:
             m = _LOG_RE.match(os.path.basename(src))
             assert m is not None
-            if m.group("kind") not in ("iops", "bw"):
-                continue  # rates come from iops and bw logs
+            if m.group("kind") not in ("iops", "bw", "clat", "lat", "clat_hist"):
+                continue  # rates come from iops and bw logs, latencies from clat, lat and clat_hist logs
             key = (m.group("prefix"), int(m.group("n") or 0))
         target = _owner(invs, key, src)
+        if lat_kind is not None:
+            target.lat_logs.setdefault(key, {})[lat_kind] = lg
+            if not (isinstance(lg, pd.DataFrame) and lat_kind != "clat_hist" and lg.attrs.get("per_io", False)):
+                continue  # a per-I/O latency frame also counts the job's I/Os (as before); others do not
         prev = target.logs.get(key)
         if prev is not None and _prefer(prev) >= _prefer(lg):
             continue
@@ -478,13 +496,26 @@ def _prefer(lg: Any) -> int:
     return 2 if m and m.group("kind") == "iops" else 1
 
 
+def _latency_kind(lg: Any) -> Optional[str]:
+    """``clat``, ``lat`` or ``clat_hist`` for a latency log (path or frame), else None."""
+    import pandas as pd
+
+    if isinstance(lg, pd.DataFrame):
+        if {"lower_ns", "upper_ns", "count"} <= set(lg.columns):
+            return "clat_hist"
+        return "clat" if "clat_ns" in lg.columns else "lat" if "lat_ns" in lg.columns else None
+    m = _LOG_RE.match(os.path.basename(str(lg)))
+    kind = m.group("kind") if m else None
+    return kind if kind in ("clat", "lat", "clat_hist") else None
+
+
 def _owner(invs: List[_Invocation], key: Tuple[str, int], src: str) -> _Invocation:
     d = os.path.dirname(src) or "."
     for inv in invs:
         if inv.jobset is not None:
             for j in inv.jobset.jobs:
                 for kind, names in j.log_file_names().items():  # noqa: B007
-                    if kind in ("iops", "bw") and f"{key[0]}_{kind}.{key[1]}.log" in names:
+                    if kind != "slat" and f"{key[0]}_{kind}.{key[1]}.log" in names:
                         if os.path.samefile(inv.directory, d) if os.path.isdir(d) else True:
                             return inv
     same_dir = [i for i in invs if os.path.isdir(d) and os.path.isdir(i.directory) and os.path.samefile(i.directory, d)]
@@ -501,10 +532,12 @@ def _jobs_of(inv: _Invocation, k: int, capture: Capture, bin_s: Optional[float])
 
     rep = inv.report
     entries: List[Tuple[str, int, int, JobData]] = []  # name, thread, numjobs
+    cache: Dict[str, "pd.DataFrame"] = {}  # latency logs read, by path
     if inv.jobset is not None:
         for fj in inv.jobset.jobs:
             jd = JobData(name=fj.name, invocation=k, phase=fj.phase, thread=fj.thread_number, source=inv.label)
             _from_fio_job(jd, fj)
+            jd.log_options = {key: "1" if v is None else str(v) for key, v in fj.options.items()}
             entries.append((fj.name, fj.thread_number, fj.numjobs, jd))
             # Logs next to the job file, by fio's names, when not given explicitly.
             for kind in ("iops", "bw"):
@@ -518,6 +551,13 @@ def _jobs_of(inv: _Invocation, k: int, capture: Capture, bin_s: Optional[float])
                         inv.logs[key] = path
                     elif key in inv.logs and kind == "iops" and _prefer(inv.logs[key]) < 2 and os.path.isfile(path):
                         inv.logs[key] = path
+            for kind in ("clat", "lat", "clat_hist"):
+                for name in fj.log_file_names().get(kind, ()):
+                    m = _LOG_RE.match(name)
+                    path = os.path.join(inv.directory, name)
+                    if m and os.path.isfile(path):
+                        key = (m.group("prefix"), int(m.group("n") or 0))
+                        inv.lat_logs.setdefault(key, {}).setdefault(kind, path)
     elif rep is not None:
         groups = rep.jobs.drop_duplicates("job")
         thread = 1
@@ -526,6 +566,7 @@ def _jobs_of(inv: _Invocation, k: int, capture: Capture, bin_s: Optional[float])
             opts = rep.options(int(row["job"]))
             jd = JobData(name=str(row["jobname"]), invocation=k, phase=0, thread=thread, source=inv.label)
             _from_options(jd, opts)
+            jd.log_options = {str(key): str(v) for key, v in opts.items()}
             g = int(row["groupid"])
             phase_of_group.setdefault(g, len(phase_of_group))
             jd.phase = phase_of_group[g]
@@ -537,7 +578,7 @@ def _jobs_of(inv: _Invocation, k: int, capture: Capture, bin_s: Optional[float])
             entries.append((jd.name, thread, per_entry, jd))
             thread += per_entry
     else:
-        keys = sorted(inv.logs)
+        keys = sorted(set(inv.logs) | set(inv.lat_logs))
         # One job only (docs/fit.md): several logs, whatever their names, may be jobs that ran one
         # after another or together, and each job would be given every log's rows.
         if len(keys) > 1:
@@ -583,6 +624,22 @@ def _jobs_of(inv: _Invocation, k: int, capture: Capture, bin_s: Optional[float])
             for key, lg in inv.logs.items():
                 if key[1] == n or (key[1] == 0 and numjobs >= 1 and n == thread and len(entries) == 1):
                     frames.append((key, lg))
+        lat_logs = [
+            (key, kinds)
+            for n in range(thread, thread + max(1, numjobs))
+            for key, kinds in inv.lat_logs.items()
+            if key[1] == n or (key[1] == 0 and n == thread and len(entries) == 1)
+        ]
+        if lat_logs:
+            _log_latency(jd, lat_logs, capture, cache)
+        if not frames:
+            # No iops or bw log: per-I/O clat (else lat) logs count the job's I/Os as well.
+            for key, kinds in lat_logs:
+                for kind in ("clat", "lat"):
+                    df = _lat_frame(kinds.get(kind), jd, capture, cache)
+                    if df is not None and bool(df.attrs.get("per_io")):
+                        frames.append((key, df))
+                        break
         if not frames:
             if rep is not None and jd.latency and jd.runtime_s:
                 # A report without rate logs: the job's mean IOPS over its run, one window.
@@ -630,6 +687,150 @@ def _jobs_of(inv: _Invocation, k: int, capture: Capture, bin_s: Optional[float])
                 f"{MIN_WINDOWS} are needed; run longer or log more often with a smaller log_avg_msec)"
             )
         capture.jobs.append(jd)
+
+
+# --------------------------------------------------------------------------------------------
+# Latency logs
+# --------------------------------------------------------------------------------------------
+
+
+def _rank(d: DirLatency) -> int:
+    """How much a direction's latency says: every I/O (per-I/O log) > the report's percentiles or
+    json+ bins > clat_hist bins > the report's mean and standard deviation > window means."""
+    if d.sample is not None:
+        return 4
+    if d.source == "report" and (d.percentiles or d.bins is not None):
+        return 3
+    if d.bins is not None:
+        return 2
+    return 1 if math.isfinite(d.std_s) else 0
+
+
+def _quiet_read(read: Any, path: str, **kw: Any) -> "pd.DataFrame":
+    """A reader's frame; fio's few rows out of order are sorted (FioLogOrderWarning) and not reported:
+    a latency sample does not depend on the order of rows stamped in the same millisecond."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        df = read(path, **kw)
+    for w in caught:
+        if not issubclass(w.category, fio.FioLogOrderWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    out: "pd.DataFrame" = df
+    return out
+
+
+def _lat_frame(lg: Any, jd: JobData, capture: Capture, cache: Dict[str, "pd.DataFrame"]) -> Optional["pd.DataFrame"]:
+    """A clat or lat log as read_log's frame (read once per path)."""
+    import pandas as pd
+
+    if lg is None or isinstance(lg, pd.DataFrame):
+        return lg
+    path = str(lg)
+    if path not in cache:
+        cache[path] = _quiet_read(fio.read_log, path, fio_version=capture.fio_version, options=jd.log_options or None)
+    return cache[path]
+
+
+def _hist_frame(lg: Any, cache: Dict[str, "pd.DataFrame"]) -> Optional["pd.DataFrame"]:
+    import pandas as pd
+
+    if lg is None or isinstance(lg, pd.DataFrame):
+        return lg
+    path = str(lg)
+    if path not in cache:
+        cache[path] = _quiet_read(fio.read_hist_log, path)
+    return cache[path]
+
+
+def _log_latency(
+    jd: JobData, lat_logs: Sequence[Tuple[Tuple[str, int], Dict[str, Any]]], capture: Capture, cache: Dict[str, Any]
+) -> None:
+    """Each direction's latency from the job's clat/lat/clat_hist logs (its clones pooled), where they
+    say more than the report (:func:`_rank`)."""
+    import pandas as pd
+
+    found: Dict[str, DirLatency] = {}
+    for kind in ("clat", "lat"):  # clat as fio's percentiles; lat (slat + clat) only without it
+        frames = [_lat_frame(kinds.get(kind), jd, capture, cache) for _, kinds in lat_logs]
+        given = [f for f in frames if f is not None and len(f)]
+        if not given:
+            continue
+        df = pd.concat(given, ignore_index=True)
+        col = f"{kind}_ns"
+        label = ", ".join(sorted({str(f.attrs.get("source", "<DataFrame>")) for f in given}))
+        if all(bool(f.attrs.get("per_io")) for f in given):
+            df = df.sort_values("time_ms", kind="stable")  # the clones' I/Os in completion order
+            for d, grp in df.groupby("direction"):
+                x = grp[col].to_numpy(dtype=float) / 1e9
+                if x.size >= 2 and str(d) not in found:
+                    sd = float(np.std(x, ddof=1))
+                    found[str(d)] = DirLatency(
+                        float(x.size), float(np.mean(x)), sd, sample=x, source=f"per-I/O {kind} log"
+                    )
+            continue
+        opts = {k.lower(): v.strip().lower() for k, v in jd.log_options.items()}
+        maxima = opts.get("log_max_value") in ("1", "true", "yes", "on") or opts.get("log_window_value") in ("max", "1")
+        if f"{kind}_max_ns" not in df.columns and maxima:
+            capture.notes.append(
+                f"{label}: an averaged {kind} log of window maxima (log_max_value): no mean latency is taken from it"
+            )
+            continue
+        for d, grp in df.groupby("direction"):
+            v = grp[col].to_numpy(dtype=float) / 1e9
+            if not v.size or str(d) in found:
+                continue
+            # The windows' means: equal windows, so at a steady rate the I/O-weighted mean; their
+            # scatter over the square root of their number is the mean's standard error.
+            se = float(np.std(v, ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.nan
+            rep = jd.latency.get(str(d))
+            n = rep.n if rep is not None else float(v.size)
+            found[str(d)] = DirLatency(n, float(np.mean(v)), math.nan, mean_se=se, source=f"averaged {kind} log")
+    hists = [_hist_frame(kinds.get("clat_hist"), cache) for _, kinds in lat_logs]
+    hgiven = [h for h in hists if h is not None and len(h)]
+    if hgiven:
+        h = pd.concat(hgiven, ignore_index=True)
+        for d, grp in h.groupby("direction"):
+            agg = grp.groupby(["lower_ns", "upper_ns"], as_index=False).agg(
+                count=("count", "sum"), latency_ns=("latency_ns", "first")
+            )
+            c = agg["count"].to_numpy(dtype=float)
+            tot = float(c.sum())
+            if tot <= 0:
+                continue
+            val = agg["latency_ns"].to_numpy(dtype=float) / 1e9
+            mean = float(np.sum(c * val) / tot)
+            sd = float(math.sqrt(np.sum(c * (val - mean) ** 2) / max(tot - 1, 1)))
+            # The intervals' means, weighted by their I/Os (a ratio estimator's standard error).
+            per = grp.assign(w=grp["count"] * grp["latency_ns"] / 1e9).groupby("time_ms")[["w", "count"]].sum()
+            ci = per["count"].to_numpy(dtype=float)
+            mi = per["w"].to_numpy(dtype=float) / np.maximum(ci, 1)
+            se = float(math.sqrt(np.sum(ci**2 * (mi - mean) ** 2)) / tot) if ci.size > 1 else math.nan
+            cand = DirLatency(
+                tot,
+                mean,
+                sd,
+                bins=(agg["lower_ns"].to_numpy(dtype=float) / 1e9, agg["upper_ns"].to_numpy(dtype=float) / 1e9, c),
+                mean_se=se,
+                source="clat_hist log",
+            )
+            if str(d) not in found or _rank(cand) > _rank(found[str(d)]):
+                found[str(d)] = cand
+    samples = {d: x.n for d, x in found.items() if x.sample is not None}
+    if jd.fio_job is None and not jd.log_options and samples:
+        # Logs alone: the per-I/O log's rows give the job's share of reads (and its directions).
+        jd.read_fraction = samples.get("read", 0.0) / sum(samples.values())
+    for d, cand in found.items():
+        have = jd.latency.get(d)
+        if have is None or _rank(cand) > _rank(have):
+            jd.latency[d] = cand
+    dirs = [x for x in jd.latency.values() if x.n > 0]
+    if jd.clat_mean_s is None and dirs:
+        jd.clat_n = float(sum(x.n for x in dirs))
+        jd.clat_mean_s = float(sum(x.mean_s * x.n for x in dirs) / jd.clat_n)
+    if jd.clat_bins is None:
+        binned = [x.bins for x in dirs if x.bins is not None]
+        if len(binned) == 1:
+            jd.clat_bins = binned[0]
 
 
 def _direction_latency(jd: JobData, rows: "pd.DataFrame", bins: "pd.DataFrame") -> None:

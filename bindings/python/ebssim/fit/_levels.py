@@ -72,59 +72,55 @@ def _breaks(job: JobData) -> List[int]:
 
 
 def fit_levels(capture: Capture) -> Tuple[List[Level], float, int]:
-    """Levels of every job (split at the change points found in it), fitted together.
+    """Levels of every job (split at the change points found in it), fitted job by job.
 
     Returns the levels, the weighted sum of squares and its degrees of freedom. Windows are
-    weighted by their length over the variance of their level's jitter.
+    weighted by their length over the variance of their level's jitter. Jobs share no parameter
+    (their ends are fixed), so each is fitted on its own windows: the core's least squares
+    predicts a window from every segment that overlaps it in time, which would mix the windows
+    of jobs that ran at the same time.
     """
-    starts: List[FloatArray] = []
-    ends: List[FloatArray] = []
-    values: List[FloatArray] = []
-    weights: List[FloatArray] = []
+    levels: List[Level] = []
+    ssr, dof = 0.0, 0
+    for job in capture.jobs:
+        lv, s, d = _fit_job(job)
+        levels.extend(lv)
+        ssr += s
+        dof += d
+    return levels, ssr, dof
+
+
+def _fit_job(job: JobData) -> Tuple[List[Level], float, int]:
     segments: List[_native.SegmentTuple] = []
-    owners: List[Tuple[JobData, int]] = []
+    sizes: List[int] = []
     level0: List[float] = []
     change0: List[float] = []
-    for job in capture.jobs:
-        x = job.iops
-        bk = _breaks(job)
-        edges = [0, *bk, x.size]
-        dur = job.t1 - job.t0
-        w = np.empty_like(x)
-        first_change = len(change0)
-        for k, (ia, ib) in enumerate(zip(edges[:-1], edges[1:])):
-            seg = x[ia:ib]
-            level = float(np.mean(seg))
-            sd = max(_noise(seg), 1e-3 * abs(level), math.sqrt(max(level, 1e-12) / float(np.median(dur[ia:ib]))))
-            w[ia:ib] = dur[ia:ib] / float(np.median(dur)) / sd**2
-            last = ib == x.size
-            segments.append(
-                (
-                    job.start_s if k == 0 else 0.0,
-                    job.end_s if last else 0.0,
-                    -1 if k == 0 else first_change + k - 1,
-                    -1 if last else first_change + k,
-                )
+    x = job.iops
+    bk = _breaks(job)
+    edges = [0, *bk, x.size]
+    dur = job.t1 - job.t0
+    w = np.empty_like(x)
+    for k, (ia, ib) in enumerate(zip(edges[:-1], edges[1:])):
+        seg = x[ia:ib]
+        level = float(np.mean(seg))
+        sd = max(_noise(seg), 1e-3 * abs(level), math.sqrt(max(level, 1e-12) / float(np.median(dur[ia:ib]))))
+        w[ia:ib] = dur[ia:ib] / float(np.median(dur)) / sd**2
+        last = ib == x.size
+        segments.append(
+            (
+                job.start_s if k == 0 else 0.0,
+                job.end_s if last else 0.0,
+                -1 if k == 0 else k - 1,
+                -1 if last else k,
             )
-            owners.append((job, ib - ia))
-            level0.append(level)
-            if ib < x.size:
-                change0.append(float(job.t1[ib - 1]))
-        starts.append(job.t0)
-        ends.append(job.t1)
-        values.append(x)
-        weights.append(w)
-    r = _native.fit_levels(
-        np.concatenate(starts),
-        np.concatenate(ends),
-        np.concatenate(values),
-        np.concatenate(weights),
-        segments,
-        level0,
-        change0,
-    )
+        )
+        sizes.append(ib - ia)
+        level0.append(level)
+        if ib < x.size:
+            change0.append(float(job.t1[ib - 1]))
+    r = _native.fit_levels(job.t0, job.t1, x, w, segments, level0, change0)
     levels: List[Level] = []
-    for k, (sg, (job, nw)) in enumerate(zip(segments, owners)):
+    for k, (sg, nw) in enumerate(zip(segments, sizes)):
         a = sg[0] if sg[2] < 0 else float(r.change_s[sg[2]])
         b_ = sg[1] if sg[3] < 0 else float(r.change_s[sg[3]])
         levels.append(

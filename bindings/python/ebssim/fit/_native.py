@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _core
+from ..instances import Instance
 from ..volumes import Volume
 
 FloatArray = npt.NDArray[np.float64]
@@ -46,6 +47,7 @@ def fit_bucket_volume(
     value: FloatArray,
     weight: FloatArray,
     dt_s: float,
+    instance: Optional[Instance] = None,
 ) -> _core.BucketFit:
     return _core.fit_bucket_volume(
         vtype,
@@ -58,13 +60,39 @@ def fit_bucket_volume(
         value,
         weight,
         float(dt_s),
+        _instance_spec(instance),
+    )
+
+
+def _instance_spec(instance: Optional[Instance]) -> Optional[_core.InstanceSpec]:
+    """The instance's limits for the forward model (None: the volume alone)."""
+    if instance is None:
+        return None
+    return _core.InstanceSpec(
+        instance.name,
+        float(instance.baseline_iops),
+        float(instance.max_iops),
+        float(instance.baseline_mb_s),
+        float(instance.max_mb_s),
+        nitro=bool(instance.nitro),
+        burst_s=float(instance.burst_s),
+        refill_s=float(instance.refill_s),
+        io_balance_pct=float(instance.io_balance_pct),
+        byte_balance_pct=float(instance.byte_balance_pct),
+        share=instance.share,
     )
 
 
 def simulate_windows(
-    volume: Volume, phases: Sequence[PhaseTuple], start_s: FloatArray, end_s: FloatArray, dt_s: float
+    volume: Volume,
+    phases: Sequence[PhaseTuple],
+    start_s: FloatArray,
+    end_s: FloatArray,
+    dt_s: float,
+    instance: Optional[Instance] = None,
 ) -> _core.SimulatedWindows:
-    """The fitter's forward model: the engine runs ``phases`` on ``volume``; mean served IOPS per window."""
+    """The fitter's forward model: the engine runs ``phases`` on ``volume`` (attached to
+    ``instance``, if any); mean served IOPS per window."""
 
     def opt(x: Optional[float]) -> float:
         return math.nan if x is None else float(x)
@@ -78,7 +106,7 @@ def simulate_windows(
         latency_ms=opt(volume.latency_ms),
         transfer_mib_s=opt(volume.transfer_mib_s),
     )
-    return _core.simulate_windows(spec, list(phases), start_s, end_s, float(dt_s))
+    return _core.simulate_windows(spec, list(phases), start_s, end_s, float(dt_s), _instance_spec(instance))
 
 
 def fit_service_time(

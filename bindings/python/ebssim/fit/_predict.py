@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .. import _repr
 from ..volumes import Volume
 from . import _native
 from ._fit import MAX_FIT_STEPS, _counted, _dt, _phase_tuples
@@ -27,6 +28,29 @@ class CliffPrediction:
     iops_before: float
     iops_after: Optional[float]
     demand_iops: float  # what the last job asks for (inf: more than the volume's burst)
+
+    def _rows(self) -> List[Tuple[str, str]]:
+        if self.cliff_time_s is None:
+            cliff = "never: the load does not drain the bucket"
+        else:
+            se = self.cliff_time_stderr
+            cliff = _repr.when(self.cliff_time_s) + (f" ± {_repr.duration(se)}" if se else "")
+        demand = (
+            "more than the volume's burst" if math.isinf(self.demand_iops) else _repr.number(self.demand_iops, "IOPS")
+        )
+        return [
+            ("volume", str(self.volume)),
+            ("cliff", cliff),
+            ("before", _repr.number(self.iops_before, "IOPS")),
+            ("after", "n/a" if self.iops_after is None else _repr.number(self.iops_after, "IOPS")),
+            ("the last job asks for", demand),
+        ]
+
+    def __repr__(self) -> str:
+        return _repr.short_repr("CliffPrediction", [f"{k} {v}" if k != "volume" else v for k, v in self._rows()])
+
+    def _repr_html_(self) -> str:
+        return _repr.html_table("CliffPrediction", self._rows())
 
 
 def predict_cliff(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
@@ -10,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Un
 import numpy as np
 import numpy.typing as npt
 
+from .. import _repr
 from ..volumes import Volume
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -18,6 +18,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._levels import Level
 
 FloatArray = npt.NDArray[np.float64]
+
+#: What a fit says when every level is its job's own rate cap (:attr:`Fit.levels_are_caps`).
+CAPS_NOTE = (
+    "every level is its job's own fio rate cap (rate_iops/rate): the capture shows what the jobs asked "
+    "for, not the volume's limits; it fits every volume whose limits do not bind below the caps"
+)
 
 
 @dataclass
@@ -32,6 +38,21 @@ class Parameter:
     upper: Optional[float]
     unit: str
     note: str
+
+    def _text(self) -> str:
+        unit = f" {self.unit}" if self.unit else ""
+        text = f"{self.name} undetermined"
+        if self.value is not None:
+            text = f"{self.name} = {_fmt(self.value, self.stderr)}{unit}"
+        if self.lower is not None or self.upper is not None:
+            text += f" (data allow {_fmt(self.lower)} to {_fmt(self.upper)})"
+        return text
+
+    def __repr__(self) -> str:
+        return _repr.short_repr("Parameter", [self._text(), self.note])
+
+    def _repr_html_(self) -> str:
+        return _repr.html_table(f"Parameter: {self.name}", _parameter_rows(self))
 
     def to_dict(self) -> Dict[str, Any]:
         return {
@@ -57,6 +78,24 @@ class Phase:
     bound: Optional[str]  # which limit held it (a declared type only): demand, volume_iops, ...
     iops_stderr: float = math.nan
 
+    def _cells(self) -> List[str]:
+        return [
+            self.job,
+            _repr.when(self.start_s),
+            _repr.when(self.end_s),
+            _fmt(self.iops, self.iops_stderr),
+            f"{self.throughput_mib_s:.4g}",
+            self.bound or "",
+        ]
+
+    def __repr__(self) -> str:
+        job, start, end, iops, mib, bound = self._cells()
+        held = f"held by {bound}" if bound else ""
+        return _repr.short_repr("Phase", [f"{job}: {start} to {end}", f"{iops} IOPS", f"{mib} MiB/s", held])
+
+    def _repr_html_(self) -> str:
+        return _repr.html_table(f"Phase: {self.job}", list(zip(_PHASE_COLUMNS, self._cells())))
+
     def to_dict(self) -> Dict[str, Any]:
         return {
             "job": self.job,
@@ -67,6 +106,18 @@ class Phase:
             "throughput_mib_s": self.throughput_mib_s,
             "bound": self.bound,
         }
+
+
+_PHASE_COLUMNS = ["job", "start", "end", "IOPS", "MiB/s", "held by"]
+_PARAMETER_COLUMNS = ["parameter", "value", "stderr", "lower", "upper", "unit", "note"]
+
+
+def _parameter_cells(q: Parameter) -> List[str]:
+    return [q.name, _fmt(q.value), _fmt(q.stderr), _fmt(q.lower), _fmt(q.upper), q.unit, q.note]
+
+
+def _parameter_rows(q: Parameter) -> List[Tuple[str, str]]:
+    return list(zip(_PARAMETER_COLUMNS, _parameter_cells(q)))
 
 
 def _num(x: Optional[float]) -> Optional[float]:
@@ -105,6 +156,15 @@ class Fit:
         Measured minus fitted IOPS per window.
     notes : list of str
         What could not be determined, and why.
+    levels_are_caps : bool
+        Every level is its job's own fio rate cap (``rate_iops``/``rate``, with
+        ``rate_limits="workload"``): the capture shows what the jobs asked for, not the volume's
+        limits, so it pins down no one volume.
+    volume_range : dict or None
+        With ``levels_are_caps`` and a type: the volumes of that type whose limits do not bind
+        below the caps (the least size, IOPS and throughput, the least BurstBalance at the least
+        size, the size from which no credits are needed; :func:`ebssim.fit.fit`). Without a type,
+        :attr:`consistent` holds one such range per type that serves the capture.
     """
 
     capture: "Capture"
@@ -129,6 +189,8 @@ class Fit:
     dt_s: Optional[float] = None
     engine_phases: List[Tuple[float, float, float, float, bool, float]] = field(default_factory=list)
     latency_fits: List[Tuple[str, float, float]] = field(default_factory=list)
+    levels_are_caps: bool = False
+    volume_range: Optional[Dict[str, Any]] = None
 
     # ---- values -------------------------------------------------------------------------
 
@@ -228,6 +290,8 @@ class Fit:
             "goodness_of_fit": self.goodness,
             "consistent_with": list(self.consistent),
             "notes": list(self.notes),
+            "levels_are_caps": self.levels_are_caps,
+            "volume_range": dict(self.volume_range) if self.volume_range is not None else None,
             "rate_limits": self.rate_limits,
             "inputs": list(self.capture.sources),
             "fio_version": self.capture.fio_version,
@@ -237,12 +301,18 @@ class Fit:
 
     def __repr__(self) -> str:
         what = str(self.volume) if self.volume is not None else (self.volume_type or "levels only")
-        return f"<ebssim.fit.Fit: {what}; {len(self.phases)} phase(s), {len(self.parameters)} parameter(s)>"
+        cliff = "" if self.cliff_time_s is None else f", cliff at {_repr.when(self.cliff_time_s)}"
+        return f"<ebssim.fit.Fit: {what}{cliff}; {len(self.phases)} phase(s), {len(self.parameters)} parameter(s)>"
 
     def __str__(self) -> str:
         lines = [f"ebssim fit: {len(self.capture.jobs)} job(s) from {', '.join(self.capture.sources)}"]
+        if self.levels_are_caps:
+            lines.append(f"levels: {CAPS_NOTE}")
+        if self.volume_range is not None:
+            lines.append(f"fits: {self.volume_range['type']}: {self.volume_range['why']}")
         if self.volume is not None:
-            lines.append(f"volume: {self.volume}  (--volume TARGET={self.spec()})")
+            least = " (the least that fits)" if self.volume_range is not None else ""
+            lines.append(f"volume: {self.volume}{least}  (--volume TARGET={self.spec()})")
         elif self.volume_type:
             lines.append(f"volume: {self.volume_type}, not fully determined")
         lines.append("phases:")
@@ -271,61 +341,30 @@ class Fit:
         return "\n".join(lines) + "\n"
 
     def _repr_html_(self) -> str:
-        e = html.escape
-        rows = []
-        for q in self.parameters:
-            rows.append(
-                "<tr>"
-                + "".join(
-                    f"<td>{e(x)}</td>"
-                    for x in (
-                        q.name,
-                        _fmt(q.value),
-                        _fmt(q.stderr),
-                        _fmt(q.lower),
-                        _fmt(q.upper),
-                        q.unit,
-                        q.note,
-                    )
-                )
-                + "</tr>"
-            )
-        prow = []
-        for p in self.phases:
-            prow.append(
-                "<tr>"
-                + "".join(
-                    f"<td>{e(x)}</td>"
-                    for x in (
-                        p.job,
-                        f"{p.start_s:.3f}",
-                        f"{p.end_s:.3f}",
-                        _fmt(p.iops, p.iops_stderr),
-                        f"{p.throughput_mib_s:.3f}",
-                        p.bound or "",
-                    )
-                )
-                + "</tr>"
-            )
         g = self.goodness
-        head = e(str(self.volume)) if self.volume is not None else e(self.volume_type or "levels only (no type)")
+        head = str(self.volume) if self.volume is not None else (self.volume_type or "levels only (no type)")
         good = (
             f"RMS residual {g['rms_residual_iops']:.4g} IOPS ({100 * (g['relative_rms'] or 0):.2f} %), "
             f"{int(g['windows'] or 0)} windows"
             if g["rms_residual_iops"] is not None
             else ""
         )
-        notes = "".join(f"<li>{e(n)}</li>" for n in self.notes)
-        style = "border-collapse:collapse;text-align:right"
-        return (
-            f"<div><b>ebssim fit</b>: {head}<br><small>{e(good)}</small>"
-            f"<table style='{style}'><tr><th>parameter</th><th>value</th><th>stderr</th><th>lower</th>"
-            f"<th>upper</th><th>unit</th><th>note</th></tr>{''.join(rows)}</table>"
-            f"<table style='{style}'><tr><th>job</th><th>start s</th><th>end s</th><th>IOPS</th>"
-            f"<th>MiB/s</th><th>bound</th></tr>{''.join(prow)}</table>"
-            + (f"<ul>{notes}</ul>" if notes else "")
-            + "</div>"
-        )
+        parts = [
+            _repr.html_grid(f"ebssim fit: {head}", _PARAMETER_COLUMNS, [_parameter_cells(q) for q in self.parameters]),
+            _repr.html_grid("phases", _PHASE_COLUMNS, [p._cells() for p in self.phases]),
+        ]
+        notes = [("goodness of fit", good)] if good else []
+        if self.levels_are_caps:
+            notes.append(("levels", CAPS_NOTE))
+        if self.volume_range is not None:
+            notes.append(("fits", f"{self.volume_range['type']}: {self.volume_range['why']}"))
+        for c in self.consistent:
+            size = f" {c['size_gib']} GiB" if c.get("size_gib") else ""
+            notes.append(("consistent with", f"{c['type']}{size}: {c['why']}"))
+        notes += [("note", n) for n in self.notes]
+        if notes:
+            parts.append(_repr.html_table("", notes))
+        return "<div>" + "".join(parts) + "</div>"
 
     # ---- plots and predictions ----------------------------------------------------------
 
@@ -381,8 +420,10 @@ class Fit:
     ) -> "FioPrediction":
         """fio's report of another job (a job file or ``"fio ..."`` command line) on the fitted
         volume, through :func:`ebssim.fio.predict`. The job's filename must match ``target``
-        (default: the job's own filename)."""
+        (default: the job's own filename). With an instance, its fitted ``instance_wait_cv`` (if
+        determined) is the instance's ``wait_cv``."""
         from .. import fio
+        from ..instances import instance as _instance
 
         if self.volume is None:
             raise ValueError("this fit has no volume (no type declared, or its size was not determined)")
@@ -393,4 +434,8 @@ class Fit:
             if not names:
                 raise ValueError(f"{runs[0]!r}: its jobs name no filename: pass target=")
             target = names[0]
-        return fio.predict(runs, {target: self.volume}, instance=self.instance, log_dir=log_dir)
+        inst: Any = self.instance
+        w = self._value("instance_wait_cv")
+        if inst is not None and w is not None:
+            inst = _instance(inst, wait_cv=w)
+        return fio.predict(runs, {target: self.volume}, instance=inst, log_dir=log_dir)
