@@ -129,8 +129,13 @@ bench-cpp: apt venv
 	@cmake --build --preset bench 2>&1 | $(QUIET_NINJA)
 	build/bench/bench/ebssim_bench
 
+# The Python paths' benchmarks; each exits non-zero when it misses its goal (issue 22: a long
+# DataFrame fleet within 2x the same fleet as workloads; the fio log readers within 1.5x
+# pandas.read_csv of the same files).
 bench-python: install
 	$(VPY) bench/bench_replay.py
+	$(VPY) bench/bench_fleet_frame.py
+	$(VPY) bench/bench_fio_logs.py
 
 # ebssim against a numba port of its step loop (the `bench` extra, installed on demand): the
 # ratios of issue 12, each goal reported as met or not. BENCH_NUMBA_ARGS selects cases and sizes,

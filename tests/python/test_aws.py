@@ -189,7 +189,7 @@ def test_describe_instances():
 def test_traces_gaps(metrics):
     with pytest.raises(
         ValueError,
-        match=rf"{LOGS_VOL}: read_ops has no value for 2 of 120 periods of 60 s, the first at 2024-05-01 01:30",
+        match=rf"{LOGS_VOL}: VolumeReadOps has no value for 2 of 120 periods of 60 s, the first at 2024-05-01 01:30",
     ):
         aws.traces(metrics)
     t = aws.traces(metrics, gaps="zero")
@@ -422,3 +422,64 @@ def test_mixed_periods_missing_metrics_and_undescribed_volumes(metrics):
         aws.replay(late, aws.read_volumes(DATA / "ec2-describe-volumes.moto.json"), gaps="zero")
     with pytest.raises(ValueError, match=r"initial_burst_balance='half' must be"):
         aws.replay(metrics, vols, initial_burst_balance="half")
+
+
+# --- the metrics DataFrame by hand: COLUMNS and a wide frame ------------------------------------
+
+
+def test_columns_select_the_metrics_frame(metrics):
+    # A list, as pandas takes a selection of columns (a tuple is one column's key).
+    picked = metrics.assign(extra=1)[aws.COLUMNS]
+    assert list(picked.columns) == list(metrics.columns)
+
+
+def _wide(metrics: pd.DataFrame, vid: str) -> pd.DataFrame:
+    """One volume's datapoints as a notebook holds them: a column per metric, rows by time."""
+    mine = metrics[metrics.volume_id == vid]
+    wide = mine.pivot(index="timestamp", columns="metric", values="value")
+    wide.columns.name, wide.index.name = None, None
+    return wide
+
+
+def test_metrics_from_a_wide_frame_are_the_readers(metrics):
+    stats = metrics.groupby("metric")["stat"].unique()
+    assert all(len(s) == 1 for s in stats)  # one statistic per metric in the fixture
+    for vid in (DATA_VOL, LOGS_VOL):
+        # LOGS_VOL's two missing minutes are NaN in the wide frame, and left out again.
+        back = aws.metrics_from_wide(_wide(metrics, vid), vid, stat={m: s[0] for m, s in stats.items()})
+        pd.testing.assert_frame_equal(back, metrics[metrics.volume_id == vid].reset_index(drop=True))
+    both = pd.concat([_wide(metrics, v).assign(volume_id=v) for v in (DATA_VOL, LOGS_VOL)])
+    pd.testing.assert_frame_equal(aws.metrics_from_wide(both, stat={m: s[0] for m, s in stats.items()}), metrics)
+    # What advise and replay take: the same traces as from the readers.
+    for vid, t in aws.traces(aws.metrics_from_wide(both), gaps="zero").items():
+        assert t.ops.tolist() == aws.traces(metrics, gaps="zero")[vid].ops.tolist()
+
+
+def test_metrics_from_a_wide_frame_by_hand():
+    # Two minutes, a naive index (taken as UTC): BurstBalance is a level (Average), the ops a Sum.
+    idx = pd.date_range("2024-05-01 00:00", periods=2, freq="1min")
+    wide = pd.DataFrame({"VolumeReadOps": [600.0, 60.0], "BurstBalance": [100.0, np.nan]}, index=idx)
+    m = aws.metrics_from_wide(wide, "vol-0abc")
+    assert m[["metric", "stat", "period_s", "unit", "value"]].values.tolist() == [
+        ["BurstBalance", "Average", 60.0, "Percent", 100.0],
+        ["VolumeReadOps", "Sum", 60.0, "Count", 600.0],
+        ["VolumeReadOps", "Sum", 60.0, "Count", 60.0],
+    ]
+    assert m["timestamp"].iloc[0] == T0
+    assert aws.metrics_from_wide(wide.iloc[:1], "vol-0abc", period="5min")["period_s"].iloc[0] == 300.0
+    for kwargs, message in [
+        ({}, r"wide has no 'volume_id' column: pass volume_id="),
+        ({"volume_id": "db"}, r"'db' is not a volume id"),
+        ({"volume_id": "vol-0abc", "stat": "Median"}, r"stat 'Median' is not a CloudWatch statistic"),
+        ({"volume_id": "vol-0abc", "stat": {"ReadOps": "Sum"}}, r"stat= names \['ReadOps'\], which are not"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            aws.metrics_from_wide(wide, **kwargs)
+    with pytest.raises(ValueError, match=r"\['read_ops'\] are not CloudWatch EBS metrics: .*rename"):
+        aws.metrics_from_wide(wide.rename(columns={"VolumeReadOps": "read_ops"}), "vol-0abc")
+    with pytest.raises(ValueError, match=r"BurstBalance is 120.0, above 100 percent"):
+        aws.metrics_from_wide(wide.assign(BurstBalance=120.0), "vol-0abc")
+    with pytest.raises(ValueError, match=r"index is a RangeIndex: it must be a DatetimeIndex"):
+        aws.metrics_from_wide(wide.reset_index(drop=True), "vol-0abc")
+    with pytest.raises(ValueError, match=r"volume vol-0abc: one row cannot tell the period"):
+        aws.metrics_from_wide(wide.iloc[:1], "vol-0abc")

@@ -530,6 +530,81 @@ def test_older_layouts_derived_from_real_logs(tmp_path):
     assert (df["clat_max_ns"] == 3 * df["clat_ns"]).all()
 
 
+def _long_log(src: Path, dst: Path, rows: int, fn=None) -> Path:
+    """A log of ``rows`` rows made of a real log's lines, repeated (each time shifted by the
+    source's span, so that the times still rise), each line through ``fn`` if given."""
+    lines = src.read_text().splitlines()
+    span = int(lines[-1].split(", ")[0]) + 1
+    out = []
+    for k in range(-(-rows // len(lines))):
+        for ln in lines:
+            f = ln.split(", ")
+            f[0] = str(int(f[0]) + k * span)
+            out.append(", ".join(fn(f) if fn else f))
+    dst.write_text("\n".join(out[:rows]) + "\n")
+    return dst
+
+
+def test_a_long_per_io_log_reads_about_as_fast_as_read_csv(tmp_path):
+    # Issue 22: read_log took 4-6x pandas.read_csv of the same file. Within 1.5x in
+    # bench/bench_fio_logs.py (2 million rows); 2.5x here leaves room for a loaded machine.
+    import time
+
+    p = _long_log(PERIO / "perio_clat.1.log", tmp_path / "long_clat.1.log", 300_000)
+
+    def best(fn) -> float:
+        times = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        return min(times)
+
+    df = read_log(p)
+    raw = pd.read_csv(p, header=None)
+    assert len(df) == 300_000 and (df["clat_ns"].to_numpy() == raw[1].to_numpy()).all()
+    assert best(lambda: read_log(p)) / best(lambda: pd.read_csv(p, header=None)) < 2.5
+
+
+def test_hex_priorities_of_a_long_log(tmp_path):
+    # log_prio=1 prints the priority as hex: each distinct field is parsed once. Half the rows
+    # rewritten to class 2, level 1 (0x2001 = 8193), the rest as fio wrote them (0x0000).
+    p = _long_log(
+        PERIO / "perio_prio_clat.2.log",
+        tmp_path / "prio_clat.2.log",
+        1000,
+        lambda f: f[:4] + (["0x2001"] if int(f[1]) % 2 else f[4:]),
+    )
+    df = read_log(p)
+    odd = df["clat_ns"] % 2 == 1
+    assert odd.any() and (~odd).any()
+    assert (df["prio"][odd] == 0x2001).all() and (df["prio"][~odd] == 0).all()
+    lines = p.read_text().splitlines()
+    lines[500] = lines[500].rsplit(", ", 1)[0] + ", 0x" + "f" * 17  # beyond 64 bits
+    p.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=r"prio_clat\.2\.log, line 501: field 5 is '0xfffff"):
+        read_log(p)
+
+
+def test_line_ends_and_bytes_outside_a_table_are_named(tmp_path):
+    # CR LF line ends read as LF; a lone CR, a non-ASCII digit and bytes that are not UTF-8 are
+    # named with their line.
+    lines = (PERIO / "perio_iops.1.log").read_text().splitlines()
+    p = tmp_path / "crlf_iops.1.log"
+    p.write_bytes(("\r\n".join(lines) + "\r\n").encode())
+    assert read_log(p).equals(read_log(PERIO / "perio_iops.1.log"))
+    for body, message in [
+        ("\n".join(lines[:3]) + "\r" + "\n".join(lines[3:]), r"line 3: character '\\r' at column"),
+        ("\n".join(lines[:4] + ["1, \u0661, 0, 4096, 0, 0"]), r"line 5: character '\u0661' at column 4"),
+    ]:
+        p.write_text(body)
+        with pytest.raises(ValueError, match=message):
+            read_log(p)
+    p.write_bytes(b"0, 1, 0, 4096, 0, 0\n0, \xff1, 0, 4096, 0, 0\n")
+    with pytest.raises(ValueError, match=r"line 2: byte 0xff is not UTF-8"):
+        read_log(p)
+
+
 # --------------------------------------------------------------------------------------------
 # Errors: ValueError naming the file and the line or key
 # --------------------------------------------------------------------------------------------

@@ -287,6 +287,49 @@ def test_bad_input_is_a_clear_error(make, kwargs, message):
         from_pandas(make(), **kwargs)
 
 
+def cloudwatch_sums() -> pd.DataFrame:
+    """Three minutes of CloudWatch's own columns (statistic Sum: I/Os and bytes per minute)."""
+    return pd.DataFrame(
+        {
+            "VolumeReadOps": [60_000.0, 30_000.0, 0.0],
+            "VolumeWriteOps": [6_000.0, 0.0, 6_000.0],
+            "VolumeReadBytes": [60_000 * 4096.0, 30_000 * 4096.0, 0.0],
+            "VolumeWriteBytes": [6_000 * 16384.0, 0.0, 6_000 * 16384.0],
+        },
+        index=minutes(3),
+    )
+
+
+def test_cloudwatch_column_names_are_the_sums_they_hold():
+    trace = ebssim.OpenLoop.from_pandas(cloudwatch_sums())
+    # Each Sum is the I/Os or bytes of its minute: 60,000 + 6,000 I/Os in the first, at 60 s a step.
+    assert trace.dt == 60.0 and trace.start == pd.Timestamp("2024-05-01", tz="UTC")
+    assert trace.ops.tolist() == [66_000.0, 30_000.0, 6_000.0]
+    assert trace.read_ops.tolist() == [60_000.0, 30_000.0, 0.0]
+    assert trace.bytes.tolist() == [60_000 * 4096 + 6_000 * 16384, 30_000 * 4096, 6_000 * 16384]
+    r = ebssim.simulate(ebssim.gp3(100), trace)
+    assert r.iops.tolist() == [1100.0, 500.0, 100.0]  # 66,000 / 60 s, 30,000 / 60, 6,000 / 60
+    # The path of ebssim.aws (the same Sums as CloudWatch datapoints) reads them the same way.
+    import ebssim.aws as aws
+
+    via_aws = aws.traces(aws.metrics_from_wide(cloudwatch_sums(), "vol-0abc"))["vol-0abc"]
+    for name in ("ops", "bytes", "read_ops", "read_bytes"):
+        assert getattr(via_aws, name).tolist() == getattr(trace, name).tolist()
+
+
+def test_cloudwatch_column_names_in_messages_and_hints():
+    bad = cloudwatch_sums()
+    bad.iloc[1, 0] = -1.0
+    with pytest.raises(ValueError, match=r"^VolumeReadOps at 2024-05-01 00:01:00\+00:00 is -1.0"):
+        from_pandas(bad)
+    with pytest.raises(ValueError, match=r"both VolumeReadOps and read_ops, which hold the same quantity"):
+        from_pandas(cloudwatch_sums().assign(read_ops=1.0))
+    with pytest.raises(ValueError, match=r"VolumeReadOps is given without VolumeReadBytes"):
+        from_pandas(cloudwatch_sums()[["VolumeReadOps"]])
+    with pytest.raises(ValueError, match=r"\['BurstBalance'\] are not demand: .*CloudWatch's Sums VolumeReadOps"):
+        from_pandas(cloudwatch_sums().assign(BurstBalance=100.0))
+
+
 def test_irregular_index_says_how_to_resample():
     idx = pd.DatetimeIndex(
         ["2024-05-01 00:00", "2024-05-01 00:01", "2024-05-01 00:02", "2024-05-01 00:03:30"], tz="UTC"

@@ -94,16 +94,20 @@ def _open_regular(path: str, what: str) -> Tuple[int, os.stat_result]:
     return fd, st
 
 
-def _read_up_to(fd: int, n: int) -> bytes:
+def _read_up_to(fd: int, n: int, size: int = 0) -> bytes:
+    """At most ``n`` bytes of ``fd``: the first read asks for the ``size`` the file is said to
+    have and one byte more, so that a file read whole is one bytes object (no copy to join)."""
     chunks = []
     left = n
+    want = max(size + 1, 1 << 20)
     while left > 0:
-        chunk = os.read(fd, min(left, 1 << 20))
+        chunk = os.read(fd, min(left, want))
         if not chunk:
             break
         chunks.append(chunk)
         left -= len(chunk)
-    return b"".join(chunks)
+        want = 1 << 20
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def read_bounded(path: str, limit: int, what: str, limit_name: str) -> bytes:
@@ -126,7 +130,7 @@ def read_bounded(path: str, limit: int, what: str, limit_name: str) -> bytes:
     try:
         if st.st_size > limit:
             raise ValueError(too_big)
-        data = _read_up_to(fd, limit + 1)  # the file may have grown since fstat
+        data = _read_up_to(fd, limit + 1, st.st_size)  # the file may have grown since fstat
     finally:
         os.close(fd)
     if len(data) > limit:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -29,6 +30,16 @@ GAPS = ("error", "zero", "interpolate")
 COUNT_COLUMNS = ("ops", "read_ops", "write_ops", "bytes", "read_bytes", "write_bytes")
 #: Columns holding rates (I/Os per second, MiB/s), in the same order as COUNT_COLUMNS.
 RATE_COLUMNS = ("iops", "read_iops", "write_iops", "throughput_mib_s", "read_mib_s", "write_mib_s")
+#: CloudWatch's demand metrics (namespace AWS/EBS), whose statistic ``Sum`` is the I/Os and bytes
+#: of each period, and the count column each is read as (:data:`ebssim.aws.DEMAND_METRICS`).
+CLOUDWATCH_COLUMNS: Mapping[str, str] = MappingProxyType(
+    {
+        "VolumeReadOps": "read_ops",
+        "VolumeWriteOps": "write_ops",
+        "VolumeReadBytes": "read_bytes",
+        "VolumeWriteBytes": "write_bytes",
+    }
+)
 
 _MiB = float(2**20)
 
@@ -55,9 +66,53 @@ def trace_fields(
         raise ValueError(f"gaps={gaps!r} must be one of {', '.join(map(repr, GAPS))}")
     frame = _as_frame(data)
     given = _columns(frame)
-    rates = any(c in RATE_COLUMNS for c in given)
-    names = RATE_COLUMNS if rates else COUNT_COLUMNS
     period_s, positions, start, label = _grid(frame.index, period)
+    fields = columns_fields(
+        {name: frame[name] for name in given},
+        period_s,
+        positions,
+        start,
+        label,
+        gaps=gaps,
+        dt=dt,
+        io_size=io_size,
+        read_fraction=read_fraction,
+        pattern=pattern,
+        service_time_ms=service_time_ms,
+        max_memory_bytes=max_memory_bytes,
+    )
+    if max_in_flight is not None:
+        n = int(positions[-1]) + 1
+        k = int(round(period_s / fields["dt"]))
+        fields["max_in_flight"] = _bounds(max_in_flight, frame, positions, n, k)
+    return fields
+
+
+def columns_fields(
+    columns: Mapping[str, Any],
+    period_s: float,
+    positions: npt.NDArray[np.int64],
+    start: Optional["pd.Timestamp"],
+    labels: Any,
+    *,
+    dt: Optional[float],
+    io_size: Optional[SizeLike],
+    read_fraction: float,
+    pattern: str,
+    service_time_ms: Optional[float],
+    max_memory_bytes: Optional[float],
+    gaps: str = "error",
+    checked: bool = False,
+) -> Dict[str, Any]:
+    """:func:`trace_fields` from the checked columns (by their names as given: :func:`_columns`;
+    each a pandas Series or a numpy array, one value per row) and the rows' grid (:func:`_grid`):
+    the part that reads values, so that ``ebssim.fleet`` runs it on each volume's rows of one long
+    frame without a DataFrame per volume. ``checked``: the columns are float64 arrays whose
+    values :func:`_values` would accept (NaN or finite and >= 0), checked by the caller for many
+    volumes at once; they are not written to. Returns the fields but ``max_in_flight``."""
+    shown = {_canonical(c): c for c in columns}  # the data's own names, for messages
+    rates = any(c in RATE_COLUMNS for c in shown)
+    names = RATE_COLUMNS if rates else COUNT_COLUMNS
     n = int(positions[-1]) + 1
     step = period_s if dt is None else _step(dt, period_s)
     k = int(round(period_s / step))
@@ -69,15 +124,29 @@ def trace_fields(
             f"{need:.4g} bytes (32 per step), above max_memory_bytes={cap:.4g}: use a coarser dt, replay a "
             f"part at a time, or raise max_memory_bytes (keyword, or ebssim.limits)"
         )
+    whole = n == positions.shape[0]  # every period has its row: the rows are the grid
 
     def column(name: str) -> Optional[FloatArray]:
-        if name not in given:
+        if name not in shown:
             return None
-        values = _values(frame[name], name, label)
-        full = np.full(n, np.nan)
-        full[positions] = values
-        per = _fill(full, gaps, name, label, period_s)
-        return per * (period_s if name.endswith("iops") else period_s * _MiB if name.endswith("mib_s") else 1.0)
+        values = columns[shown[name]] if checked else _values(columns[shown[name]], shown[name], labels)
+        if whole:
+            full = values
+        else:
+            full = np.full(n, np.nan)
+            full[positions] = values
+        per = _fill(full, gaps, shown[name], labels, period_s)
+        if name.endswith("iops"):
+            return per * period_s
+        return per * (period_s * _MiB) if name.endswith("mib_s") else per
+
+    cloudwatch = any(c in CLOUDWATCH_COLUMNS for c in columns)
+
+    def said(name: str) -> str:
+        """A column as the data names it, or would: in CloudWatch's words if it uses them."""
+        if name in shown:
+            return shown[name]
+        return _CLOUDWATCH_NAMES.get(name, name) if cloudwatch else name
 
     ops, r_ops, w_ops, nbytes, r_bytes, w_bytes = (column(c) for c in names)
     split = r_ops is not None or w_ops is not None
@@ -88,7 +157,7 @@ def trace_fields(
         if read_fraction != 1.0:
             raise ValueError(
                 f"read_fraction={read_fraction!r} is given but the data splits reads and writes "
-                f"({names[1]}, {names[2]}): leave read_fraction out"
+                f"({said(names[1])}, {said(names[2])}): leave read_fraction out"
             )
         if io_size is not None:
             if r_bytes is not None or w_bytes is not None or nbytes is not None:
@@ -98,19 +167,19 @@ def trace_fields(
         else:
             if nbytes is not None:
                 raise ValueError(
-                    f"the I/Os are split ({names[1]}, {names[2]}) but the bytes are a total ({names[3]}): "
-                    f"give {names[4]} and {names[5]}, or io_size="
+                    f"the I/Os are split ({said(names[1])}, {said(names[2])}) but the bytes are a total "
+                    f"({said(names[3])}): give {said(names[4])} and {said(names[5])}, or io_size="
                 )
             for which, o, b in (("read", r_ops, r_bytes), ("write", w_ops, w_bytes)):
                 if b is None and (o > 0).any():
                     raise ValueError(
-                        f"{names[1] if which == 'read' else names[2]} is given without "
-                        f"{names[4] if which == 'read' else names[5]}: give the bytes too, or io_size="
+                        f"{said(names[1] if which == 'read' else names[2])} is given without "
+                        f"{said(names[4] if which == 'read' else names[5])}: give the bytes too, or io_size="
                     )
             r_bytes = np.zeros(n) if r_bytes is None else r_bytes
             w_bytes = np.zeros(n) if w_bytes is None else w_bytes
         for which, o, b in (("read", r_ops, r_bytes), ("write", w_ops, w_bytes)):
-            _no_bytes_without_ops(o, b, names[1 if which == "read" else 2], label, period_s)
+            _no_bytes_without_ops(o, b, said(names[1 if which == "read" else 2]), labels, period_s)
         ops, nbytes = r_ops + w_ops, r_bytes + w_bytes
     else:
         if ops is None:
@@ -120,16 +189,16 @@ def trace_fields(
             )
         if r_bytes is not None or w_bytes is not None:
             raise ValueError(
-                f"the bytes are split ({names[4]}, {names[5]}) but the I/Os are a total ({names[0]}): "
-                f"give {names[1]} and {names[2]}"
+                f"the bytes are split ({said(names[4])}, {said(names[5])}) but the I/Os are a total "
+                f"({said(names[0])}): give {said(names[1])} and {said(names[2])}"
             )
         if io_size is not None:
             if nbytes is not None:
-                raise ValueError(f"io_size={io_size!r} is given but so is {names[3]}: give one or the other")
+                raise ValueError(f"io_size={io_size!r} is given but so is {said(names[3])}: give one or the other")
             nbytes = ops * parse_size(io_size)
         elif nbytes is None:
             raise ValueError(f"no byte column: data needs {names[3]!r} (or its read and write parts), or io_size=")
-        _no_bytes_without_ops(ops, nbytes, names[0], label, period_s)
+        _no_bytes_without_ops(ops, nbytes, said(names[0]), labels, period_s)
 
     def spread(x: FloatArray) -> FloatArray:
         return x if k == 1 else np.repeat(x / k, k)
@@ -141,8 +210,6 @@ def trace_fields(
     else:
         fields["read_fraction"] = read_fraction
     fields.update(dt=step, start=start, resolution_s=period_s, pattern=pattern, service_time_ms=service_time_ms)
-    if max_in_flight is not None:
-        fields["max_in_flight"] = _bounds(max_in_flight, frame, positions, n, k)
     return fields
 
 
@@ -212,18 +279,40 @@ def _as_frame(data: Any) -> "pd.DataFrame":
     return data
 
 
+_CLOUDWATCH_NAMES = {count: metric for metric, count in CLOUDWATCH_COLUMNS.items()}
+
+
+def _canonical(name: str) -> str:
+    """A column's name in :data:`COUNT_COLUMNS` or :data:`RATE_COLUMNS`: CloudWatch's names of the
+    demand metrics (:data:`CLOUDWATCH_COLUMNS`) are the counts they hold; any other name is itself."""
+    return CLOUDWATCH_COLUMNS.get(name, name)
+
+
 def _columns(frame: "pd.DataFrame") -> List[str]:
-    cols = [str(c) for c in frame.columns]
+    """The frame's columns, checked (:func:`check_names`)."""
+    return check_names([str(c) for c in frame.columns])
+
+
+def check_names(cols: List[str]) -> List[str]:
+    """``cols``, once each and all demand of one kind (counts or rates), a total or its parts;
+    a ValueError naming the columns otherwise."""
     if len(set(cols)) != len(cols):
         raise ValueError(f"data has repeated columns {cols}: each column once")
-    unknown = [c for c in cols if c not in COUNT_COLUMNS + RATE_COLUMNS]
+    unknown = [c for c in cols if _canonical(c) not in COUNT_COLUMNS + RATE_COLUMNS]
     if unknown:
         raise ValueError(
-            f"column(s) {unknown} are not demand: data takes counts per row ({', '.join(COUNT_COLUMNS)}) or "
-            f"rates ({', '.join(RATE_COLUMNS)}); select the columns to replay, e.g. df[['read_iops', 'write_iops']]"
+            f"column(s) {unknown} are not demand: data takes counts per row ({', '.join(COUNT_COLUMNS)}, or "
+            f"CloudWatch's Sums {', '.join(CLOUDWATCH_COLUMNS)}) or rates ({', '.join(RATE_COLUMNS)}); select "
+            f"the columns to replay, e.g. df[['read_iops', 'write_iops']], or rename yours, e.g. "
+            f"df.rename(columns={{'reads': 'read_ops'}})"
         )
-    counts = [c for c in cols if c in COUNT_COLUMNS]
-    rates = [c for c in cols if c in RATE_COLUMNS]
+    same: Dict[str, str] = {}
+    for c in cols:
+        if _canonical(c) in same:
+            raise ValueError(f"data has both {same[_canonical(c)]} and {c}, which hold the same quantity: give one")
+        same[_canonical(c)] = c
+    counts = [c for c in cols if _canonical(c) in COUNT_COLUMNS]
+    rates = [c for c in cols if _canonical(c) in RATE_COLUMNS]
     if counts and rates:
         raise ValueError(
             f"data mixes counts per row {counts} and rates per second {rates}: use one kind "
@@ -236,8 +325,8 @@ def _columns(frame: "pd.DataFrame") -> List[str]:
         (total, split),
         (("bytes", "throughput_mib_s"), ("read_bytes", "write_bytes", "read_mib_s", "write_mib_s")),
     ):
-        a = [c for c in cols if c in t]
-        b = [c for c in cols if c in s]
+        a = [c for c in cols if _canonical(c) in t]
+        b = [c for c in cols if _canonical(c) in s]
         if a and b:
             raise ValueError(f"data has both a total {a} and its parts {b}: give one or the other")
     return cols
@@ -325,6 +414,18 @@ def _grid(index: "pd.Index", period: Any) -> Tuple[float, npt.NDArray[np.int64],
         return given, np.arange(len(index), dtype=np.int64), None, None
     if index.hasnans:
         raise ValueError("the index has missing times (NaT): drop those rows")
+    p, positions = grid_positions(ns, labels, given, freq_s, period)
+    if isinstance(labels, pd.DatetimeIndex):
+        start = labels[0]
+    return p, positions, start, labels
+
+
+def grid_positions(
+    ns: npt.NDArray[np.int64], labels: Any, given: Optional[float], freq_s: Optional[float], period: Any
+) -> Tuple[float, npt.NDArray[np.int64]]:
+    """(period in seconds, each row's position on the grid) of rows at times ``ns`` (nanoseconds,
+    no NaT), labelled ``labels`` in messages: :func:`_grid` once the index is read as times
+    (``given``: the ``period=`` argument in seconds, or None; ``freq_s``: the index's freq)."""
     d = np.diff(ns)
     if (d <= 0).any():
         i = int(np.argmax(d <= 0)) + 1
@@ -362,9 +463,7 @@ def _grid(index: "pd.Index", period: Any) -> Tuple[float, npt.NDArray[np.int64],
             f"({labels[0]}): resample to the period first, e.g. df.resample('{p:g}s').sum() for counts"
         )
     positions = (off // p_ns).astype(np.int64)
-    if isinstance(labels, pd.DatetimeIndex):
-        start = labels[0]
-    return p, positions, start, labels
+    return p, positions
 
 
 def _offset_seconds(freq: Any) -> float:
@@ -381,8 +480,10 @@ def _ns(index: Any) -> npt.NDArray[np.int64]:
     return np.asarray(index.asi8, dtype=np.int64)
 
 
-def _values(col: "pd.Series", name: str, labels: Any) -> FloatArray:
-    raw = col.to_numpy()
+def _values(col: Any, name: str, labels: Any) -> FloatArray:
+    """A column's values as floats (NaN: no value), checked: numbers, finite, >= 0 (``col``: a
+    pandas Series or a numpy array)."""
+    raw = col if isinstance(col, np.ndarray) else col.to_numpy()
     if raw.dtype.kind not in "iuf":
         raise ValueError(f"{name} must hold numbers (integers or floats), got dtype {raw.dtype}")
     v = raw.astype(np.float64)

@@ -41,6 +41,8 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union, cast
 
+import numpy as np
+
 from . import _core, _limits, _repr
 from ._units import flag, integer, real
 from .instances import Catalog, Instance, NoEbsLimitsWarning, _resolve_instance
@@ -428,8 +430,7 @@ class _Traces:
     def __init__(self, workloads: Any, options: _Options) -> None:
         self.options = options
         self.mapping: Optional[Mapping[Hashable, Any]] = None
-        self.frame: Optional["pd.DataFrame"] = None
-        self.rows: Dict[Hashable, Any] = {}
+        self.long: Optional[_LongFrame] = None
         if isinstance(workloads, Mapping):
             self.mapping = workloads
             return
@@ -446,11 +447,18 @@ class _Traces:
                 f"the DataFrame has no {col!r} column or index level (id_column=): columns "
                 f"{', '.join(map(str, workloads.columns))}"
             )
-        self.frame = workloads
-        self.rows = workloads.groupby(col, sort=False).indices
+        self.long = _LongFrame(workloads, options)
 
     def ids(self) -> List[Hashable]:
-        return list(self.mapping if self.mapping is not None else self.rows)
+        if self.mapping is not None:
+            return list(self.mapping)
+        assert self.long is not None
+        return list(self.long.ids)
+
+    def prepare(self, vids: List[Hashable]) -> None:
+        """Read the traces of a batch's volumes ahead, together where they can be."""
+        if self.long is not None:
+            self.long.prepare(vids)
 
     def get(self, vid: Hashable) -> Workload:
         """The workload of ``vid``; a ValueError says why there is none."""
@@ -459,23 +467,240 @@ class _Traces:
                 return cast(Workload, self.mapping[vid])
             except KeyError:
                 raise ValueError("no workload in workloads for this volume") from None
-        assert self.frame is not None
-        if vid not in self.rows:
+        assert self.long is not None
+        return self.long.trace(vid)
+
+
+class _LongFrame:
+    """The volumes of a long DataFrame, grouped once: each volume's rows are one stretch of the
+    rows sorted by volume (stably: in their order within the volume).
+
+    A batch's traces are read together (:meth:`prepare`): the volumes whose rows are plain
+    numbers on a grid of periods (one period apart, or with missing periods under
+    ``gaps="zero"``) and whose columns are alike are read as one trace by the reader of
+    :func:`ebssim.trace.from_pandas` (``ebssim._frames.columns_fields``), which is then cut
+    into theirs (``OpenLoop._pieces``): the same arrays, to the bit, without a DataFrame or a
+    check per volume. Any other volume (a column of text with a value in its rows, an index that
+    is not plain times, a gap to refuse or interpolate, a value or a mix of columns that is
+    refused) is read the general way, :func:`_trace` on its rows, which gives its trace or names
+    what is wrong.
+    """
+
+    def __init__(self, frame: "pd.DataFrame", options: _Options) -> None:
+        import pandas as pd
+
+        from ._frames import GAPS, _period_seconds
+
+        self.options = options
+        col = options.id_column
+        if col in frame.columns:
+            ids: Any = frame[col]
+            data = frame.drop(columns=[col])
+        else:
+            ids = frame.index.get_level_values(col)
+            data = frame.reset_index(level=col, drop=True)
+        if options.time_column in data.columns:
+            data = data.set_index(options.time_column)
+        self.data = data
+        self.order: Optional[np.ndarray] = None  # rows in volume order, unless they are already
+        runs = _runs(ids)
+        if runs is not None:  # each volume's rows together: no sort
+            first, uniques = runs
+            self.bounds = np.stack([first, np.append(first[1:], len(ids))], axis=1)
+        else:
+            codes, uniques = pd.factorize(ids, sort=False)  # in order of first appearance; NaN: -1, left out
+            codes = np.asarray(codes, dtype=np.int64)
+            missing = int(np.count_nonzero(codes < 0))
+            if missing or (codes.size > 1 and bool((codes[1:] < codes[:-1]).any())):
+                # numpy sorts 16-bit keys by radix: a fleet of fewer than 32,767 volumes in linear time
+                small = len(uniques) < 2**15 - 1
+                self.order = np.argsort(codes.astype(np.int16) if small else codes, kind="stable")
+            counts = np.bincount(codes[codes >= 0], minlength=len(uniques))
+            ends = missing + np.cumsum(counts)
+            self.bounds = np.stack([ends - counts, ends], axis=1)
+        self.ids: List[Hashable] = list(uniques)
+        self.where: Dict[Hashable, int] = {vid: i for i, vid in enumerate(self.ids)}
+        self.ready: Dict[Hashable, OpenLoop] = {}
+        self.ns: Optional[np.ndarray] = None
+        self.given_s: Optional[float] = None
+        self.is_datetime = isinstance(data.index, pd.DatetimeIndex)
+        ns = self._times(data.index)
+        if ns is None or options.trace["gaps"] not in GAPS:
+            return  # each volume is read the general way, which names what is wrong
+        if data.columns.has_duplicates or not all(isinstance(c, str) for c in data.columns):
+            return
+        try:
+            self.given_s = None if options.trace["period"] is None else _period_seconds(options.trace["period"])
+        except ValueError:
+            return
+        self.ns = ns
+
+    @staticmethod
+    def _times(index: "pd.Index") -> Optional[np.ndarray]:
+        """The times of ``index`` in nanoseconds when it holds plain times (as ``_grid`` reads them:
+        a DatetimeIndex or TimedeltaIndex without freq or NaT, or seconds named ``time_s``); else None."""
+        import pandas as pd
+
+        from ._frames import _ns
+
+        if isinstance(index, (pd.DatetimeIndex, pd.TimedeltaIndex)):
+            return None if index.freq is not None or index.hasnans else _ns(index)
+        if isinstance(index, pd.MultiIndex) or index.name != "time_s" or index.dtype.kind not in "iuf":
+            return None
+        secs = np.asarray(index, dtype=np.float64)
+        return np.round(secs * 1e9).astype(np.int64) if np.isfinite(secs).all() else None
+
+    def prepare(self, vids: Iterable[Hashable]) -> None:
+        """Read the traces of the volumes ``vids`` (a batch) that can be read together."""
+        from ._frames import check_names, columns_fields
+
+        self.ready = {}
+        picked = list(dict.fromkeys(self.where[v] for v in vids if v in self.where))
+        if self.ns is None or not picked:
+            return
+        o = self.options
+        vol = np.array(picked, dtype=np.int64)
+        first_row, counts = self.bounds[vol, 0], self.bounds[vol, 1] - self.bounds[vol, 0]
+        starts = np.cumsum(counts) - counts  # of each volume in this batch's rows
+        rows = _stretches(first_row, counts)
+        if self.order is not None:
+            rows = self.order[rows]
+        ns = self.ns[rows]
+        ok = np.ones(vol.size, dtype=bool)
+        everywhere = np.ones(vol.size, dtype=bool)
+        values: Dict[str, np.ndarray] = {}
+        present: Dict[str, np.ndarray] = {}
+        for name in self.data.columns:
+            series = self.data[name]
+            dtype = series.dtype
+            if isinstance(dtype, np.dtype) and dtype.kind in "iuf":
+                # As floats, as from_pandas reads a column; a value that is not a finite number >= 0
+                # sends its volume the general way, which names it.
+                v = np.asarray(series.to_numpy()[rows], dtype=np.float64)
+                values[name] = v
+                nan = np.isnan(v)
+                gaps = bool(nan.any())
+                low, high = (np.nanmin(v), np.nanmax(v)) if gaps else (v.min(), v.max())
+                if not (low >= 0 and high < np.inf):  # some value refused: which volumes hold one
+                    ok &= ~np.logical_or.reduceat(~nan & ~(np.isfinite(v) & (v >= 0)), starts)
+                present[name] = np.logical_or.reduceat(~nan, starts) if gaps else everywhere
+            else:
+                # Text or other objects: read the general way by the volumes that have a value in it
+                # (another volume's text must cost that volume only); left out for the others.
+                present[name] = np.logical_or.reduceat(series.notna().to_numpy(dtype=bool)[rows], starts)
+                ok &= ~present[name]
+        # Each volume's grid of periods: its rows one period apart (its first two rows' spacing,
+        # or period=), or, with period= and gaps="zero", on that grid with periods missing.
+        first = ns[starts]
+        if self.given_s is None:
+            step = np.where(counts > 1, ns[np.minimum(starts + 1, ns.size - 1)] - first, 0)
+            period_s = step / 1e9
+        else:
+            p_ns = round(self.given_s * 1e9)
+            exact = abs(p_ns - self.given_s * 1e9) <= 1e-3
+            step = np.full(vol.size, p_ns if exact else 0, dtype=np.int64)
+            period_s = np.full(vol.size, self.given_s)
+        ok &= step > 0
+        pos = np.arange(ns.size, dtype=np.int64) - np.repeat(starts, counts)  # row k in period k
+        on_grid = np.logical_and.reduceat(ns == np.repeat(first, counts) + pos * np.repeat(step, counts), starts)
+        if self.given_s is not None and o.trace["gaps"] == "zero" and not on_grid[ok].all():
+            rel = ns - np.repeat(first, counts)
+            safe = np.repeat(np.where(step > 0, step, 1), counts)
+            pos = rel // safe
+            d = np.diff(pos, prepend=-1)
+            d[starts] = 1  # each volume's first row is its period 0
+            on_grid = np.logical_and.reduceat((rel % safe == 0) & (d > 0), starts)
+        ok &= on_grid
+        periods = np.where(ok, pos[starts + counts - 1] + 1, 0)  # each volume's periods
+        groups: Dict[Tuple[Tuple[str, ...], float], List[int]] = {}
+        for w in np.flatnonzero(ok).tolist():
+            given = tuple(c for c in self.data.columns if present[c][w])
+            groups.setdefault((given, float(period_s[w])), []).append(int(w))
+        for (given, p), members in groups.items():
+            m = np.array(members, dtype=np.int64)
+            every = m.size == vol.size  # the batch's rows, in order: no gather
+            mine = slice(None) if every else _stretches(starts[m], counts[m])
+            offset = np.cumsum(periods[m]) - periods[m]
+            positions = pos[mine] + np.repeat(offset, counts[m])
+            try:
+                check_names(list(given))
+                fields = columns_fields(
+                    {c: values[c][mine] for c in given},
+                    p,
+                    positions,
+                    None,
+                    None,
+                    checked=True,
+                    gaps=o.trace["gaps"],
+                    dt=o.dt,
+                    io_size=o.trace["io_size"],
+                    read_fraction=o.trace["read_fraction"],
+                    pattern=o.trace["pattern"],
+                    service_time_ms=None,
+                    max_memory_bytes=None,
+                )
+                whole = OpenLoop(**fields)
+            except ValueError:
+                continue  # each of these volumes the general way, which says which is refused and why
+            k = int(round(p / float(fields["dt"])))
+            cut = np.cumsum(periods[m]) * k
+            start_times: List[Any] = [None] * m.size
+            if self.is_datetime:
+                start_times = list(self.data.index[rows[starts[m]]])
+            pieces = whole._pieces(list(zip((cut - periods[m] * k).tolist(), cut.tolist())), start_times)
+            for j, piece in zip(members, pieces):
+                self.ready[self.ids[int(vol[j])]] = piece
+
+    def trace(self, vid: Hashable) -> OpenLoop:
+        """The trace of volume ``vid``; a ValueError says why there is none."""
+        ready = self.ready.pop(vid, None)
+        if ready is not None:
+            return ready
+        i = self.where.get(vid)
+        if i is None:
             raise ValueError(f"no rows with {self.options.id_column}={vid!r} in the DataFrame")
-        return _trace(self.frame.iloc[self.rows[vid]], self.options)
+        s, e = (int(x) for x in self.bounds[i])
+        rows = np.arange(s, e) if self.order is None else self.order[s:e]
+        return _trace(self.data.iloc[rows], self.options)
+
+
+def _runs(ids: Any) -> Optional[Tuple[np.ndarray, List[Hashable]]]:
+    """(the first row of each volume, its id) when every volume's rows are together and no id is
+    missing (one comparison of neighbours, cheaper than hashing every id); else None."""
+    values = ids.array
+    if len(values) == 0 or bool(ids.isna().any()):
+        return None
+    try:
+        head = np.asarray(values[1:1025] != values[:1024], dtype=bool)
+        if 2 * int(head.sum()) > head.size:
+            return None  # mostly changes, e.g. rows sorted by time: hashing is the cheaper way
+        change = np.asarray(values[1:] != values[:-1], dtype=bool)
+    except (TypeError, ValueError):
+        return None
+    first = np.concatenate([[0], np.flatnonzero(change) + 1]).astype(np.int64)
+    if 2 * first.size > len(values) > 1:
+        return None  # mostly changes, e.g. rows sorted by time: hashing is the cheaper way
+    uniques = list(values.take(first))
+    try:
+        if len(set(uniques)) != len(uniques):
+            return None  # a volume's rows in more than one stretch
+    except TypeError:
+        return None
+    return first, uniques
+
+
+def _stretches(first: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The indices ``first[i], first[i] + 1, ..., first[i] + counts[i] - 1`` of every ``i``, in order."""
+    total = int(counts.sum())
+    out: np.ndarray = np.arange(total, dtype=np.int64) + np.repeat(first - (np.cumsum(counts) - counts), counts)
+    return out
 
 
 def _trace(rows: "pd.DataFrame", options: _Options) -> OpenLoop:
-    """One volume's rows of the long DataFrame as a trace (ebssim.trace.from_pandas)."""
+    """One volume's rows of the long DataFrame (its id and time columns made the index) as a
+    trace (ebssim.trace.from_pandas)."""
     from .trace import from_pandas
 
-    col = options.id_column
-    if col in rows.columns:
-        rows = rows.drop(columns=[col])
-    else:
-        rows = rows.reset_index(level=col, drop=True)
-    if options.time_column in rows.columns:
-        rows = rows.set_index(options.time_column)
     # A column with no value for this volume is one it does not have (pandas.concat of frames with
     # different columns fills them with NaN), not a gap. A column is typed by this volume's rows:
     # another volume's text cell makes the whole column object, which must cost that volume only.
@@ -505,6 +730,7 @@ def _run_batch(
         for vid in g.vids:
             out[vid] = (_error_row(vols[vid], g, err), None)
 
+    traces.prepare([vid for g in groups for vid in g.vids])
     for g in groups:
         try:
             ws = []

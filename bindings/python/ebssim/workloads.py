@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple, Union, cast
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -249,6 +250,17 @@ class OpenLoop:
             object.__setattr__(self, "read_fraction", read_fraction)
         self._check_timing()
         per_step = self._bound_steps(ops.shape[0])
+        self._build(ops, nbytes, read_fraction, sequential, per_step)
+
+    def _build(
+        self,
+        ops: npt.NDArray[np.float64],
+        nbytes: npt.NDArray[np.float64],
+        read_fraction: float,
+        sequential: bool,
+        per_step: Optional[npt.NDArray[np.float64]],
+    ) -> None:
+        """The compiled trace, which checks the values (finite, >= 0, no bytes without I/Os)."""
         native = _core.OpenLoop(
             ops,
             nbytes,
@@ -261,6 +273,34 @@ class OpenLoop:
             max_in_flight_steps=per_step,
         )
         object.__setattr__(self, "_native", native)
+
+    def _pieces(
+        self, bounds: Sequence[Tuple[int, int]], starts: Sequence[Optional["pd.Timestamp"]]
+    ) -> List["OpenLoop"]:
+        """Steps ``[a, b)`` of this trace as traces of their own, each from its wall-clock
+        ``start``: what ``OpenLoop(ops[a:b], ...)`` gives, without checking again what was checked
+        for the whole (a stretch of a valid trace is valid) but the compiled trace's values. Its
+        read share is its own. ``ebssim.fleet`` reads the volumes of a long DataFrame this way."""
+        sequential = _check_pattern(self.pattern)
+        per_step = isinstance(self.max_in_flight, np.ndarray)
+        same: Dict[str, Any] = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.init}
+        out = []
+        for (a, b), start in zip(bounds, starts):
+            piece = object.__new__(OpenLoop)
+            ops, nbytes = self.ops[a:b], self.bytes[a:b]
+            fields = dict(same, ops=ops, bytes=nbytes, start=start)
+            if self.read_ops is not None and self.read_bytes is not None:
+                fields.update(read_ops=self.read_ops[a:b], read_bytes=self.read_bytes[a:b])
+                fields["read_fraction"] = _read_share(fields["read_ops"], ops)
+            if per_step:
+                fields["max_in_flight"] = cast(npt.NDArray[np.float64], self.max_in_flight)[a:b]
+            for name, value in fields.items():
+                object.__setattr__(piece, name, value)
+            piece._build(
+                ops, nbytes, fields["read_fraction"], sequential, fields["max_in_flight"] if per_step else None
+            )
+            out.append(piece)
+        return out
 
     def _bound_steps(self, n: int) -> Optional[npt.NDArray[np.float64]]:
         """The per-step bound on outstanding I/Os when ``max_in_flight`` is an array (checked:
@@ -315,8 +355,7 @@ class OpenLoop:
                     f"(the reads among the step's {whole})"
                 )
             object.__setattr__(self, name, r)
-        total_ops = float(ops.sum())
-        return float(np.sum(self.read_ops)) / total_ops if total_ops > 0 else 1.0
+        return _read_share(self.read_ops, ops)
 
     def _check_timing(self) -> None:
         if self.dt is not None:
@@ -486,6 +525,12 @@ class OpenLoop:
 
     def _repr_html_(self) -> str:
         return _repr.open_loop_html(self)
+
+
+def _read_share(read_ops: npt.NDArray[np.float64], ops: npt.NDArray[np.float64]) -> float:
+    """A trace's overall share of reads (1 without I/O)."""
+    total_ops = float(ops.sum())
+    return float(np.sum(read_ops)) / total_ops if total_ops > 0 else 1.0
 
 
 def _as_series(x: Any, name: str) -> npt.NDArray[np.float64]:

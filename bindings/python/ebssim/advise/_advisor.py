@@ -590,7 +590,8 @@ def advise(
     region : str
         Where the volumes are priced (:func:`ebssim.cost.prices`).
     metrics : pandas.DataFrame, optional
-        CloudWatch metrics (:func:`ebssim.aws.read_metric_data`, ...). Every volume needs its
+        CloudWatch metrics (:func:`ebssim.aws.read_metric_data`, ..., or
+        :func:`ebssim.aws.metrics_from_wide` of a DataFrame with a column per metric). Every volume needs its
         demand metrics (ValueError naming those without); a gp2 volume starts from its measured
         BurstBalance when the metrics hold it.
     instance : str or Instance, optional
@@ -644,7 +645,10 @@ def advise(
     loads: Dict[str, _Load] = {}
     if metrics is not None:
         if not hasattr(metrics, "columns") or "volume_id" not in metrics.columns:
-            raise ValueError("metrics must be a metrics DataFrame of ebssim.aws (columns: ebssim.aws.COLUMNS)")
+            raise ValueError(
+                "metrics must be a metrics DataFrame of ebssim.aws (columns: ebssim.aws.COLUMNS): from its readers, "
+                "or ebssim.aws.metrics_from_wide(df, volume_id) of a DataFrame with a column per metric"
+            )
         mine = metrics[metrics["volume_id"].isin(list(volumes))]
         found = aws.traces(mine, gaps="zero", volumes=dict(volumes)) if len(mine) else {}
         missing = [vid for vid in volumes if vid not in found]

@@ -6,6 +6,7 @@ Readers (each gives plain Python or pandas; errors name the document, the item a
   not, several volumes and metrics), mapped through the request's queries or the result labels;
 - :func:`read_metric_statistics` — ``aws cloudwatch get-metric-statistics`` output;
 - :func:`read_metrics_csv` — the same datapoints as CSV;
+- :func:`metrics_from_wide` — a DataFrame of your own, one column per metric, indexed by time;
 - :func:`read_volumes` — ``aws ec2 describe-volumes`` into :class:`~ebssim.Volume` configurations;
 - :func:`read_instances` — ``aws ec2 describe-instances`` into attachments.
 
@@ -14,7 +15,7 @@ of at most :data:`MAX_JSON_BYTES` (JSON) or :data:`MAX_CSV_BYTES` (CSV), UTF-8, 
 document nested at most 100 levels deep (``ebssim._files.MAX_NESTING``); each is a ValueError
 naming the file and the limit.
 
-The three metric readers return one *metrics DataFrame* (:data:`COLUMNS`, one row per
+The metric readers return one *metrics DataFrame* (:data:`COLUMNS`, one row per
 datapoint); :func:`check_metrics` checks one joined from several. Then:
 
 - :func:`traces` — per-volume :class:`~ebssim.OpenLoop` traces from the I/O and byte Sums;
@@ -34,7 +35,16 @@ from typing import TYPE_CHECKING
 from .. import _lazy
 
 if TYPE_CHECKING:  # imported on first use (ebssim._lazy); these are what mypy and IDEs see
-    from ._cloudwatch import COLUMNS, METRICS, check_metrics, read_metric_data, read_metric_statistics, read_metrics_csv
+    from ._cloudwatch import (
+        COLUMNS,
+        METRICS,
+        WIDE_STATS,
+        check_metrics,
+        metrics_from_wide,
+        read_metric_data,
+        read_metric_statistics,
+        read_metrics_csv,
+    )
     from ._ec2 import Attachment, read_instances, read_volumes
     from ._replay import DEMAND_METRICS, Comparison, compare, replay, traces
 
@@ -51,11 +61,13 @@ __all__ = [
     "MAX_JSON_BYTES",
     "COLUMNS",
     "METRICS",
+    "WIDE_STATS",
     "DEMAND_METRICS",
     "Attachment",
     "Comparison",
     "check_metrics",
     "compare",
+    "metrics_from_wide",
     "read_instances",
     "read_metric_data",
     "read_metric_statistics",
@@ -69,7 +81,9 @@ _EXPORTS = {
     "._cloudwatch": (
         "COLUMNS",
         "METRICS",
+        "WIDE_STATS",
         "check_metrics",
+        "metrics_from_wide",
         "read_metric_data",
         "read_metric_statistics",
         "read_metrics_csv",

@@ -7,7 +7,9 @@ import math
 import os
 import re
 from os import PathLike
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union, cast
+
+import numpy as np
 
 from .. import aws as _aws  # the package: its MAX_*_BYTES limits, read at each call
 from .._files import read_json, read_text
@@ -19,10 +21,12 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "METRICS",
     "COLUMNS",
+    "WIDE_STATS",
     "read_metric_data",
     "read_metric_statistics",
     "read_metrics_csv",
     "check_metrics",
+    "metrics_from_wide",
 ]
 
 Source = Union[str, "PathLike[str]", Mapping[str, Any], Sequence[Any]]
@@ -42,8 +46,24 @@ METRICS: Dict[str, str] = {
     "VolumeConsumedReadWriteOps": "Count",
     "BurstBalance": "Percent",
 }
-#: Columns of the metrics DataFrame every reader returns, one row per datapoint.
-COLUMNS = ("timestamp", "volume_id", "metric", "stat", "period_s", "unit", "value")
+#: Columns of the metrics DataFrame every reader returns, one row per datapoint: a list, so
+#: that ``df[COLUMNS]`` selects them.
+COLUMNS: List[str] = ["timestamp", "volume_id", "metric", "stat", "period_s", "unit", "value"]
+#: The statistic :func:`metrics_from_wide` gives each metric unless told: ``Sum`` for what adds
+#: up over a period (I/Os, bytes, seconds), ``Average`` for levels (a balance, a queue, a share).
+WIDE_STATS: Dict[str, str] = {
+    "VolumeReadOps": "Sum",
+    "VolumeWriteOps": "Sum",
+    "VolumeReadBytes": "Sum",
+    "VolumeWriteBytes": "Sum",
+    "VolumeTotalReadTime": "Sum",
+    "VolumeTotalWriteTime": "Sum",
+    "VolumeIdleTime": "Sum",
+    "VolumeQueueLength": "Average",
+    "VolumeThroughputPercentage": "Average",
+    "VolumeConsumedReadWriteOps": "Sum",
+    "BurstBalance": "Average",
+}
 
 _STATS = ("Sum", "Average", "Minimum", "Maximum", "SampleCount")
 _STAT_RE = re.compile(r"^(Sum|Average|Minimum|Maximum|SampleCount|p\d+(\.\d+)?)$")
@@ -650,3 +670,151 @@ def read_metrics_csv(path: Union[str, "PathLike[str]"], *, volume_id: Optional[s
             values.append(x)
         frames.append(_frame(info, _timestamps(list(g["timestamp"]), where, "Timestamp"), values, where))
     return _finish(frames)
+
+
+# --- a wide frame ------------------------------------------------------------------------------
+
+
+def metrics_from_wide(
+    wide: "pd.DataFrame",
+    volume_id: Optional[str] = None,
+    *,
+    id_column: str = "volume_id",
+    period: Union[float, str, "pd.Timedelta", None] = None,
+    stat: Union[str, Mapping[str, str], None] = None,
+) -> "pd.DataFrame":
+    """A metrics DataFrame (:data:`COLUMNS`, one row per datapoint, as the readers return) from a
+    wide one: one column per CloudWatch metric, one row per period, indexed by time.
+
+    Parameters
+    ----------
+    wide : pandas.DataFrame
+        Columns named by the metrics (:data:`METRICS`: ``VolumeReadOps``, ``BurstBalance``, ...),
+        each in CloudWatch's unit (counts, bytes, seconds, percent), and a ``DatetimeIndex``: the
+        start of each period, in UTC (a naive index is taken as UTC). A NaN is a period without a
+        datapoint (CloudWatch leaves those out), and is left out.
+    volume_id : str, optional
+        The volume all rows are of; without it, the column ``id_column`` says each row's.
+    id_column : str
+        The column of volume ids when ``volume_id`` is not given (default ``"volume_id"``).
+    period : float (seconds), str or pandas.Timedelta, optional
+        Length of a period. Default: the index's ``freq``, else the spacing of each volume's rows
+        (all equally spaced), as :func:`ebssim.trace.from_pandas` finds it.
+    stat : str or mapping of metric to str, optional
+        The statistic each column holds: one for all, or by metric; default :data:`WIDE_STATS`
+        (``Sum`` for I/Os, bytes and seconds, ``Average`` for BurstBalance, the queue length and
+        the throughput percentage). A trace needs the ``Sum`` of the four demand metrics.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Checked by :func:`check_metrics`, sorted by volume, metric, statistic and time: what
+        :func:`traces`, :func:`replay`, :func:`compare` and ``ebssim.advise(metrics=)`` take.
+
+    Examples
+    --------
+    Three one-minute periods of one volume, as a notebook might hold them:
+
+    >>> import pandas as pd, ebssim.aws as aws
+    >>> idx = pd.date_range("2024-05-01", periods=3, freq="1min", tz="UTC")
+    >>> wide = pd.DataFrame({"VolumeReadOps": [60_000.0, 30_000.0, 0.0],
+    ...                      "VolumeWriteOps": [6_000.0, 0.0, 6_000.0],
+    ...                      "VolumeReadBytes": [60_000 * 4096.0, 30_000 * 4096.0, 0.0],
+    ...                      "VolumeWriteBytes": [6_000 * 16384.0, 0.0, 6_000 * 16384.0],
+    ...                      "BurstBalance": [100.0, 99.0, None]}, index=idx)
+    >>> m = aws.metrics_from_wide(wide, "vol-0abc")
+    >>> m[m.metric == "BurstBalance"][["timestamp", "metric", "stat", "period_s", "value"]]
+                      timestamp        metric     stat  period_s  value
+    0 2024-05-01 00:00:00+00:00  BurstBalance  Average      60.0  100.0
+    1 2024-05-01 00:01:00+00:00  BurstBalance  Average      60.0   99.0
+    >>> aws.traces(m)["vol-0abc"].ops           # the Sums: (60,000 + 6,000) I/Os in the first minute
+    array([66000., 30000.,  6000.])
+    """
+    import pandas as pd
+
+    from .._frames import _grid, _period_seconds
+
+    if not isinstance(wide, pd.DataFrame):
+        raise ValueError(f"wide must be a pandas DataFrame (one column per metric), not {type(wide).__name__}")
+    index = wide.index
+    if not isinstance(index, pd.DatetimeIndex):
+        raise ValueError(
+            f"wide's index is a {type(index).__name__}: it must be a DatetimeIndex, the start of each period "
+            f"(e.g. wide.set_index('timestamp'), or pd.to_datetime(...) first)"
+        )
+    if index.hasnans:
+        raise ValueError("wide's index has missing times (NaT): drop those rows")
+    frame = wide
+    if volume_id is not None:
+        if id_column in wide.columns:
+            raise ValueError(
+                f"volume_id={volume_id!r} is given but wide has a {id_column!r} column too: give one or the other"
+            )
+        _volume(volume_id, "volume_id=")
+        ids = pd.Series([volume_id] * len(wide), index=index)
+    elif id_column in wide.columns:
+        ids = wide[id_column]
+        for vid in ids.unique():
+            _volume(vid, f"wide's {id_column} column")
+        frame = wide.drop(columns=[id_column])
+    else:
+        raise ValueError(
+            f"wide has no {id_column!r} column: pass volume_id= (the volume its rows are of) or id_column="
+        )
+    names = [str(c) for c in frame.columns]
+    unknown = [c for c in names if c not in METRICS]
+    if unknown or not names:
+        raise ValueError(
+            f"wide's column(s) {unknown or '(none)'} are not CloudWatch EBS metrics: name each column by its metric "
+            f"({', '.join(METRICS)}), e.g. wide.rename(columns={{'read_ops': 'VolumeReadOps'}}), and drop the others"
+        )
+    if len(set(names)) != len(names):
+        raise ValueError(f"wide has repeated columns {names}: each metric once")
+    stats: Dict[str, str] = {}
+    for m in names:
+        s = stat if isinstance(stat, str) else (stat or {}).get(m, WIDE_STATS[m])
+        stats[m] = _stat(s, f"stat for {m}")
+    if isinstance(stat, Mapping):
+        extra = [k for k in stat if k not in METRICS]
+        if extra:
+            raise ValueError(f"stat= names {extra}, which are not CloudWatch EBS metrics ({', '.join(METRICS)})")
+    # The period: one for all volumes (a metrics DataFrame has one), found as from_pandas finds it.
+    times = index.tz_localize("UTC") if index.tz is None else index.tz_convert("UTC")
+    times = times.as_unit("ns") if hasattr(times, "as_unit") else times
+    found = None if period is None else _period_seconds(period)
+    for key, rows in pd.Series(np.arange(len(ids)), index=ids.to_numpy()).groupby(level=0, sort=False):
+        try:
+            p, _, _, _ = _grid(times[rows.to_numpy()], found if found is not None else period)
+        except ValueError as e:
+            raise ValueError(f"wide, volume {key!s}: {e}") from None
+        if found is not None and abs(p - found) > 1e-9 * found:
+            raise ValueError(f"wide, volume {key!s}: its rows are {p:g} s apart, the others' {found:g} s: one period")
+        found = p
+    parts = []
+    for m in names:
+        col = frame[m]
+        raw = col.to_numpy()
+        if raw.dtype.kind not in "iuf":
+            raise ValueError(f"wide's {m} must hold numbers (integers or floats), got dtype {raw.dtype}")
+        v = raw.astype(np.float64)
+        keep = ~np.isnan(v)
+        bad = keep & ~(np.isfinite(v) & (v >= 0) & ((v <= 100) | (METRICS[m] != "Percent")))
+        if bad.any():
+            i = int(np.argmax(bad))
+            _check_value(m, float(v[i]), f"wide, {ids.iloc[i]} at {times[i]}")
+        n = int(keep.sum())
+        parts.append(
+            pd.DataFrame(
+                {
+                    "timestamp": times[keep],
+                    "volume_id": ids.to_numpy()[keep],
+                    "metric": [m] * n,
+                    "stat": [stats[m]] * n,
+                    "period_s": np.full(n, float(cast(float, found))),
+                    "unit": [METRICS[m]] * n,
+                    "value": v[keep],
+                }
+            )
+        )
+    out = _finish(parts)
+    return out

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple, Uni
 import numpy as np
 
 from .. import _repr
+from .._frames import CLOUDWATCH_COLUMNS
 from .._units import real
 from ..instances import Catalog
 from ..results import VolumeResult
@@ -27,13 +28,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["DEMAND_METRICS", "traces", "replay", "compare", "Comparison"]
 
 #: The metrics a trace is built from (statistic ``Sum``: I/Os and bytes in each period), and
-#: the trace column each becomes (:func:`ebssim.trace.from_pandas`).
-DEMAND_METRICS = {
-    "VolumeReadOps": "read_ops",
-    "VolumeWriteOps": "write_ops",
-    "VolumeReadBytes": "read_bytes",
-    "VolumeWriteBytes": "write_bytes",
-}
+#: the trace column each is read as: :func:`ebssim.trace.from_pandas` takes either name.
+DEMAND_METRICS = CLOUDWATCH_COLUMNS
 
 
 def traces(
@@ -138,11 +134,11 @@ def traces(
         bound: Any = max_in_flight
         if measured:
             bound = _measured_in_flight(metrics, vid, grid, period, float(min_in_flight))
+        # CloudWatch's own names: from_pandas reads each Sum as the I/Os or bytes of its period.
         wide = (
             sums[sums["volume_id"] == vid]
             .pivot(index="timestamp", columns="metric", values="value")
-            .rename(columns=DEMAND_METRICS)
-            .reindex(grid)[list(DEMAND_METRICS.values())]
+            .reindex(grid)[list(DEMAND_METRICS)]
         )
         wide.columns.name = None
         try:
@@ -156,7 +152,7 @@ def traces(
                 max_in_flight=bound,
             )
         except ValueError as e:
-            raise ValueError(f"{vid}: {e} ({', '.join(f'{c} is {m}' for m, c in DEMAND_METRICS.items())})") from None
+            raise ValueError(f"{vid}: {e}") from None
     return out
 
 

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Iterable, Optional, Tuple
 
 import numpy as np
 
-from ._files import PathLike, read_int_table, read_text
-from .logs import DIRECTIONS, _ddir_ok, _kind_from_name
+from ._files import PathLike, read_int_table, read_table_file
+from .logs import _ddir_ok, _kind_from_name, directions
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -260,7 +260,7 @@ def read_hist_log(path: PathLike, *, include_zero: bool = False) -> pd.DataFrame
         3 + (total >> c) for total in (FIO_IO_U_PLAT_NR, _FIO2_PLAT_NR) for c in range(FIO_IO_U_PLAT_BITS + 1)
     )
     what = "clat histogram log fields time_ms, ddir, bs and 1856/2**coarseness bucket counts"
-    text = read_text(spath, MAX_HIST_LOG_BYTES, "a fio clat histogram log", f"{__name__}.MAX_HIST_LOG_BYTES")
+    text = read_table_file(spath, MAX_HIST_LOG_BYTES, "a fio clat histogram log", f"{__name__}.MAX_HIST_LOG_BYTES")
     columns, line_nos, _ = read_int_table(spath, text, allowed, what)
     names = ["time_ms", "direction", "bs", "bucket", "lower_ns", "upper_ns", "latency_ns", "count"]
     if not len(line_nos):
@@ -288,7 +288,7 @@ def read_hist_log(path: PathLike, *, include_zero: bool = False) -> pd.DataFrame
     out = pd.DataFrame(
         {
             "time_ms": columns[0][rows],
-            "direction": np.array(DIRECTIONS, dtype=object)[ddir[rows]],
+            "direction": directions(ddir[rows]),
             "bs": columns[2][rows],
             "bucket": bidx.astype(np.int64),
             "lower_ns": buckets["lower_ns"].to_numpy()[bidx],

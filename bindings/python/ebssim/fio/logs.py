@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, 
 import numpy as np
 import numpy.typing as npt
 
-from ._files import PathLike, read_int_table, read_text
+from ._files import PathLike, read_int_table, read_table_file
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -241,6 +241,21 @@ def _value_names(kind: str, per_io: bool) -> Tuple[str, str]:
     return f"{kind}_ns", f"{kind}_max_ns"
 
 
+def directions(ddir: npt.NDArray[np.int64]) -> Any:
+    """The ``direction`` column of fio's ``ddir`` codes (0, 1, 2: :data:`DIRECTIONS`), of the
+    dtype pandas gives a column of text (``str`` in pandas 3, object before): each row a take of
+    the three names, not a Python string per row that pandas would then convert."""
+    return repeated(np.array(DIRECTIONS, dtype=object), ddir)
+
+
+def repeated(texts: npt.NDArray[np.object_], codes: npt.NDArray[np.int64]) -> Any:
+    """``texts[codes]`` as a column of text, taken from ``texts`` in the dtype pandas infers for
+    them (so ``pd.DataFrame({"c": texts[codes]})`` would give the same column, more slowly)."""
+    import pandas as pd
+
+    return pd.Series(texts).array.take(codes)
+
+
 def _check_kind(kind: Optional[str], path: str) -> str:
     name_kind, _, _, rest = _kind_from_name(path)
     if rest is not None and rest.lower().endswith("fz"):
@@ -385,7 +400,7 @@ def _read_log(
     log_offset, window_value_both, issue_time, per_io = _hints_from_options(
         options, log_offset, window_value_both, issue_time, per_io
     )
-    text = read_text(spath, MAX_LOG_BYTES, f"a fio {kind} log", f"{__name__}.MAX_LOG_BYTES")
+    text = read_table_file(spath, MAX_LOG_BYTES, f"a fio {kind} log", f"{__name__}.MAX_LOG_BYTES")
     allowed = sorted({len(_layout_fields(lay)) for lay in _LAYOUTS})
     what = "fio log fields time_ms, value[, value1], ddir, bs[, offset][, prio][, issue_time_ns]"
     columns, line_nos, hex_cols = read_int_table(spath, text, allowed, what)
@@ -445,14 +460,14 @@ def _read_log(
     data: Dict[str, Any] = {}
     for f in fields:
         if f == "value":
-            data[vname] = col[f] * scale
+            data[vname] = col[f] * scale if scale != 1 else col[f]
         elif f == "value1":
-            data[v1name] = col[f] * scale
+            data[v1name] = col[f] * scale if scale != 1 else col[f]
         elif f == "ddir":
-            data["direction"] = np.array(DIRECTIONS, dtype=object)[col[f]]
+            data["direction"] = directions(col[f])
         else:
             data[f] = col[f]
-    out = pd.DataFrame(data)
+    out = pd.DataFrame(data, copy=False)  # the arrays are this call's own
     out.attrs.update({"source": spath, "kind": kind, "per_io": is_per_io, "layout": tuple(fields)})
     return out
 
@@ -543,10 +558,11 @@ def read_logs(
             options=options,
             stacklevel=3,
         )
+        rows = np.zeros(len(df), dtype=np.intp)
         df.insert(0, "job", np.full(len(df), job, dtype=np.int64))
-        df.insert(0, "prefix", pd.Series([pre] * len(df), dtype=str))
+        df.insert(0, "prefix", repeated(np.array([pre], dtype=object), rows))
         if with_host:
-            df.insert(2, "host", pd.Series([host or ""] * len(df), dtype=str))
+            df.insert(2, "host", repeated(np.array([host or ""], dtype=object), rows))
         if len(df):
             frames.append(df)
         elif empty is None:
