@@ -6,6 +6,9 @@ Readers (each gives plain Python or pandas; errors name the document, the item a
   not, several volumes and metrics), mapped through the request's queries or the result labels;
 - :func:`read_metric_statistics` — ``aws cloudwatch get-metric-statistics`` output;
 - :func:`read_metrics_csv` — the same datapoints as CSV;
+- :func:`read_instance_metric_data`, :func:`read_instance_metric_statistics` — the instance's
+  EBS checks (AWS/EC2 ``InstanceEBSIOPSExceededCheck``, ...) into a frame of their own
+  (:data:`INSTANCE_COLUMNS`);
 - :func:`read_volumes` — ``aws ec2 describe-volumes`` into :class:`~ebssim.Volume` configurations;
 - :func:`read_instances` — ``aws ec2 describe-instances`` into attachments.
 
@@ -34,7 +37,19 @@ from typing import TYPE_CHECKING
 from .. import _lazy
 
 if TYPE_CHECKING:  # imported on first use (ebssim._lazy); these are what mypy and IDEs see
-    from ._cloudwatch import COLUMNS, METRICS, check_metrics, read_metric_data, read_metric_statistics, read_metrics_csv
+    from ._cloudwatch import (
+        COLUMNS,
+        INSTANCE_COLUMNS,
+        INSTANCE_METRICS,
+        METRICS,
+        check_instance_metrics,
+        check_metrics,
+        read_instance_metric_data,
+        read_instance_metric_statistics,
+        read_metric_data,
+        read_metric_statistics,
+        read_metrics_csv,
+    )
     from ._ec2 import Attachment, read_instances, read_volumes
     from ._replay import DEMAND_METRICS, Comparison, compare, replay, traces
 
@@ -54,6 +69,11 @@ __all__ = [
     "DEMAND_METRICS",
     "Attachment",
     "Comparison",
+    "INSTANCE_COLUMNS",
+    "INSTANCE_METRICS",
+    "check_instance_metrics",
+    "read_instance_metric_data",
+    "read_instance_metric_statistics",
     "check_metrics",
     "compare",
     "read_instances",
@@ -73,6 +93,11 @@ _EXPORTS = {
         "read_metric_data",
         "read_metric_statistics",
         "read_metrics_csv",
+        "INSTANCE_COLUMNS",
+        "INSTANCE_METRICS",
+        "check_instance_metrics",
+        "read_instance_metric_data",
+        "read_instance_metric_statistics",
     ),
     "._ec2": ("Attachment", "read_instances", "read_volumes"),
     "._replay": ("DEMAND_METRICS", "Comparison", "compare", "replay", "traces"),

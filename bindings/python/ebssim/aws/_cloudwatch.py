@@ -6,6 +6,7 @@ import io
 import math
 import os
 import re
+from dataclasses import dataclass
 from os import PathLike
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -23,6 +24,11 @@ __all__ = [
     "read_metric_statistics",
     "read_metrics_csv",
     "check_metrics",
+    "INSTANCE_METRICS",
+    "INSTANCE_COLUMNS",
+    "read_instance_metric_data",
+    "read_instance_metric_statistics",
+    "check_instance_metrics",
 ]
 
 Source = Union[str, "PathLike[str]", Mapping[str, Any], Sequence[Any]]
@@ -41,14 +47,67 @@ METRICS: Dict[str, str] = {
     "VolumeThroughputPercentage": "Percent",
     "VolumeConsumedReadWriteOps": "Count",
     "BurstBalance": "Percent",
+    # Added 2023-2024 (docs/replay.md, "Latency and exceeded checks", quotes the sources):
+    # average latency of the period's completed I/Os, and 0/1 checks each minute.
+    "VolumeAvgReadLatency": "Milliseconds",
+    "VolumeAvgWriteLatency": "Milliseconds",
+    "VolumeIOPSExceededCheck": "None",
+    "VolumeThroughputExceededCheck": "None",
+    "VolumeStalledIOCheck": "None",
 }
 #: Columns of the metrics DataFrame every reader returns, one row per datapoint.
 COLUMNS = ("timestamp", "volume_id", "metric", "stat", "period_s", "unit", "value")
+
+#: The AWS/EC2 per-instance EBS metrics ebssim reads (dimension ``InstanceId``, Nitro
+#: instances), and their unit: 0 or 1 each minute (1: the instance's EBS IOPS or throughput
+#: limit was exceeded). They are read into a frame of their own (:data:`INSTANCE_COLUMNS`).
+INSTANCE_METRICS: Dict[str, str] = {
+    "InstanceEBSIOPSExceededCheck": "None",
+    "InstanceEBSThroughputExceededCheck": "None",
+}
+#: Columns of the instance metrics DataFrame (:func:`read_instance_metric_data`,
+#: :func:`read_instance_metric_statistics`): the metrics DataFrame's, with ``instance_id``
+#: in place of ``volume_id``.
+INSTANCE_COLUMNS = ("timestamp", "instance_id", "metric", "stat", "period_s", "unit", "value")
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """What tells volume metrics from instance metrics: namespace, dimension, id, metric names."""
+
+    what: str  # "volume" or "instance"
+    namespace: str
+    dimension: str
+    id_re: "re.Pattern[str]"
+    id_text: str
+    column: str
+
+    @property
+    def metrics(self) -> Dict[str, str]:
+        return METRICS if self.what == "volume" else INSTANCE_METRICS
+
+    @property
+    def other(self) -> "_Kind":
+        return _INSTANCE if self.what == "volume" else _VOLUME_KIND
+
 
 _STATS = ("Sum", "Average", "Minimum", "Maximum", "SampleCount")
 _STAT_RE = re.compile(r"^(Sum|Average|Minimum|Maximum|SampleCount|p\d+(\.\d+)?)$")
 _VOLUME_RE = re.compile(r"^vol-[0-9a-f]+$")
 _SPLIT_RE = re.compile(r"[\s,;|/]+")
+_VOLUME_KIND = _Kind("volume", "AWS/EBS", "VolumeId", _VOLUME_RE, "a volume id (vol- and hex digits)", "volume_id")
+_INSTANCE = _Kind(
+    "instance",
+    "AWS/EC2",
+    "InstanceId",
+    re.compile(r"^i-[0-9a-f]+$"),
+    "an instance id (i- and hex digits)",
+    "instance_id",
+)
+
+
+def _unit_of(metric: str) -> str:
+    return METRICS[metric] if metric in METRICS else INSTANCE_METRICS[metric]
 
 
 def _load(source: Any, expected: str) -> Tuple[Any, str]:
@@ -138,15 +197,28 @@ def _number(v: Any, where: str) -> float:
 def _check_value(metric: str, value: float, where: str) -> None:
     if not (math.isfinite(value) and value >= 0):
         raise ValueError(f"{where}: {metric} is {value!r}; CloudWatch's {metric} is a finite number >= 0")
-    if METRICS[metric] == "Percent" and value > 100:
+    unit = _unit_of(metric)
+    if unit == "Percent" and value > 100:
         raise ValueError(f"{where}: {metric} is {value!r}, above 100 percent")
+    if metric.endswith("Check") and value > 1:
+        raise ValueError(f"{where}: {metric} is {value!r}; a check is 0 or 1 (its Average over minutes at most 1)")
 
 
-def _metric(name: Any, where: str) -> str:
-    if name not in METRICS:
+def _metric(name: Any, where: str, kind: _Kind = _VOLUME_KIND) -> str:
+    if name not in kind.metrics:
+        hint = (
+            f"; {name} is an instance metric (namespace {kind.other.namespace}): read it with "
+            f"ebssim.aws.read_{kind.other.what}_metric_data"
+            if name in kind.other.metrics and kind.what == "volume"
+            else (
+                f"; {name} is a volume metric (namespace AWS/EBS): read it with ebssim.aws.read_metric_data"
+                if name in kind.other.metrics
+                else "; drop the others from the request"
+            )
+        )
         raise ValueError(
-            f"{where}: {name!r} is not an EBS volume metric ebssim reads (namespace AWS/EBS): "
-            f"{', '.join(METRICS)}; drop the others from the request"
+            f"{where}: {name!r} is not an EBS {kind.what} metric ebssim reads (namespace {kind.namespace}): "
+            f"{', '.join(kind.metrics)}{hint}"
         )
     return str(name)
 
@@ -167,32 +239,36 @@ def _period(period: Any, where: str) -> float:
 
 
 def _unit(metric: str, unit: Any, where: str) -> str:
+    want = _unit_of(metric)
     if unit is None or unit == "":
-        raise ValueError(f"{where}: {metric} has no unit; CloudWatch reports it in {METRICS[metric]}")
-    if unit != METRICS[metric]:
+        raise ValueError(f"{where}: {metric} has no unit; CloudWatch reports it in {want}")
+    if unit != want:
         raise ValueError(
-            f"{where}: {metric} is in {unit!r}, but CloudWatch reports it in {METRICS[metric]!r}: "
-            f"query it without Unit, or in {METRICS[metric]}"
+            f"{where}: {metric} is in {unit!r}, but CloudWatch reports it in {want!r}: "
+            f"query it without Unit, or in {want}"
         )
     return str(unit)
 
 
-def _volume(volume_id: Any, where: str) -> str:
-    if not isinstance(volume_id, str) or not _VOLUME_RE.match(volume_id):
-        raise ValueError(f"{where}: {volume_id!r} is not a volume id (vol- and hex digits)")
+def _volume(volume_id: Any, where: str, kind: _Kind = _VOLUME_KIND) -> str:
+    if not isinstance(volume_id, str) or not kind.id_re.match(volume_id):
+        raise ValueError(f"{where}: {volume_id!r} is not {kind.id_text}")
     return volume_id
 
 
 # --- get-metric-data ---------------------------------------------------------------------------
 
 
-def _queries(queries: Any) -> Dict[str, Dict[str, Any]]:
-    """Id -> {metric, volume_id, stat, period_s, unit} from a GetMetricData request's queries."""
+def _queries(queries: Any, kind: _Kind = _VOLUME_KIND) -> Dict[str, Optional[Dict[str, Any]]]:
+    """Id -> {metric, volume_id, stat, period_s, unit} from a GetMetricData request's queries
+    (``volume_id`` holds the instance id for instance metrics); None for a query of the other
+    kind's metrics (AWS/EC2 instance checks beside volume metrics, or the reverse), which the
+    other reader reads."""
     doc, name = _load(queries, "MetricDataQueries (aws cloudwatch get-metric-data --metric-data-queries)")
     qs = doc.get("MetricDataQueries") if isinstance(doc, Mapping) else doc
     if not isinstance(qs, (list, tuple)):
         raise ValueError(f"{name}: expected a list of MetricDataQueries, or a request holding 'MetricDataQueries'")
-    out: Dict[str, Dict[str, Any]] = {}
+    out: Dict[str, Optional[Dict[str, Any]]] = {}
     for i, q in enumerate(qs):
         where = f"{name}: MetricDataQueries[{i}]"
         if not isinstance(q, Mapping) or not isinstance(q.get("Id"), str):
@@ -210,37 +286,48 @@ def _queries(queries: Any) -> Dict[str, Dict[str, Any]]:
                 f"set ReturnData to false for it, or drop it"
             )
         metric: Any = ms.get("Metric") if isinstance(ms.get("Metric"), Mapping) else {}
-        if metric.get("Namespace") != "AWS/EBS":
-            raise ValueError(f"{where}: namespace {metric.get('Namespace')!r}; ebssim reads AWS/EBS volume metrics")
-        name_ = _metric(metric.get("MetricName"), where)
+        if metric.get("Namespace") == kind.other.namespace and metric.get("MetricName") in kind.other.metrics:
+            out[qid] = None
+            continue
+        if metric.get("Namespace") != kind.namespace:
+            raise ValueError(
+                f"{where}: namespace {metric.get('Namespace')!r}; ebssim reads {kind.namespace} "
+                f"{kind.what} metrics here"
+            )
+        name_ = _metric(metric.get("MetricName"), where, kind)
         dims = {d.get("Name"): d.get("Value") for d in metric.get("Dimensions", []) if isinstance(d, Mapping)}
-        if "VolumeId" not in dims:
-            raise ValueError(f"{where}: {name_} has no VolumeId dimension")
+        if kind.dimension not in dims:
+            raise ValueError(f"{where}: {name_} has no {kind.dimension} dimension")
         if "Period" not in ms:
             raise ValueError(f"{where}: MetricStat has no Period")
         out[qid] = {
             "metric": name_,
-            "volume_id": _volume(dims["VolumeId"], where),
+            "volume_id": _volume(dims[kind.dimension], where, kind),
             "stat": _stat(ms.get("Stat"), where),
             "period_s": _period(ms["Period"], where),
-            "unit": METRICS[name_] if ms.get("Unit") is None else _unit(name_, ms.get("Unit"), where),
+            "unit": _unit_of(name_) if ms.get("Unit") is None else _unit(name_, ms.get("Unit"), where),
         }
     return out
 
 
-def _from_label(label: Any, where: str) -> Dict[str, Any]:
-    """What a result's Label says: volume id and metric (required), statistic and period (optional)."""
+def _from_label(label: Any, where: str, kind: _Kind = _VOLUME_KIND) -> Optional[Dict[str, Any]]:
+    """What a result's Label says: volume id and metric (required), statistic and period
+    (optional); None for a Label that names one of the other kind's metrics and its id."""
     tokens = [t for t in _SPLIT_RE.split(label if isinstance(label, str) else "") if t]
-    vols = [t for t in tokens if _VOLUME_RE.match(t)]
-    metrics = [t for t in tokens if t in METRICS]
+    vols = [t for t in tokens if kind.id_re.match(t)]
+    metrics = [t for t in tokens if t in kind.metrics]
+    if not metrics and not vols:
+        others = [t for t in tokens if t in kind.other.metrics]
+        if len(others) == 1 and any(kind.other.id_re.match(t) for t in tokens):
+            return None
     stats = [t for t in tokens if _STAT_RE.match(t)]
     periods = [t for t in tokens if t.isdigit()]
     if len(metrics) != 1 or len(vols) > 1 or len(stats) > 1 or len(periods) > 1:
         raise ValueError(
-            f"{where}: the Label {label!r} does not name one volume metric. Without the request's "
-            f"MetricDataQueries (queries=), each Label must hold the volume id, the metric name and "
+            f"{where}: the Label {label!r} does not name one {kind.what} metric. Without the request's "
+            f"MetricDataQueries (queries=), each Label must hold the {kind.what} id, the metric name and "
             f"optionally the statistic and period, e.g. the dynamic label "
-            f"\"${{PROP('Dim.VolumeId')}} ${{PROP('MetricName')}} ${{PROP('Stat')}} ${{PROP('Period')}}\""
+            f"\"${{PROP('Dim.{kind.dimension}')}} ${{PROP('MetricName')}} ${{PROP('Stat')}} ${{PROP('Period')}}\""
         )
     return {
         "metric": metrics[0],
@@ -303,11 +390,41 @@ def read_metric_data(
     0 2024-05-01 00:00:00+00:00  VolumeReadOps  Sum      60.0  3000.0
     1 2024-05-01 00:01:00+00:00  VolumeReadOps  Sum      60.0  6000.0
     """
+    return _read_metric_data(_VOLUME_KIND, sources, queries, volume_id, stat, period)
+
+
+def read_instance_metric_data(
+    *sources: Source,
+    queries: Optional[Source] = None,
+    instance_id: Optional[str] = None,
+    stat: Optional[str] = None,
+    period: Optional[float] = None,
+) -> "pd.DataFrame":
+    """Read the per-instance EBS checks (:data:`INSTANCE_METRICS`, namespace AWS/EC2, dimension
+    ``InstanceId``) of ``aws cloudwatch get-metric-data`` output into an instance metrics
+    DataFrame (:data:`INSTANCE_COLUMNS`: ``instance_id`` in place of ``volume_id``).
+
+    As :func:`read_metric_data`, whose rules it follows; one document may hold both: each reader
+    takes its own namespace's metrics and leaves the other's (queries of AWS/EC2 instance
+    checks, or Labels naming an instance id and an instance check) to the other reader. Pass
+    the frame to :func:`compare` as ``instance_metrics=``.
+    """
+    return _read_metric_data(_INSTANCE, sources, queries, instance_id, stat, period)
+
+
+def _read_metric_data(
+    kind: _Kind,
+    sources: Sequence[Source],
+    queries: Optional[Source],
+    volume_id: Optional[str],
+    stat: Optional[str],
+    period: Optional[float],
+) -> "pd.DataFrame":
     import pandas as pd
 
     what = "aws cloudwatch get-metric-data"
     pages = _pages(sources, what, "MetricDataResults")
-    qmap = _queries(queries) if queries is not None else None
+    qmap = _queries(queries, kind) if queries is not None else None
     if pages[-1][0].get("NextToken"):
         raise ValueError(
             f"{pages[-1][1]}: the last page has a NextToken: the data goes on; fetch the remaining pages "
@@ -339,10 +456,16 @@ def read_metric_data(
         if qmap is not None:
             if rid not in qmap:
                 raise ValueError(f"{where}: the Id is not among the queries' Ids ({', '.join(qmap)})")
-            info = dict(qmap[rid])
+            q = qmap[rid]
+            if q is None:
+                continue  # the other reader's
+            info = dict(q)
         else:
-            info = _from_label(last.get("Label"), where)
-            info["unit"] = METRICS[info["metric"]]
+            found = _from_label(last.get("Label"), where, kind)
+            if found is None:
+                continue  # the other reader's
+            info = found
+            info["unit"] = _unit_of(info["metric"])
             for key, given in (("volume_id", volume_id), ("stat", stat), ("period_s", period)):
                 if given is None:
                     continue
@@ -358,7 +481,7 @@ def read_metric_data(
                         f"{where}: neither the Label {last.get('Label')!r} nor a query says the {kw}: pass "
                         f"queries= (the request's MetricDataQueries) or {kw}="
                     )
-            _volume(info["volume_id"], where)
+            _volume(info["volume_id"], where, kind)
             _stat(info["stat"], where)
         key3 = (info["volume_id"], info["metric"], info["stat"])
         if key3 in seen:
@@ -385,7 +508,9 @@ def read_metric_data(
                 values.append(x)
             times.append(ts)
         frames.append(_frame(info, pd.DatetimeIndex([t for ts in times for t in ts]), values, where))
-    return _finish(frames)
+    if not frames and kind.what == "instance":
+        raise ValueError(f"the output of {what} holds no instance metric ({', '.join(INSTANCE_METRICS)})")
+    return _finish(frames, kind)
 
 
 def _frame(info: Mapping[str, Any], times: "pd.DatetimeIndex", values: Sequence[float], where: str) -> "pd.DataFrame":
@@ -407,11 +532,13 @@ def _frame(info: Mapping[str, Any], times: "pd.DatetimeIndex", values: Sequence[
     )
 
 
-def _finish(frames: List["pd.DataFrame"]) -> "pd.DataFrame":
+def _finish(frames: List["pd.DataFrame"], kind: _Kind = _VOLUME_KIND) -> "pd.DataFrame":
     import pandas as pd
 
     df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame({c: [] for c in COLUMNS})
     df = df.sort_values(["volume_id", "metric", "stat", "timestamp"], kind="stable").reset_index(drop=True)
+    if kind.what == "instance":
+        return check_instance_metrics(df.rename(columns={"volume_id": "instance_id"}))
     return check_metrics(df)
 
 
@@ -421,17 +548,37 @@ def check_metrics(metrics: "pd.DataFrame") -> "pd.DataFrame":
 
     Returns the frame; raises ValueError naming the volume, metric, time and rule.
     """
+    return _check(metrics, _VOLUME_KIND)
+
+
+def check_instance_metrics(metrics: "pd.DataFrame") -> "pd.DataFrame":
+    """Check an instance metrics DataFrame (:data:`INSTANCE_COLUMNS`) as :func:`check_metrics`
+    checks a volume's."""
+    return _check(metrics, _INSTANCE)
+
+
+def _check(metrics: "pd.DataFrame", kind: _Kind) -> "pd.DataFrame":
     import pandas as pd
 
+    columns = COLUMNS if kind.what == "volume" else INSTANCE_COLUMNS
+    name_ = "metrics" if kind.what == "volume" else "instance_metrics"
     if not isinstance(metrics, pd.DataFrame):
-        raise ValueError(f"metrics must be a DataFrame from ebssim.aws.read_*, not {type(metrics).__name__}")
-    missing = [c for c in COLUMNS if c not in metrics.columns]
+        raise ValueError(f"{name_} must be a DataFrame from ebssim.aws.read_*, not {type(metrics).__name__}")
+    missing = [c for c in columns if c not in metrics.columns]
     if missing:
-        raise ValueError(f"metrics has no column(s) {missing}: expected {list(COLUMNS)} (ebssim.aws.read_*)")
+        raise ValueError(f"{name_} has no column(s) {missing}: expected {list(columns)} (ebssim.aws.read_*)")
     if metrics.shape[0] == 0:
-        raise ValueError("metrics has no datapoints")
+        raise ValueError(f"{name_} has no datapoints")
+    metrics = metrics.rename(columns={kind.column: "volume_id"}) if kind.what == "instance" else metrics
+    _check_rows(metrics, kind)
+    return metrics.rename(columns={"volume_id": kind.column}) if kind.what == "instance" else metrics
+
+
+def _check_rows(metrics: "pd.DataFrame", kind: _Kind) -> None:
+    import pandas as pd
+
     for name in metrics["metric"].unique():
-        _metric(name, "metrics")
+        _metric(name, "metrics", kind)
     for (metric, unit), _ in metrics.groupby(["metric", "unit"], sort=False):
         _unit(str(metric), unit, f"metrics ({metric})")
     if not pd.api.types.is_datetime64_any_dtype(metrics["timestamp"]) or metrics["timestamp"].dt.tz is None:
@@ -453,7 +600,6 @@ def check_metrics(metrics: "pd.DataFrame") -> "pd.DataFrame":
     if dup.any():
         row = metrics[dup].iloc[0]
         raise ValueError(f"metrics: {row.volume_id} {row.metric} {row.stat} has the timestamp {row.timestamp} twice")
-    return metrics
 
 
 # --- get-metric-statistics ---------------------------------------------------------------------
@@ -487,6 +633,32 @@ def read_metric_statistics(
     0 2024-05-01 00:00:00+00:00  Average  100.0
     1 2024-05-01 00:05:00+00:00  Average   97.5
     """
+    return _read_metric_statistics(_VOLUME_KIND, source, request, volume_id, metric, period)
+
+
+def read_instance_metric_statistics(
+    source: Source,
+    *,
+    request: Optional[Source] = None,
+    instance_id: Optional[str] = None,
+    metric: Optional[str] = None,
+    period: Optional[float] = None,
+) -> "pd.DataFrame":
+    """Read ``aws cloudwatch get-metric-statistics`` output of one instance check
+    (:data:`INSTANCE_METRICS`, namespace AWS/EC2, dimension ``InstanceId``) into an instance
+    metrics DataFrame (:data:`INSTANCE_COLUMNS`), as :func:`read_metric_statistics` reads a
+    volume's."""
+    return _read_metric_statistics(_INSTANCE, source, request, instance_id, metric, period)
+
+
+def _read_metric_statistics(
+    kind: _Kind,
+    source: Source,
+    request: Optional[Source],
+    volume_id: Optional[str],
+    metric: Optional[str],
+    period: Optional[float],
+) -> "pd.DataFrame":
     what = "aws cloudwatch get-metric-statistics"
     doc, name = _load(source, f"the output of {what}")
     if not isinstance(doc, Mapping) or not isinstance(doc.get("Datapoints"), (list, tuple)):
@@ -497,17 +669,19 @@ def read_metric_statistics(
         req, rname = _load(request, "the GetMetricStatistics request")
         if not isinstance(req, Mapping):
             raise ValueError(f"{rname}: the request must be a JSON object (MetricName, Dimensions, Period, ...)")
-        if req.get("Namespace", "AWS/EBS") != "AWS/EBS":
-            raise ValueError(f"{rname}: namespace {req.get('Namespace')!r}; ebssim reads AWS/EBS volume metrics")
+        if req.get("Namespace", kind.namespace) != kind.namespace:
+            raise ValueError(
+                f"{rname}: namespace {req.get('Namespace')!r}; ebssim reads {kind.namespace} {kind.what} metrics here"
+            )
     dims = {d.get("Name"): d.get("Value") for d in req.get("Dimensions", []) if isinstance(d, Mapping)}
     found = {
         "metric": req.get("MetricName"),
-        "volume_id": dims.get("VolumeId"),
+        "volume_id": dims.get(kind.dimension),
         "period_s": req.get("Period"),
     }
     for key, kw, given in (
         ("metric", "metric", metric),
-        ("volume_id", "volume_id", volume_id),
+        ("volume_id", kind.column, volume_id),
         ("period_s", "period", period),
     ):
         if given is not None:
@@ -519,15 +693,17 @@ def read_metric_statistics(
         found["metric"] = label
     elif label is not None and label != found["metric"]:
         raise ValueError(f"{name}: the output's Label {label!r} is not the metric {found['metric']!r}")
-    m = _metric(found["metric"], name)
+    m = _metric(found["metric"], name, kind)
     if found["volume_id"] is None:
-        raise ValueError(f"{name}: get-metric-statistics output does not name the volume: pass volume_id= or request=")
+        raise ValueError(
+            f"{name}: get-metric-statistics output does not name the {kind.what}: pass {kind.column}= or request="
+        )
     if found["period_s"] is None:
         raise ValueError(
             f"{name}: get-metric-statistics output has no period: pass period= (the request's --period) or request="
         )
     # A value taken from the request file is named by that file.
-    vid = _volume(found["volume_id"], rname if volume_id is None and request is not None else name)
+    vid = _volume(found["volume_id"], rname if volume_id is None and request is not None else name, kind)
     p = _period(found["period_s"], rname if period is None and request is not None else name)
     per_stat: Dict[str, Tuple[List[Any], List[float]]] = {}
     for i, dp in enumerate(doc["Datapoints"]):
@@ -549,11 +725,11 @@ def read_metric_statistics(
             per_stat[s][1].append(x)
     frames = []
     for s, (ts_raw, vs) in per_stat.items():
-        info = {"metric": m, "volume_id": vid, "stat": s, "period_s": p, "unit": METRICS[m]}
+        info = {"metric": m, "volume_id": vid, "stat": s, "period_s": p, "unit": _unit_of(m)}
         frames.append(_frame(info, _timestamps(ts_raw, name, "Datapoints[].Timestamp"), vs, f"{name} ({m} {s})"))
     if not frames:
         raise ValueError(f"{name}: no datapoints")
-    return _finish(frames)
+    return _finish(frames, kind)
 
 
 # --- CSV ---------------------------------------------------------------------------------------
@@ -639,7 +815,7 @@ def read_metrics_csv(path: Union[str, "PathLike[str]"], *, volume_id: Optional[s
         units = g["unit"].unique()
         for u in units:
             _unit(metric_, u, where)
-        info["unit"] = METRICS[metric_]
+        info["unit"] = _unit_of(metric_)
         values = []
         for t, v in zip(g["timestamp"], g["value"]):
             try:
