@@ -9,11 +9,17 @@ IOPS (3,000 in all: its cap) and VolumeIOPSExceededCheck 1; its instance's check
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
+import ebssim
 import ebssim.aws as aws
+import matplotlib
+import numpy as np
 import pandas as pd
 import pytest
+
+matplotlib.use("Agg")
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "aws"
 VERSIONS = json.loads((DATA / "aws-fixtures.versions.json").read_text())
@@ -142,3 +148,77 @@ def test_labels_split_between_the_readers() -> None:
     assert list(inst["metric"]) == ["InstanceEBSThroughputExceededCheck"] and list(inst["instance_id"]) == [
         "i-0123abcd"
     ]
+
+
+@pytest.fixture(scope="module")
+def comparison(metrics: pd.DataFrame, instance_metrics: pd.DataFrame) -> aws.Comparison:
+    # What-if: the measured demand replayed on an io1 volume of 2,500 IOPS, one-second steps.
+    vol = ebssim.Volume("io1", 100, iops=2500)
+    result = aws.replay(metrics, {VOL: vol}, dt=1.0)[VOL]
+    return aws.compare(result, metrics, instance_metrics=instance_metrics)
+
+
+def test_exceeded_minutes_against_the_minutes_the_model_was_bound(comparison: aws.Comparison) -> None:
+    # Minutes 10-19 demand 150,000 + 30,000 I/Os a minute = 3,000 IOPS on a 2,500 IOPS volume:
+    # bound by volume_iops, 500 I/Os a second left over, 500 x 600 s = 300,000 at minute 20.
+    # From then 60,000 a minute (1,000 IOPS) arrive and 2,500 are served: the backlog drains at
+    # 1,500/s, in 200 s: minutes 20, 21 and 22 bound throughout, minute 23 for 20 of its 60 s
+    # (under half: not bound). The model is bound in minutes 10-22 (13), AWS says 10-19 (10):
+    # agreement (30 - 3) / 30 = 0.9, precision 10 / 13, recall 10 / 10.
+    a = comparison.agreement
+    assert a is not None
+    row = a.loc["iops_exceeded"]
+    assert (row.periods, row.measured, row.simulated, row.both) == (30, 10, 13, 10)
+    assert row.agreement == pytest.approx(0.9)
+    assert row.precision == pytest.approx(10 / 13)
+    assert row.recall == 1.0
+    sim = comparison.frame["simulated_iops_exceeded"].to_numpy()
+    assert list(np.flatnonzero(sim)) == list(range(10, 23))
+    # Throughput: 2,500 x 4 KiB + 500 x 16 KiB = 17.6 MiB/s, far below io1's; never exceeded
+    # by either: agreement 1, precision and recall undefined (no positives).
+    t = a.loc["throughput_exceeded"]
+    assert (t.measured, t.simulated, t.agreement) == (0, 0, 1.0)
+    assert math.isnan(t.precision) and math.isnan(t.recall)
+    # The instance's checks (no instance in this replay: never bound by one), 0 on AWS too.
+    for c in ("instance_iops_exceeded", "instance_throughput_exceeded"):
+        assert a.loc[c, "agreement"] == 1.0 and a.loc[c, "periods"] == 30
+    assert (comparison.frame["measured_stalled_io"] == 0).all()
+
+
+def test_latency_per_direction(comparison: aws.Comparison, metrics: pd.DataFrame) -> None:
+    f = comparison.frame
+    assert f["measured_avg_read_latency_ms"].iloc[0] == 0.5 and f["measured_avg_write_latency_ms"].iloc[15] == 3.0
+    # A read and a write wait alike in a step and differ by their service times
+    # (docs/model.md, "Latency percentiles"): in every minute that completed I/O, simulated write
+    # minus read is the write service time minus the read's.
+    vol = ebssim.Volume("io1", 100, iops=2500)
+    r = aws.replay(metrics, {VOL: vol}, dt=1.0)[VOL]
+    m = r.latency_model
+    diff = (f["simulated_avg_write_latency_ms"] - f["simulated_avg_read_latency_ms"]).to_numpy()
+    assert diff == pytest.approx(np.full(30, (m.write_service_s - m.read_service_s) * 1e3), rel=1e-9)
+    # Bound minutes wait longer: minute 15 (backlog growing) is slower than minute 5 (none).
+    assert f["simulated_avg_read_latency_ms"].iloc[15] > 10 * f["simulated_avg_read_latency_ms"].iloc[5]
+    assert (
+        "avg_read_latency_ms" in comparison.errors.index
+        and comparison.errors.loc["avg_read_latency_ms", "periods"] == 30
+    )
+
+
+def test_repr_html_and_plot_show_the_agreement(comparison: aws.Comparison) -> None:
+    assert "iops_exceeded agreement 0.9" in repr(comparison)
+    html = comparison._repr_html_()
+    assert "exceeded (AWS) vs bound (ebssim)" in html and "0.769" in html
+    fig = comparison.plot()
+    titles = [ax.get_title(loc="right") for ax in fig.axes]
+    assert "agreement 0.9" in titles
+
+
+def test_instance_metrics_errors(metrics: pd.DataFrame, instance_metrics: pd.DataFrame) -> None:
+    vol = ebssim.Volume("io1", 100, iops=2500)
+    result = aws.replay(metrics, {VOL: vol}, dt=1.0)[VOL]
+    with pytest.raises(ValueError, match="instance_metrics hold nothing for 'i-00'"):
+        aws.compare(result, metrics, instance_metrics=instance_metrics, instance_id="i-00")
+    with pytest.raises(ValueError, match="instance_id='i-00' without instance_metrics="):
+        aws.compare(result, metrics, instance_id="i-00")
+    with pytest.raises(ValueError, match=r"instance_metrics has no column\(s\) \['instance_id'\]"):
+        aws.compare(result, metrics, instance_metrics=metrics)
