@@ -44,6 +44,13 @@ the time of generation):
   ``get_metric_data`` request holding the volume's and the instance's queries
   (``cloudwatch-checks.get-metric-data.moto.json`` and ``...queries.json``), and
   ``get_metric_statistics`` of VolumeIOPSExceededCheck and InstanceEBSIOPSExceededCheck (Maximum).
+- The CloudWatch agent's EBS NVMe counters of the same volume and minutes
+  (``cloudwatch-nvme.*``, namespace CWAgent, dimensions VolumeId and InstanceId as the agent
+  publishes them with ``append_dimensions``), each minute's increase: the I/Os and bytes above,
+  ``diskio_ebs_total_read_time`` / ``..._write_time`` their count times 0.5 / 1.0 ms (2.0 /
+  3.0 ms in minutes 10-19) in microseconds, ``diskio_ebs_volume_performance_exceeded_iops``
+  45 s of each of minutes 10-19 and 10 s of minute 20, ``..._tp`` and the instance's 0,
+  ``diskio_ebs_volume_queue_length`` 0.5 (6.0 in minutes 10-19); one ``get_metric_data``.
 
 The versions of moto, boto3, botocore and Python are written to ``aws-fixtures.versions.json``.
 """
@@ -273,6 +280,74 @@ def _checks_fixtures(ec2: Any, cw: Any, iid: str, out: Path) -> str:
     return str(vid)
 
 
+def _nvme_minute(m: int) -> Dict[str, float]:
+    """The agent's counters of the checks volume for minute m (each the minute's increase)."""
+    c = _checks_minute(m)
+    us = 1e6
+    return {
+        "diskio_ebs_total_read_ops": c["VolumeReadOps"],
+        "diskio_ebs_total_write_ops": c["VolumeWriteOps"],
+        "diskio_ebs_total_read_bytes": c["VolumeReadBytes"],
+        "diskio_ebs_total_write_bytes": c["VolumeWriteBytes"],
+        "diskio_ebs_total_read_time": c["VolumeReadOps"] * c["VolumeAvgReadLatency"] * 1e-3 * us,
+        "diskio_ebs_total_write_time": c["VolumeWriteOps"] * c["VolumeAvgWriteLatency"] * 1e-3 * us,
+        "diskio_ebs_volume_performance_exceeded_iops": 45 * us if 10 <= m < 20 else 10 * us if m == 20 else 0.0,
+        "diskio_ebs_volume_performance_exceeded_tp": 0.0,
+        "diskio_ebs_ec2_instance_performance_exceeded_iops": 0.0,
+        "diskio_ebs_ec2_instance_performance_exceeded_tp": 0.0,
+        "diskio_ebs_volume_queue_length": 6.0 if 10 <= m < 20 else 0.5,
+    }
+
+
+NVME_UNITS = {"ops": "Count", "bytes": "Bytes", "time": "Microseconds", "iops": "Microseconds", "_tp": "Microseconds"}
+
+
+def _nvme_unit(metric: str) -> str:
+    if metric.endswith("queue_length"):
+        return "Count"
+    return next(u for k, u in NVME_UNITS.items() if metric.endswith(k))
+
+
+def _nvme_fixtures(cw: Any, vid: str, iid: str, out: Path) -> None:
+    """The CloudWatch agent's EBS NVMe counters (see the module's docstring)."""
+    dims = [{"Name": "InstanceId", "Value": iid}, {"Name": "VolumeId", "Value": vid}]
+    data = []
+    for m in range(CHECK_MINUTES):
+        when = CHECK_T0 + dt.timedelta(minutes=m)
+        for metric, value in _nvme_minute(m).items():
+            data.append(
+                {
+                    "MetricName": metric,
+                    "Dimensions": dims,
+                    "Timestamp": when,
+                    "Value": value,
+                    "Unit": _nvme_unit(metric),
+                }
+            )
+    for i in range(0, len(data), 500):
+        cw.put_metric_data(Namespace="CWAgent", MetricData=data[i : i + 500])
+    queries = [
+        {
+            "Id": f"n{i}",
+            "MetricStat": {
+                "Metric": {"Namespace": "CWAgent", "MetricName": metric, "Dimensions": dims},
+                "Period": PERIOD,
+                "Stat": "Average" if metric.endswith("queue_length") else "Sum",
+            },
+        }
+        for i, metric in enumerate(_nvme_minute(0))
+    ]
+    end = CHECK_T0 + dt.timedelta(minutes=CHECK_MINUTES)
+    _write(
+        out / "cloudwatch-nvme.get-metric-data.queries.json",
+        {"MetricDataQueries": queries, "StartTime": CHECK_T0, "EndTime": end},
+    )
+    _write(
+        out / "cloudwatch-nvme.get-metric-data.moto.json",
+        cw.get_metric_data(MetricDataQueries=queries, StartTime=CHECK_T0, EndTime=end),
+    )
+
+
 def main(argv: List[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "tests" / "data" / "aws")
@@ -378,6 +453,7 @@ def main(argv: List[str]) -> int:
         print(f"wrote {csv_path}")
 
         ids["checks"] = _checks_fixtures(ec2, cw, iid, out)
+        _nvme_fixtures(cw, ids["checks"], iid, out)
 
     versions = {
         "moto": moto.__version__,

@@ -222,3 +222,56 @@ def test_instance_metrics_errors(metrics: pd.DataFrame, instance_metrics: pd.Dat
         aws.compare(result, metrics, instance_id="i-00")
     with pytest.raises(ValueError, match=r"instance_metrics has no column\(s\) \['instance_id'\]"):
         aws.compare(result, metrics, instance_metrics=metrics)
+
+
+# --- the CloudWatch agent's EBS NVMe counters (cloudwatch-nvme.*: the same volume and minutes) ---
+
+NVME = DATA / "cloudwatch-nvme.get-metric-data.moto.json"
+NVME_QUERIES = DATA / "cloudwatch-nvme.get-metric-data.queries.json"
+
+
+def test_nvme_counters_in_aws_ebs_terms() -> None:
+    m = aws.read_nvme_metric_data(NVME, queries=NVME_QUERIES)
+    assert set(m["volume_id"]) == {VOL}
+    wide = m.pivot(index="timestamp", columns="metric", values="value")
+    # Minute 0: 30,000 reads at 0.5 ms = 15 s (15,000,000 us); writes 30,000 at 1 ms = 30 s.
+    assert wide["VolumeTotalReadTime"].iloc[0] == pytest.approx(15.0)
+    assert wide["VolumeTotalWriteTime"].iloc[0] == pytest.approx(30.0)
+    # Minute 15: 150,000 reads at 2 ms = 300 s.
+    assert wide["VolumeTotalReadTime"].iloc[15] == pytest.approx(300.0)
+    assert wide["VolumeReadOps"].iloc[15] == 150_000 and wide["VolumeReadBytes"].iloc[0] == 30_000 * 4096
+    assert wide["VolumeQueueLength"].iloc[15] == 6.0
+    # Exceeded 45 s of minutes 10-19 (>= 30 s, half: 1) and 10 s of minute 20 (< 30 s: 0).
+    iops = wide["VolumeIOPSExceededCheck"].to_numpy()
+    assert list(np.flatnonzero(iops)) == list(range(10, 20))
+    assert (wide["VolumeThroughputExceededCheck"] == 0).all()
+    units = m.groupby("metric")["unit"].first()
+    assert units["VolumeTotalReadTime"] == "Seconds" and units["VolumeIOPSExceededCheck"] == "None"
+
+
+def test_nvme_counters_replay_and_compare_like_the_aws_ebs_ones() -> None:
+    m = aws.read_nvme_metric_data(NVME, queries=NVME_QUERIES)
+    inst = aws.read_nvme_instance_metric_data(NVME, queries=NVME_QUERIES, instance_id=INSTANCE)
+    assert set(inst["instance_id"]) == {INSTANCE} and (inst["value"] == 0).all() and inst.shape[0] == 2 * 30
+    r = aws.replay(m, {VOL: ebssim.Volume("io1", 100, iops=2500)}, dt=1.0)[VOL]
+    c = aws.compare(r, m, instance_metrics=inst)
+    assert c.agreement is not None
+    # As from the AWS/EBS checks: AWS says minutes 10-19, the model 10-22: 27 of 30 agree.
+    row = c.agreement.loc["iops_exceeded"]
+    assert (row.measured, row.simulated, row.both) == (10, 13, 10) and row.agreement == pytest.approx(0.9)
+    assert c.agreement.loc["instance_iops_exceeded", "agreement"] == 1.0
+    # 15 s over 30,000 reads: 0.5 ms a read, measured.
+    assert c.frame["measured_read_latency_ms"].iloc[0] == pytest.approx(0.5)
+
+
+def test_nvme_errors() -> None:
+    with pytest.raises(ValueError, match="is not a volume id|is not an instance id"):
+        aws.read_nvme_instance_metric_data(NVME, queries=NVME_QUERIES, instance_id="vol-0123")
+    with pytest.raises(ValueError, match="namespace 'CWAgent'; ebssim reads Custom nvme metrics here"):
+        aws.read_nvme_metric_data(NVME, queries=NVME_QUERIES, namespace="Custom")
+    q = json.loads(NVME_QUERIES.read_text())
+    q["MetricDataQueries"][0]["MetricStat"]["Stat"] = "Average"
+    with pytest.raises(
+        ValueError, match=r"diskio_ebs_total_read_ops has the statistic\(s\) \['Average'\]: fetch it with Sum"
+    ):
+        aws.read_nvme_metric_data(NVME, queries=q)

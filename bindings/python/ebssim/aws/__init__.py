@@ -9,6 +9,8 @@ Readers (each gives plain Python or pandas; errors name the document, the item a
 - :func:`read_instance_metric_data`, :func:`read_instance_metric_statistics` — the instance's
   EBS checks (AWS/EC2 ``InstanceEBSIOPSExceededCheck``, ...) into a frame of their own
   (:data:`INSTANCE_COLUMNS`);
+- :func:`read_nvme_metric_data`, :func:`read_nvme_instance_metric_data` — the CloudWatch
+  agent's EBS NVMe counters (``diskio_ebs_*``, namespace CWAgent) in AWS/EBS terms;
 - :func:`read_volumes` — ``aws ec2 describe-volumes`` into :class:`~ebssim.Volume` configurations;
 - :func:`read_instances` — ``aws ec2 describe-instances`` into attachments.
 
@@ -42,6 +44,8 @@ if TYPE_CHECKING:  # imported on first use (ebssim._lazy); these are what mypy a
         INSTANCE_COLUMNS,
         INSTANCE_METRICS,
         METRICS,
+        NVME_INSTANCE_METRICS,
+        NVME_METRICS,
         check_instance_metrics,
         check_metrics,
         read_instance_metric_data,
@@ -49,6 +53,8 @@ if TYPE_CHECKING:  # imported on first use (ebssim._lazy); these are what mypy a
         read_metric_data,
         read_metric_statistics,
         read_metrics_csv,
+        read_nvme_instance_metric_data,
+        read_nvme_metric_data,
     )
     from ._ec2 import Attachment, read_instances, read_volumes
     from ._replay import DEMAND_METRICS, Comparison, compare, replay, traces
@@ -74,6 +80,10 @@ __all__ = [
     "check_instance_metrics",
     "read_instance_metric_data",
     "read_instance_metric_statistics",
+    "NVME_METRICS",
+    "NVME_INSTANCE_METRICS",
+    "read_nvme_metric_data",
+    "read_nvme_instance_metric_data",
     "check_metrics",
     "compare",
     "read_instances",
@@ -98,6 +108,10 @@ _EXPORTS = {
         "check_instance_metrics",
         "read_instance_metric_data",
         "read_instance_metric_statistics",
+        "NVME_METRICS",
+        "NVME_INSTANCE_METRICS",
+        "read_nvme_metric_data",
+        "read_nvme_instance_metric_data",
     ),
     "._ec2": ("Attachment", "read_instances", "read_volumes"),
     "._replay": ("DEMAND_METRICS", "Comparison", "compare", "replay", "traces"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import math
 import os
@@ -29,6 +30,10 @@ __all__ = [
     "read_instance_metric_data",
     "read_instance_metric_statistics",
     "check_instance_metrics",
+    "NVME_METRICS",
+    "NVME_INSTANCE_METRICS",
+    "read_nvme_metric_data",
+    "read_nvme_instance_metric_data",
 ]
 
 Source = Union[str, "PathLike[str]", Mapping[str, Any], Sequence[Any]]
@@ -70,6 +75,44 @@ INSTANCE_METRICS: Dict[str, str] = {
 #: in place of ``volume_id``.
 INSTANCE_COLUMNS = ("timestamp", "instance_id", "metric", "stat", "period_s", "unit", "value")
 
+#: The CloudWatch agent's EBS NVMe counters of a volume (its ``diskio`` section with the EBS
+#: NVMe driver metrics; namespace ``CWAgent`` by default, dimension ``VolumeId``: the agent
+#: turns the device's NVMe serial ``vol0123...`` into ``vol-0123...``), their unit as
+#: CloudWatch holds them (the agent's ``Count``, ``Bytes``, and ``Microseconds`` for the times),
+#: and the AWS/EBS metric :func:`read_nvme_metric_data` turns each into (docs/replay.md, "EBS
+#: NVMe counters from the CloudWatch agent").
+NVME_METRICS: Dict[str, str] = {
+    "diskio_ebs_total_read_ops": "Count",
+    "diskio_ebs_total_write_ops": "Count",
+    "diskio_ebs_total_read_bytes": "Bytes",
+    "diskio_ebs_total_write_bytes": "Bytes",
+    "diskio_ebs_total_read_time": "Microseconds",
+    "diskio_ebs_total_write_time": "Microseconds",
+    "diskio_ebs_volume_performance_exceeded_iops": "Microseconds",
+    "diskio_ebs_volume_performance_exceeded_tp": "Microseconds",
+    "diskio_ebs_volume_queue_length": "Count",
+}
+#: The agent's per-volume counters of time held back by the instance's EBS limits: read by
+#: :func:`read_nvme_instance_metric_data` into the instance metrics frame.
+NVME_INSTANCE_METRICS: Dict[str, str] = {
+    "diskio_ebs_ec2_instance_performance_exceeded_iops": "Microseconds",
+    "diskio_ebs_ec2_instance_performance_exceeded_tp": "Microseconds",
+}
+# Each NVMe counter as the AWS/EBS (or AWS/EC2) metric it is read as, and the factor to its unit.
+_NVME_AS = {
+    "diskio_ebs_total_read_ops": ("VolumeReadOps", 1.0),
+    "diskio_ebs_total_write_ops": ("VolumeWriteOps", 1.0),
+    "diskio_ebs_total_read_bytes": ("VolumeReadBytes", 1.0),
+    "diskio_ebs_total_write_bytes": ("VolumeWriteBytes", 1.0),
+    "diskio_ebs_total_read_time": ("VolumeTotalReadTime", 1e-6),
+    "diskio_ebs_total_write_time": ("VolumeTotalWriteTime", 1e-6),
+    "diskio_ebs_volume_queue_length": ("VolumeQueueLength", 1.0),
+    "diskio_ebs_volume_performance_exceeded_iops": ("VolumeIOPSExceededCheck", None),
+    "diskio_ebs_volume_performance_exceeded_tp": ("VolumeThroughputExceededCheck", None),
+    "diskio_ebs_ec2_instance_performance_exceeded_iops": ("InstanceEBSIOPSExceededCheck", None),
+    "diskio_ebs_ec2_instance_performance_exceeded_tp": ("InstanceEBSThroughputExceededCheck", None),
+}
+
 
 @dataclass(frozen=True)
 class _Kind:
@@ -84,10 +127,17 @@ class _Kind:
 
     @property
     def metrics(self) -> Dict[str, str]:
-        return METRICS if self.what == "volume" else INSTANCE_METRICS
+        return {
+            "volume": METRICS,
+            "instance": INSTANCE_METRICS,
+            "nvme": NVME_METRICS,
+            "nvme_instance": NVME_INSTANCE_METRICS,
+        }[self.what]
 
     @property
     def other(self) -> "_Kind":
+        if self.what.startswith("nvme"):
+            return dataclasses.replace(_NVME_INSTANCE if self.what == "nvme" else _NVME, namespace=self.namespace)
         return _INSTANCE if self.what == "volume" else _VOLUME_KIND
 
 
@@ -106,8 +156,15 @@ _INSTANCE = _Kind(
 )
 
 
+_NVME = _Kind("nvme", "CWAgent", "VolumeId", _VOLUME_RE, "a volume id (vol- and hex digits)", "volume_id")
+_NVME_INSTANCE = dataclasses.replace(_NVME, what="nvme_instance")
+
+
 def _unit_of(metric: str) -> str:
-    return METRICS[metric] if metric in METRICS else INSTANCE_METRICS[metric]
+    for table in (METRICS, INSTANCE_METRICS, NVME_METRICS):
+        if metric in table:
+            return table[metric]
+    return NVME_INSTANCE_METRICS[metric]
 
 
 def _load(source: Any, expected: str) -> Tuple[Any, str]:
@@ -210,6 +267,8 @@ def _metric(name: Any, where: str, kind: _Kind = _VOLUME_KIND) -> str:
             f"; {name} is an instance metric (namespace {kind.other.namespace}): read it with "
             f"ebssim.aws.read_{kind.other.what}_metric_data"
             if name in kind.other.metrics and kind.what == "volume"
+            else f"; {name} is read by ebssim.aws.read_nvme{'_instance' * (kind.what == 'nvme')}_metric_data"
+            if name in kind.other.metrics and kind.what.startswith("nvme")
             else (
                 f"; {name} is a volume metric (namespace AWS/EBS): read it with ebssim.aws.read_metric_data"
                 if name in kind.other.metrics
@@ -316,7 +375,7 @@ def _from_label(label: Any, where: str, kind: _Kind = _VOLUME_KIND) -> Optional[
     tokens = [t for t in _SPLIT_RE.split(label if isinstance(label, str) else "") if t]
     vols = [t for t in tokens if kind.id_re.match(t)]
     metrics = [t for t in tokens if t in kind.metrics]
-    if not metrics and not vols:
+    if not metrics:
         others = [t for t in tokens if t in kind.other.metrics]
         if len(others) == 1 and any(kind.other.id_re.match(t) for t in tokens):
             return None
@@ -508,8 +567,8 @@ def _read_metric_data(
                 values.append(x)
             times.append(ts)
         frames.append(_frame(info, pd.DatetimeIndex([t for ts in times for t in ts]), values, where))
-    if not frames and kind.what == "instance":
-        raise ValueError(f"the output of {what} holds no instance metric ({', '.join(INSTANCE_METRICS)})")
+    if not frames and kind.what != "volume":
+        raise ValueError(f"the output of {what} holds no {kind.what} metric ({', '.join(kind.metrics)})")
     return _finish(frames, kind)
 
 
@@ -539,6 +598,8 @@ def _finish(frames: List["pd.DataFrame"], kind: _Kind = _VOLUME_KIND) -> "pd.Dat
     df = df.sort_values(["volume_id", "metric", "stat", "timestamp"], kind="stable").reset_index(drop=True)
     if kind.what == "instance":
         return check_instance_metrics(df.rename(columns={"volume_id": "instance_id"}))
+    if kind.what.startswith("nvme"):
+        return df  # in the agent's names: read_nvme_* turn them into AWS/EBS terms
     return check_metrics(df)
 
 
@@ -600,6 +661,91 @@ def _check_rows(metrics: "pd.DataFrame", kind: _Kind) -> None:
     if dup.any():
         row = metrics[dup].iloc[0]
         raise ValueError(f"metrics: {row.volume_id} {row.metric} {row.stat} has the timestamp {row.timestamp} twice")
+
+
+# --- the CloudWatch agent's EBS NVMe counters -------------------------------------------------
+
+
+def read_nvme_metric_data(
+    *sources: Source,
+    queries: Optional[Source] = None,
+    volume_id: Optional[str] = None,
+    stat: Optional[str] = None,
+    period: Optional[float] = None,
+    namespace: str = "CWAgent",
+) -> "pd.DataFrame":
+    """Read the CloudWatch agent's EBS NVMe counters (:data:`NVME_METRICS`) of
+    ``aws cloudwatch get-metric-data`` output into a metrics DataFrame in AWS/EBS terms, so that
+    :func:`traces`, :func:`replay` and :func:`compare` take it as they take AWS/EBS metrics.
+
+    Each counter is fetched with the statistic ``Sum`` (what the agent counted in the period),
+    except the queue length (``Average``, or any). ``diskio_ebs_total_read_ops`` becomes
+    ``VolumeReadOps``, ``..._write_ops`` ``VolumeWriteOps``, ``..._read_bytes`` /
+    ``..._write_bytes`` ``VolumeReadBytes`` / ``VolumeWriteBytes``, ``..._read_time`` /
+    ``..._write_time`` (microseconds) ``VolumeTotalReadTime`` / ``VolumeTotalWriteTime``
+    (seconds), ``diskio_ebs_volume_queue_length`` ``VolumeQueueLength``, and the time the demand
+    exceeded the volume's IOPS (throughput), ``diskio_ebs_volume_performance_exceeded_iops``
+    (``_tp``), ``VolumeIOPSExceededCheck`` (``VolumeThroughputExceededCheck``): 1 in a period
+    exceeded at least half of its length, else 0 (the rule :func:`compare` applies to the
+    model's steps). ``namespace`` is the agent's (``CWAgent`` unless its configuration names
+    another). The per-volume instance counters are left to :func:`read_nvme_instance_metric_data`.
+    Errors as :func:`read_metric_data`'s.
+    """
+    kind = dataclasses.replace(_NVME, namespace=namespace)
+    raw = _read_metric_data(kind, sources, queries, volume_id, stat, period)
+    return check_metrics(_as_aws(raw))
+
+
+def read_nvme_instance_metric_data(
+    *sources: Source,
+    instance_id: str,
+    queries: Optional[Source] = None,
+    volume_id: Optional[str] = None,
+    stat: Optional[str] = None,
+    period: Optional[float] = None,
+    namespace: str = "CWAgent",
+) -> "pd.DataFrame":
+    """Read the agent's ``diskio_ebs_ec2_instance_performance_exceeded_iops`` (``_tp``) counters
+    (:data:`NVME_INSTANCE_METRICS`: per volume, the time it was held back by the instance's EBS
+    IOPS or throughput limit) into an instance metrics frame (:data:`INSTANCE_COLUMNS`) of
+    ``instance_id`` (the agent's documents need not name it), as ``InstanceEBSIOPSExceededCheck``
+    (``...Throughput...``): 1 in a period in which some volume was held back at least half of
+    its length. Pass it to :func:`compare` as ``instance_metrics=``.
+    """
+    _volume(instance_id, "instance_id=", _INSTANCE)
+    kind = dataclasses.replace(_NVME_INSTANCE, namespace=namespace)
+    raw = _read_metric_data(kind, sources, queries, volume_id, stat, period)
+    keys = ["timestamp", "metric", "stat", "period_s", "unit"]
+    out = _as_aws(raw).groupby(keys, sort=True)["value"].max().reset_index()  # any volume held back
+    out.insert(1, "instance_id", instance_id)
+    return check_instance_metrics(out[list(INSTANCE_COLUMNS)])
+
+
+def _as_aws(raw: "pd.DataFrame") -> "pd.DataFrame":
+    """The agent's counters as the AWS/EBS (AWS/EC2) metrics they stand for."""
+    import numpy as np
+
+    out = raw.copy()
+    for name in raw["metric"].unique():
+        rows = raw["metric"] == name
+        as_, factor = _NVME_AS[name]
+        stats = set(raw.loc[rows, "stat"])
+        if name != "diskio_ebs_volume_queue_length" and stats != {"Sum"}:
+            raise ValueError(
+                f"{name} has the statistic(s) {sorted(stats)}: fetch it with Sum (what the agent counted in each "
+                f"period)"
+            )
+        value = raw.loc[rows, "value"].to_numpy(dtype=float)
+        if factor is None:  # microseconds exceeded: 1 when at least half the period
+            half_us = raw.loc[rows, "period_s"].to_numpy(dtype=float) * 1e6 / 2
+            value = np.where(value >= half_us, 1.0, 0.0)
+            out.loc[rows, "stat"] = "Maximum"
+        else:
+            value = value * factor
+        out.loc[rows, "value"] = value
+        out.loc[rows, "metric"] = as_
+        out.loc[rows, "unit"] = _unit_of(as_)
+    return out.sort_values(["volume_id", "metric", "stat", "timestamp"], kind="stable").reset_index(drop=True)
 
 
 # --- get-metric-statistics ---------------------------------------------------------------------
