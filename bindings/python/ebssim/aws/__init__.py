@@ -24,8 +24,9 @@ datapoint); :func:`check_metrics` checks one joined from several. Then:
 
 - :func:`traces` — per-volume :class:`~ebssim.OpenLoop` traces from the I/O and byte Sums;
 - :func:`replay` — those traces on the described volumes and instances;
-- :func:`compare` — measured BurstBalance, IOPS and queue length beside the simulation's,
-  with error figures and a plot (:class:`Comparison`).
+- :func:`compare` — measured BurstBalance, IOPS, queue length and latency per direction beside
+  the simulation's, and the exceeded checks against the minutes the model was bound, with error
+  figures, an agreement table and a plot (:class:`Comparison`).
 
 >>> import ebssim.aws as aws
 >>> sorted(aws.DEMAND_METRICS)
