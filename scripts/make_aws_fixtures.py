@@ -32,6 +32,25 @@ the time of generation):
 - ``get_metric_statistics`` of data's VolumeReadOps (Sum), and every metric of both volumes
   as CSV (one row per datapoint: Timestamp, VolumeId, MetricName, Statistic, Period, Unit, Value).
 - ``describe_volumes`` (moto's instance adds its 8 GiB root volume) and ``describe_instances``.
+- The metrics AWS added (``cloudwatch-checks.*``), after the above (so their ids stay): a gp3
+  volume ``checks`` (100 GiB, 3,000 IOPS, 125 MiB/s) attached to the instance at /dev/sdh, 30
+  one-minute datapoints from 2024-05-02T00:00Z: reads of 4 KiB at 500 IOPS and writes of
+  16 KiB at 500 IOPS, except minutes 10-19, when reads are 2,500 IOPS (the volume served its
+  3,000 IOPS cap) and ``VolumeIOPSExceededCheck`` is 1 (0 otherwise);
+  ``VolumeThroughputExceededCheck`` and ``VolumeStalledIOCheck`` 0 throughout;
+  ``VolumeAvgReadLatency`` / ``VolumeAvgWriteLatency`` 0.5 / 1.0 ms, 2.0 / 3.0 ms in minutes
+  10-19 (illustrative values); the instance's ``InstanceEBSIOPSExceededCheck`` and
+  ``InstanceEBSThroughputExceededCheck`` (AWS/EC2, InstanceId) 0 throughout. One
+  ``get_metric_data`` request holding the volume's and the instance's queries
+  (``cloudwatch-checks.get-metric-data.moto.json`` and ``...queries.json``), and
+  ``get_metric_statistics`` of VolumeIOPSExceededCheck and InstanceEBSIOPSExceededCheck (Maximum).
+- The CloudWatch agent's EBS NVMe counters of the same volume and minutes
+  (``cloudwatch-nvme.*``, namespace CWAgent, dimensions VolumeId and InstanceId as the agent
+  publishes them with ``append_dimensions``), each minute's increase: the I/Os and bytes above,
+  ``diskio_ebs_total_read_time`` / ``..._write_time`` their count times 0.5 / 1.0 ms (2.0 /
+  3.0 ms in minutes 10-19) in microseconds, ``diskio_ebs_volume_performance_exceeded_iops``
+  45 s of each of minutes 10-19 and 10 s of minute 20, ``..._tp`` and the instance's 0,
+  ``diskio_ebs_volume_queue_length`` 0.5 (6.0 in minutes 10-19); one ``get_metric_data``.
 
 The versions of moto, boto3, botocore and Python are written to ``aws-fixtures.versions.json``.
 """
@@ -143,6 +162,192 @@ def _queries(volumes: List[Tuple[str, List[str]]], labels: bool) -> List[Dict[st
     return out
 
 
+CHECK_T0 = dt.datetime(2024, 5, 2, 0, 0, tzinfo=dt.timezone.utc)
+CHECK_MINUTES = 30
+CHECK_UNITS = {
+    "VolumeReadOps": "Count",
+    "VolumeWriteOps": "Count",
+    "VolumeReadBytes": "Bytes",
+    "VolumeWriteBytes": "Bytes",
+    "VolumeAvgReadLatency": "Milliseconds",
+    "VolumeAvgWriteLatency": "Milliseconds",
+    "VolumeIOPSExceededCheck": "None",
+    "VolumeThroughputExceededCheck": "None",
+    "VolumeStalledIOCheck": "None",
+    "InstanceEBSIOPSExceededCheck": "None",
+    "InstanceEBSThroughputExceededCheck": "None",
+}
+
+
+def _checks_minute(m: int) -> Dict[str, float]:
+    """The checks volume's datapoints for minute m: at its 3,000 IOPS cap in minutes 10-19."""
+    busy = 10 <= m < 20
+    reads, writes = (150_000.0 if busy else 30_000.0), 30_000.0
+    return {
+        "VolumeReadOps": reads,
+        "VolumeWriteOps": writes,
+        "VolumeReadBytes": reads * 4 * KiB,
+        "VolumeWriteBytes": writes * 16 * KiB,
+        "VolumeAvgReadLatency": 2.0 if busy else 0.5,
+        "VolumeAvgWriteLatency": 3.0 if busy else 1.0,
+        "VolumeIOPSExceededCheck": 1.0 if busy else 0.0,
+        "VolumeThroughputExceededCheck": 0.0,
+        "VolumeStalledIOCheck": 0.0,
+    }
+
+
+def _checks_fixtures(ec2: Any, cw: Any, iid: str, out: Path) -> str:
+    """The metrics AWS added: one volume's and its instance's (see the module's docstring)."""
+    v = ec2.create_volume(
+        AvailabilityZone=f"{REGION}a",
+        VolumeType="gp3",
+        Size=100,
+        Iops=3000,
+        Throughput=125,
+        TagSpecifications=[{"ResourceType": "volume", "Tags": [{"Key": "Name", "Value": "checks"}]}],
+    )
+    vid = v["VolumeId"]
+    ec2.attach_volume(VolumeId=vid, InstanceId=iid, Device="/dev/sdh")
+    vol_dim = [{"Name": "VolumeId", "Value": vid}]
+    inst_dim = [{"Name": "InstanceId", "Value": iid}]
+    vol_data, inst_data = [], []
+    for m in range(CHECK_MINUTES):
+        when = CHECK_T0 + dt.timedelta(minutes=m)
+        for metric, value in _checks_minute(m).items():
+            vol_data.append(
+                {
+                    "MetricName": metric,
+                    "Dimensions": vol_dim,
+                    "Timestamp": when,
+                    "Value": value,
+                    "Unit": CHECK_UNITS[metric],
+                }
+            )
+        for metric in ("InstanceEBSIOPSExceededCheck", "InstanceEBSThroughputExceededCheck"):
+            inst_data.append(
+                {"MetricName": metric, "Dimensions": inst_dim, "Timestamp": when, "Value": 0.0, "Unit": "None"}
+            )
+    for i in range(0, len(vol_data), 500):
+        cw.put_metric_data(Namespace="AWS/EBS", MetricData=vol_data[i : i + 500])
+    cw.put_metric_data(Namespace="AWS/EC2", MetricData=inst_data)
+
+    queries: List[Dict[str, Any]] = []
+    for i, metric in enumerate(_checks_minute(0)):
+        stat = "Sum" if metric.endswith(("Ops", "Bytes")) else "Average" if "Latency" in metric else "Maximum"
+        queries.append(
+            {
+                "Id": f"v{i}",
+                "MetricStat": {
+                    "Metric": {"Namespace": "AWS/EBS", "MetricName": metric, "Dimensions": vol_dim},
+                    "Period": PERIOD,
+                    "Stat": stat,
+                },
+            }
+        )
+    for i, metric in enumerate(("InstanceEBSIOPSExceededCheck", "InstanceEBSThroughputExceededCheck")):
+        queries.append(
+            {
+                "Id": f"i{i}",
+                "MetricStat": {
+                    "Metric": {"Namespace": "AWS/EC2", "MetricName": metric, "Dimensions": inst_dim},
+                    "Period": PERIOD,
+                    "Stat": "Maximum",
+                },
+            }
+        )
+    end = CHECK_T0 + dt.timedelta(minutes=CHECK_MINUTES)
+    request = {"MetricDataQueries": queries, "StartTime": CHECK_T0, "EndTime": end}
+    _write(out / "cloudwatch-checks.get-metric-data.queries.json", request)
+    _write(
+        out / "cloudwatch-checks.get-metric-data.moto.json",
+        cw.get_metric_data(MetricDataQueries=queries, StartTime=CHECK_T0, EndTime=end),
+    )
+    for name, namespace, metric, dims in (
+        ("volume", "AWS/EBS", "VolumeIOPSExceededCheck", vol_dim),
+        ("instance", "AWS/EC2", "InstanceEBSIOPSExceededCheck", inst_dim),
+    ):
+        req = {
+            "Namespace": namespace,
+            "MetricName": metric,
+            "Dimensions": dims,
+            "StartTime": CHECK_T0,
+            "EndTime": end,
+            "Period": PERIOD,
+            "Statistics": ["Maximum"],
+        }
+        _write(out / f"cloudwatch-checks.get-metric-statistics.{name}.request.json", req)
+        _write(out / f"cloudwatch-checks.get-metric-statistics.{name}.moto.json", cw.get_metric_statistics(**req))
+    return str(vid)
+
+
+def _nvme_minute(m: int) -> Dict[str, float]:
+    """The agent's counters of the checks volume for minute m (each the minute's increase)."""
+    c = _checks_minute(m)
+    us = 1e6
+    return {
+        "diskio_ebs_total_read_ops": c["VolumeReadOps"],
+        "diskio_ebs_total_write_ops": c["VolumeWriteOps"],
+        "diskio_ebs_total_read_bytes": c["VolumeReadBytes"],
+        "diskio_ebs_total_write_bytes": c["VolumeWriteBytes"],
+        "diskio_ebs_total_read_time": c["VolumeReadOps"] * c["VolumeAvgReadLatency"] * 1e-3 * us,
+        "diskio_ebs_total_write_time": c["VolumeWriteOps"] * c["VolumeAvgWriteLatency"] * 1e-3 * us,
+        "diskio_ebs_volume_performance_exceeded_iops": 45 * us if 10 <= m < 20 else 10 * us if m == 20 else 0.0,
+        "diskio_ebs_volume_performance_exceeded_tp": 0.0,
+        "diskio_ebs_ec2_instance_performance_exceeded_iops": 0.0,
+        "diskio_ebs_ec2_instance_performance_exceeded_tp": 0.0,
+        "diskio_ebs_volume_queue_length": 6.0 if 10 <= m < 20 else 0.5,
+    }
+
+
+NVME_UNITS = {"ops": "Count", "bytes": "Bytes", "time": "Microseconds", "iops": "Microseconds", "_tp": "Microseconds"}
+
+
+def _nvme_unit(metric: str) -> str:
+    if metric.endswith("queue_length"):
+        return "Count"
+    return next(u for k, u in NVME_UNITS.items() if metric.endswith(k))
+
+
+def _nvme_fixtures(cw: Any, vid: str, iid: str, out: Path) -> None:
+    """The CloudWatch agent's EBS NVMe counters (see the module's docstring)."""
+    dims = [{"Name": "InstanceId", "Value": iid}, {"Name": "VolumeId", "Value": vid}]
+    data = []
+    for m in range(CHECK_MINUTES):
+        when = CHECK_T0 + dt.timedelta(minutes=m)
+        for metric, value in _nvme_minute(m).items():
+            data.append(
+                {
+                    "MetricName": metric,
+                    "Dimensions": dims,
+                    "Timestamp": when,
+                    "Value": value,
+                    "Unit": _nvme_unit(metric),
+                }
+            )
+    for i in range(0, len(data), 500):
+        cw.put_metric_data(Namespace="CWAgent", MetricData=data[i : i + 500])
+    queries = [
+        {
+            "Id": f"n{i}",
+            "MetricStat": {
+                "Metric": {"Namespace": "CWAgent", "MetricName": metric, "Dimensions": dims},
+                "Period": PERIOD,
+                "Stat": "Average" if metric.endswith("queue_length") else "Sum",
+            },
+        }
+        for i, metric in enumerate(_nvme_minute(0))
+    ]
+    end = CHECK_T0 + dt.timedelta(minutes=CHECK_MINUTES)
+    _write(
+        out / "cloudwatch-nvme.get-metric-data.queries.json",
+        {"MetricDataQueries": queries, "StartTime": CHECK_T0, "EndTime": end},
+    )
+    _write(
+        out / "cloudwatch-nvme.get-metric-data.moto.json",
+        cw.get_metric_data(MetricDataQueries=queries, StartTime=CHECK_T0, EndTime=end),
+    )
+
+
 def main(argv: List[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "tests" / "data" / "aws")
@@ -246,6 +451,9 @@ def main(argv: List[str]) -> int:
                             [dp["Timestamp"].isoformat(), vid, metric, stat, PERIOD, dp["Unit"], repr(dp[stat])]
                         )
         print(f"wrote {csv_path}")
+
+        ids["checks"] = _checks_fixtures(ec2, cw, iid, out)
+        _nvme_fixtures(cw, ids["checks"], iid, out)
 
     versions = {
         "moto": moto.__version__,

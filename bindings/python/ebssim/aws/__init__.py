@@ -7,6 +7,11 @@ Readers (each gives plain Python or pandas; errors name the document, the item a
 - :func:`read_metric_statistics` — ``aws cloudwatch get-metric-statistics`` output;
 - :func:`read_metrics_csv` — the same datapoints as CSV;
 - :func:`metrics_from_wide` — a DataFrame of your own, one column per metric, indexed by time;
+- :func:`read_instance_metric_data`, :func:`read_instance_metric_statistics` — the instance's
+  EBS checks (AWS/EC2 ``InstanceEBSIOPSExceededCheck``, ...) into a frame of their own
+  (:data:`INSTANCE_COLUMNS`);
+- :func:`read_nvme_metric_data`, :func:`read_nvme_instance_metric_data` — the CloudWatch
+  agent's EBS NVMe counters (``diskio_ebs_*``, namespace CWAgent) in AWS/EBS terms;
 - :func:`read_volumes` — ``aws ec2 describe-volumes`` into :class:`~ebssim.Volume` configurations;
 - :func:`read_instances` — ``aws ec2 describe-instances`` into attachments.
 
@@ -20,8 +25,9 @@ datapoint); :func:`check_metrics` checks one joined from several. Then:
 
 - :func:`traces` — per-volume :class:`~ebssim.OpenLoop` traces from the I/O and byte Sums;
 - :func:`replay` — those traces on the described volumes and instances;
-- :func:`compare` — measured BurstBalance, IOPS and queue length beside the simulation's,
-  with error figures and a plot (:class:`Comparison`).
+- :func:`compare` — measured BurstBalance, IOPS, queue length and latency per direction beside
+  the simulation's, and the exceeded checks against the minutes the model was bound, with error
+  figures, an agreement table and a plot (:class:`Comparison`).
 
 >>> import ebssim.aws as aws
 >>> sorted(aws.DEMAND_METRICS)
@@ -37,13 +43,22 @@ from .. import _lazy
 if TYPE_CHECKING:  # imported on first use (ebssim._lazy); these are what mypy and IDEs see
     from ._cloudwatch import (
         COLUMNS,
+        INSTANCE_COLUMNS,
+        INSTANCE_METRICS,
         METRICS,
+        NVME_INSTANCE_METRICS,
+        NVME_METRICS,
         WIDE_STATS,
+        check_instance_metrics,
         check_metrics,
         metrics_from_wide,
+        read_instance_metric_data,
+        read_instance_metric_statistics,
         read_metric_data,
         read_metric_statistics,
         read_metrics_csv,
+        read_nvme_instance_metric_data,
+        read_nvme_metric_data,
     )
     from ._ec2 import Attachment, read_instances, read_volumes
     from ._replay import DEMAND_METRICS, Comparison, compare, replay, traces
@@ -65,6 +80,15 @@ __all__ = [
     "DEMAND_METRICS",
     "Attachment",
     "Comparison",
+    "INSTANCE_COLUMNS",
+    "INSTANCE_METRICS",
+    "check_instance_metrics",
+    "read_instance_metric_data",
+    "read_instance_metric_statistics",
+    "NVME_METRICS",
+    "NVME_INSTANCE_METRICS",
+    "read_nvme_metric_data",
+    "read_nvme_instance_metric_data",
     "check_metrics",
     "compare",
     "metrics_from_wide",
@@ -87,6 +111,15 @@ _EXPORTS = {
         "read_metric_data",
         "read_metric_statistics",
         "read_metrics_csv",
+        "INSTANCE_COLUMNS",
+        "INSTANCE_METRICS",
+        "check_instance_metrics",
+        "read_instance_metric_data",
+        "read_instance_metric_statistics",
+        "NVME_METRICS",
+        "NVME_INSTANCE_METRICS",
+        "read_nvme_metric_data",
+        "read_nvme_instance_metric_data",
     ),
     "._ec2": ("Attachment", "read_instances", "read_volumes"),
     "._replay": ("DEMAND_METRICS", "Comparison", "compare", "replay", "traces"),

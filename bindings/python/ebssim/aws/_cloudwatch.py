@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import math
 import os
 import re
+from dataclasses import dataclass
 from os import PathLike
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union, cast
 
@@ -27,6 +29,15 @@ __all__ = [
     "read_metrics_csv",
     "check_metrics",
     "metrics_from_wide",
+    "INSTANCE_METRICS",
+    "INSTANCE_COLUMNS",
+    "read_instance_metric_data",
+    "read_instance_metric_statistics",
+    "check_instance_metrics",
+    "NVME_METRICS",
+    "NVME_INSTANCE_METRICS",
+    "read_nvme_metric_data",
+    "read_nvme_instance_metric_data",
 ]
 
 Source = Union[str, "PathLike[str]", Mapping[str, Any], Sequence[Any]]
@@ -45,6 +56,13 @@ METRICS: Dict[str, str] = {
     "VolumeThroughputPercentage": "Percent",
     "VolumeConsumedReadWriteOps": "Count",
     "BurstBalance": "Percent",
+    # Added 2023-2024 (docs/replay.md, "Latency and exceeded checks", quotes the sources):
+    # average latency of the period's completed I/Os, and 0/1 checks each minute.
+    "VolumeAvgReadLatency": "Milliseconds",
+    "VolumeAvgWriteLatency": "Milliseconds",
+    "VolumeIOPSExceededCheck": "None",
+    "VolumeThroughputExceededCheck": "None",
+    "VolumeStalledIOCheck": "None",
 }
 #: Columns of the metrics DataFrame every reader returns, one row per datapoint: a list, so
 #: that ``df[COLUMNS]`` selects them.
@@ -65,10 +83,108 @@ WIDE_STATS: Dict[str, str] = {
     "BurstBalance": "Average",
 }
 
+#: The AWS/EC2 per-instance EBS metrics ebssim reads (dimension ``InstanceId``, Nitro
+#: instances), and their unit: 0 or 1 each minute (1: the instance's EBS IOPS or throughput
+#: limit was exceeded). They are read into a frame of their own (:data:`INSTANCE_COLUMNS`).
+INSTANCE_METRICS: Dict[str, str] = {
+    "InstanceEBSIOPSExceededCheck": "None",
+    "InstanceEBSThroughputExceededCheck": "None",
+}
+#: Columns of the instance metrics DataFrame (:func:`read_instance_metric_data`,
+#: :func:`read_instance_metric_statistics`): the metrics DataFrame's, with ``instance_id``
+#: in place of ``volume_id``.
+INSTANCE_COLUMNS: List[str] = ["timestamp", "instance_id", "metric", "stat", "period_s", "unit", "value"]
+
+#: The CloudWatch agent's EBS NVMe counters of a volume (its ``diskio`` section with the EBS
+#: NVMe driver metrics; namespace ``CWAgent`` by default, dimension ``VolumeId``: the agent
+#: turns the device's NVMe serial ``vol0123...`` into ``vol-0123...``), their unit as
+#: CloudWatch holds them (the agent's ``Count``, ``Bytes``, and ``Microseconds`` for the times),
+#: and the AWS/EBS metric :func:`read_nvme_metric_data` turns each into (docs/replay.md, "EBS
+#: NVMe counters from the CloudWatch agent").
+NVME_METRICS: Dict[str, str] = {
+    "diskio_ebs_total_read_ops": "Count",
+    "diskio_ebs_total_write_ops": "Count",
+    "diskio_ebs_total_read_bytes": "Bytes",
+    "diskio_ebs_total_write_bytes": "Bytes",
+    "diskio_ebs_total_read_time": "Microseconds",
+    "diskio_ebs_total_write_time": "Microseconds",
+    "diskio_ebs_volume_performance_exceeded_iops": "Microseconds",
+    "diskio_ebs_volume_performance_exceeded_tp": "Microseconds",
+    "diskio_ebs_volume_queue_length": "Count",
+}
+#: The agent's per-volume counters of time held back by the instance's EBS limits: read by
+#: :func:`read_nvme_instance_metric_data` into the instance metrics frame.
+NVME_INSTANCE_METRICS: Dict[str, str] = {
+    "diskio_ebs_ec2_instance_performance_exceeded_iops": "Microseconds",
+    "diskio_ebs_ec2_instance_performance_exceeded_tp": "Microseconds",
+}
+# Each NVMe counter as the AWS/EBS (or AWS/EC2) metric it is read as, and the factor to its unit.
+_NVME_AS = {
+    "diskio_ebs_total_read_ops": ("VolumeReadOps", 1.0),
+    "diskio_ebs_total_write_ops": ("VolumeWriteOps", 1.0),
+    "diskio_ebs_total_read_bytes": ("VolumeReadBytes", 1.0),
+    "diskio_ebs_total_write_bytes": ("VolumeWriteBytes", 1.0),
+    "diskio_ebs_total_read_time": ("VolumeTotalReadTime", 1e-6),
+    "diskio_ebs_total_write_time": ("VolumeTotalWriteTime", 1e-6),
+    "diskio_ebs_volume_queue_length": ("VolumeQueueLength", 1.0),
+    "diskio_ebs_volume_performance_exceeded_iops": ("VolumeIOPSExceededCheck", None),
+    "diskio_ebs_volume_performance_exceeded_tp": ("VolumeThroughputExceededCheck", None),
+    "diskio_ebs_ec2_instance_performance_exceeded_iops": ("InstanceEBSIOPSExceededCheck", None),
+    "diskio_ebs_ec2_instance_performance_exceeded_tp": ("InstanceEBSThroughputExceededCheck", None),
+}
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """What tells volume metrics from instance metrics: namespace, dimension, id, metric names."""
+
+    what: str  # "volume" or "instance"
+    namespace: str
+    dimension: str
+    id_re: "re.Pattern[str]"
+    id_text: str
+    column: str
+
+    @property
+    def metrics(self) -> Dict[str, str]:
+        return {
+            "volume": METRICS,
+            "instance": INSTANCE_METRICS,
+            "nvme": NVME_METRICS,
+            "nvme_instance": NVME_INSTANCE_METRICS,
+        }[self.what]
+
+    @property
+    def other(self) -> "_Kind":
+        if self.what.startswith("nvme"):
+            return dataclasses.replace(_NVME_INSTANCE if self.what == "nvme" else _NVME, namespace=self.namespace)
+        return _INSTANCE if self.what == "volume" else _VOLUME_KIND
+
+
 _STATS = ("Sum", "Average", "Minimum", "Maximum", "SampleCount")
 _STAT_RE = re.compile(r"^(Sum|Average|Minimum|Maximum|SampleCount|p\d+(\.\d+)?)$")
 _VOLUME_RE = re.compile(r"^vol-[0-9a-f]+$")
 _SPLIT_RE = re.compile(r"[\s,;|/]+")
+_VOLUME_KIND = _Kind("volume", "AWS/EBS", "VolumeId", _VOLUME_RE, "a volume id (vol- and hex digits)", "volume_id")
+_INSTANCE = _Kind(
+    "instance",
+    "AWS/EC2",
+    "InstanceId",
+    re.compile(r"^i-[0-9a-f]+$"),
+    "an instance id (i- and hex digits)",
+    "instance_id",
+)
+
+
+_NVME = _Kind("nvme", "CWAgent", "VolumeId", _VOLUME_RE, "a volume id (vol- and hex digits)", "volume_id")
+_NVME_INSTANCE = dataclasses.replace(_NVME, what="nvme_instance")
+
+
+def _unit_of(metric: str) -> str:
+    for table in (METRICS, INSTANCE_METRICS, NVME_METRICS):
+        if metric in table:
+            return table[metric]
+    return NVME_INSTANCE_METRICS[metric]
 
 
 def _load(source: Any, expected: str) -> Tuple[Any, str]:
@@ -158,15 +274,30 @@ def _number(v: Any, where: str) -> float:
 def _check_value(metric: str, value: float, where: str) -> None:
     if not (math.isfinite(value) and value >= 0):
         raise ValueError(f"{where}: {metric} is {value!r}; CloudWatch's {metric} is a finite number >= 0")
-    if METRICS[metric] == "Percent" and value > 100:
+    unit = _unit_of(metric)
+    if unit == "Percent" and value > 100:
         raise ValueError(f"{where}: {metric} is {value!r}, above 100 percent")
+    if metric.endswith("Check") and value > 1:
+        raise ValueError(f"{where}: {metric} is {value!r}; a check is 0 or 1 (its Average over minutes at most 1)")
 
 
-def _metric(name: Any, where: str) -> str:
-    if name not in METRICS:
+def _metric(name: Any, where: str, kind: _Kind = _VOLUME_KIND) -> str:
+    if name not in kind.metrics:
+        hint = (
+            f"; {name} is an instance metric (namespace {kind.other.namespace}): read it with "
+            f"ebssim.aws.read_{kind.other.what}_metric_data"
+            if name in kind.other.metrics and kind.what == "volume"
+            else f"; {name} is read by ebssim.aws.read_nvme{'_instance' * (kind.what == 'nvme')}_metric_data"
+            if name in kind.other.metrics and kind.what.startswith("nvme")
+            else (
+                f"; {name} is a volume metric (namespace AWS/EBS): read it with ebssim.aws.read_metric_data"
+                if name in kind.other.metrics
+                else "; drop the others from the request"
+            )
+        )
         raise ValueError(
-            f"{where}: {name!r} is not an EBS volume metric ebssim reads (namespace AWS/EBS): "
-            f"{', '.join(METRICS)}; drop the others from the request"
+            f"{where}: {name!r} is not an EBS {kind.what} metric ebssim reads (namespace {kind.namespace}): "
+            f"{', '.join(kind.metrics)}{hint}"
         )
     return str(name)
 
@@ -187,32 +318,36 @@ def _period(period: Any, where: str) -> float:
 
 
 def _unit(metric: str, unit: Any, where: str) -> str:
+    want = _unit_of(metric)
     if unit is None or unit == "":
-        raise ValueError(f"{where}: {metric} has no unit; CloudWatch reports it in {METRICS[metric]}")
-    if unit != METRICS[metric]:
+        raise ValueError(f"{where}: {metric} has no unit; CloudWatch reports it in {want}")
+    if unit != want:
         raise ValueError(
-            f"{where}: {metric} is in {unit!r}, but CloudWatch reports it in {METRICS[metric]!r}: "
-            f"query it without Unit, or in {METRICS[metric]}"
+            f"{where}: {metric} is in {unit!r}, but CloudWatch reports it in {want!r}: "
+            f"query it without Unit, or in {want}"
         )
     return str(unit)
 
 
-def _volume(volume_id: Any, where: str) -> str:
-    if not isinstance(volume_id, str) or not _VOLUME_RE.match(volume_id):
-        raise ValueError(f"{where}: {volume_id!r} is not a volume id (vol- and hex digits)")
+def _volume(volume_id: Any, where: str, kind: _Kind = _VOLUME_KIND) -> str:
+    if not isinstance(volume_id, str) or not kind.id_re.match(volume_id):
+        raise ValueError(f"{where}: {volume_id!r} is not {kind.id_text}")
     return volume_id
 
 
 # --- get-metric-data ---------------------------------------------------------------------------
 
 
-def _queries(queries: Any) -> Dict[str, Dict[str, Any]]:
-    """Id -> {metric, volume_id, stat, period_s, unit} from a GetMetricData request's queries."""
+def _queries(queries: Any, kind: _Kind = _VOLUME_KIND) -> Dict[str, Optional[Dict[str, Any]]]:
+    """Id -> {metric, volume_id, stat, period_s, unit} from a GetMetricData request's queries
+    (``volume_id`` holds the instance id for instance metrics); None for a query of the other
+    kind's metrics (AWS/EC2 instance checks beside volume metrics, or the reverse), which the
+    other reader reads."""
     doc, name = _load(queries, "MetricDataQueries (aws cloudwatch get-metric-data --metric-data-queries)")
     qs = doc.get("MetricDataQueries") if isinstance(doc, Mapping) else doc
     if not isinstance(qs, (list, tuple)):
         raise ValueError(f"{name}: expected a list of MetricDataQueries, or a request holding 'MetricDataQueries'")
-    out: Dict[str, Dict[str, Any]] = {}
+    out: Dict[str, Optional[Dict[str, Any]]] = {}
     for i, q in enumerate(qs):
         where = f"{name}: MetricDataQueries[{i}]"
         if not isinstance(q, Mapping) or not isinstance(q.get("Id"), str):
@@ -230,37 +365,48 @@ def _queries(queries: Any) -> Dict[str, Dict[str, Any]]:
                 f"set ReturnData to false for it, or drop it"
             )
         metric: Any = ms.get("Metric") if isinstance(ms.get("Metric"), Mapping) else {}
-        if metric.get("Namespace") != "AWS/EBS":
-            raise ValueError(f"{where}: namespace {metric.get('Namespace')!r}; ebssim reads AWS/EBS volume metrics")
-        name_ = _metric(metric.get("MetricName"), where)
+        if metric.get("Namespace") == kind.other.namespace and metric.get("MetricName") in kind.other.metrics:
+            out[qid] = None
+            continue
+        if metric.get("Namespace") != kind.namespace:
+            raise ValueError(
+                f"{where}: namespace {metric.get('Namespace')!r}; ebssim reads {kind.namespace} "
+                f"{kind.what} metrics here"
+            )
+        name_ = _metric(metric.get("MetricName"), where, kind)
         dims = {d.get("Name"): d.get("Value") for d in metric.get("Dimensions", []) if isinstance(d, Mapping)}
-        if "VolumeId" not in dims:
-            raise ValueError(f"{where}: {name_} has no VolumeId dimension")
+        if kind.dimension not in dims:
+            raise ValueError(f"{where}: {name_} has no {kind.dimension} dimension")
         if "Period" not in ms:
             raise ValueError(f"{where}: MetricStat has no Period")
         out[qid] = {
             "metric": name_,
-            "volume_id": _volume(dims["VolumeId"], where),
+            "volume_id": _volume(dims[kind.dimension], where, kind),
             "stat": _stat(ms.get("Stat"), where),
             "period_s": _period(ms["Period"], where),
-            "unit": METRICS[name_] if ms.get("Unit") is None else _unit(name_, ms.get("Unit"), where),
+            "unit": _unit_of(name_) if ms.get("Unit") is None else _unit(name_, ms.get("Unit"), where),
         }
     return out
 
 
-def _from_label(label: Any, where: str) -> Dict[str, Any]:
-    """What a result's Label says: volume id and metric (required), statistic and period (optional)."""
+def _from_label(label: Any, where: str, kind: _Kind = _VOLUME_KIND) -> Optional[Dict[str, Any]]:
+    """What a result's Label says: volume id and metric (required), statistic and period
+    (optional); None for a Label that names one of the other kind's metrics and its id."""
     tokens = [t for t in _SPLIT_RE.split(label if isinstance(label, str) else "") if t]
-    vols = [t for t in tokens if _VOLUME_RE.match(t)]
-    metrics = [t for t in tokens if t in METRICS]
+    vols = [t for t in tokens if kind.id_re.match(t)]
+    metrics = [t for t in tokens if t in kind.metrics]
+    if not metrics:
+        others = [t for t in tokens if t in kind.other.metrics]
+        if len(others) == 1 and any(kind.other.id_re.match(t) for t in tokens):
+            return None
     stats = [t for t in tokens if _STAT_RE.match(t)]
     periods = [t for t in tokens if t.isdigit()]
     if len(metrics) != 1 or len(vols) > 1 or len(stats) > 1 or len(periods) > 1:
         raise ValueError(
-            f"{where}: the Label {label!r} does not name one volume metric. Without the request's "
-            f"MetricDataQueries (queries=), each Label must hold the volume id, the metric name and "
+            f"{where}: the Label {label!r} does not name one {kind.what} metric. Without the request's "
+            f"MetricDataQueries (queries=), each Label must hold the {kind.what} id, the metric name and "
             f"optionally the statistic and period, e.g. the dynamic label "
-            f"\"${{PROP('Dim.VolumeId')}} ${{PROP('MetricName')}} ${{PROP('Stat')}} ${{PROP('Period')}}\""
+            f"\"${{PROP('Dim.{kind.dimension}')}} ${{PROP('MetricName')}} ${{PROP('Stat')}} ${{PROP('Period')}}\""
         )
     return {
         "metric": metrics[0],
@@ -323,11 +469,41 @@ def read_metric_data(
     0 2024-05-01 00:00:00+00:00  VolumeReadOps  Sum      60.0  3000.0
     1 2024-05-01 00:01:00+00:00  VolumeReadOps  Sum      60.0  6000.0
     """
+    return _read_metric_data(_VOLUME_KIND, sources, queries, volume_id, stat, period)
+
+
+def read_instance_metric_data(
+    *sources: Source,
+    queries: Optional[Source] = None,
+    instance_id: Optional[str] = None,
+    stat: Optional[str] = None,
+    period: Optional[float] = None,
+) -> "pd.DataFrame":
+    """Read the per-instance EBS checks (:data:`INSTANCE_METRICS`, namespace AWS/EC2, dimension
+    ``InstanceId``) of ``aws cloudwatch get-metric-data`` output into an instance metrics
+    DataFrame (:data:`INSTANCE_COLUMNS`: ``instance_id`` in place of ``volume_id``).
+
+    As :func:`read_metric_data`, whose rules it follows; one document may hold both: each reader
+    takes its own namespace's metrics and leaves the other's (queries of AWS/EC2 instance
+    checks, or Labels naming an instance id and an instance check) to the other reader. Pass
+    the frame to :func:`compare` as ``instance_metrics=``.
+    """
+    return _read_metric_data(_INSTANCE, sources, queries, instance_id, stat, period)
+
+
+def _read_metric_data(
+    kind: _Kind,
+    sources: Sequence[Source],
+    queries: Optional[Source],
+    volume_id: Optional[str],
+    stat: Optional[str],
+    period: Optional[float],
+) -> "pd.DataFrame":
     import pandas as pd
 
     what = "aws cloudwatch get-metric-data"
     pages = _pages(sources, what, "MetricDataResults")
-    qmap = _queries(queries) if queries is not None else None
+    qmap = _queries(queries, kind) if queries is not None else None
     if pages[-1][0].get("NextToken"):
         raise ValueError(
             f"{pages[-1][1]}: the last page has a NextToken: the data goes on; fetch the remaining pages "
@@ -359,10 +535,16 @@ def read_metric_data(
         if qmap is not None:
             if rid not in qmap:
                 raise ValueError(f"{where}: the Id is not among the queries' Ids ({', '.join(qmap)})")
-            info = dict(qmap[rid])
+            q = qmap[rid]
+            if q is None:
+                continue  # the other reader's
+            info = dict(q)
         else:
-            info = _from_label(last.get("Label"), where)
-            info["unit"] = METRICS[info["metric"]]
+            found = _from_label(last.get("Label"), where, kind)
+            if found is None:
+                continue  # the other reader's
+            info = found
+            info["unit"] = _unit_of(info["metric"])
             for key, given in (("volume_id", volume_id), ("stat", stat), ("period_s", period)):
                 if given is None:
                     continue
@@ -378,7 +560,7 @@ def read_metric_data(
                         f"{where}: neither the Label {last.get('Label')!r} nor a query says the {kw}: pass "
                         f"queries= (the request's MetricDataQueries) or {kw}="
                     )
-            _volume(info["volume_id"], where)
+            _volume(info["volume_id"], where, kind)
             _stat(info["stat"], where)
         key3 = (info["volume_id"], info["metric"], info["stat"])
         if key3 in seen:
@@ -405,7 +587,9 @@ def read_metric_data(
                 values.append(x)
             times.append(ts)
         frames.append(_frame(info, pd.DatetimeIndex([t for ts in times for t in ts]), values, where))
-    return _finish(frames)
+    if not frames and kind.what != "volume":
+        raise ValueError(f"the output of {what} holds no {kind.what} metric ({', '.join(kind.metrics)})")
+    return _finish(frames, kind)
 
 
 def _frame(info: Mapping[str, Any], times: "pd.DatetimeIndex", values: Sequence[float], where: str) -> "pd.DataFrame":
@@ -427,11 +611,15 @@ def _frame(info: Mapping[str, Any], times: "pd.DatetimeIndex", values: Sequence[
     )
 
 
-def _finish(frames: List["pd.DataFrame"]) -> "pd.DataFrame":
+def _finish(frames: List["pd.DataFrame"], kind: _Kind = _VOLUME_KIND) -> "pd.DataFrame":
     import pandas as pd
 
     df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame({c: [] for c in COLUMNS})
     df = df.sort_values(["volume_id", "metric", "stat", "timestamp"], kind="stable").reset_index(drop=True)
+    if kind.what == "instance":
+        return check_instance_metrics(df.rename(columns={"volume_id": "instance_id"}))
+    if kind.what.startswith("nvme"):
+        return df  # in the agent's names: read_nvme_* turn them into AWS/EBS terms
     return check_metrics(df)
 
 
@@ -441,17 +629,37 @@ def check_metrics(metrics: "pd.DataFrame") -> "pd.DataFrame":
 
     Returns the frame; raises ValueError naming the volume, metric, time and rule.
     """
+    return _check(metrics, _VOLUME_KIND)
+
+
+def check_instance_metrics(metrics: "pd.DataFrame") -> "pd.DataFrame":
+    """Check an instance metrics DataFrame (:data:`INSTANCE_COLUMNS`) as :func:`check_metrics`
+    checks a volume's."""
+    return _check(metrics, _INSTANCE)
+
+
+def _check(metrics: "pd.DataFrame", kind: _Kind) -> "pd.DataFrame":
     import pandas as pd
 
+    columns = COLUMNS if kind.what == "volume" else INSTANCE_COLUMNS
+    name_ = "metrics" if kind.what == "volume" else "instance_metrics"
     if not isinstance(metrics, pd.DataFrame):
-        raise ValueError(f"metrics must be a DataFrame from ebssim.aws.read_*, not {type(metrics).__name__}")
-    missing = [c for c in COLUMNS if c not in metrics.columns]
+        raise ValueError(f"{name_} must be a DataFrame from ebssim.aws.read_*, not {type(metrics).__name__}")
+    missing = [c for c in columns if c not in metrics.columns]
     if missing:
-        raise ValueError(f"metrics has no column(s) {missing}: expected {list(COLUMNS)} (ebssim.aws.read_*)")
+        raise ValueError(f"{name_} has no column(s) {missing}: expected {list(columns)} (ebssim.aws.read_*)")
     if metrics.shape[0] == 0:
-        raise ValueError("metrics has no datapoints")
+        raise ValueError(f"{name_} has no datapoints")
+    metrics = metrics.rename(columns={kind.column: "volume_id"}) if kind.what == "instance" else metrics
+    _check_rows(metrics, kind)
+    return metrics.rename(columns={"volume_id": kind.column}) if kind.what == "instance" else metrics
+
+
+def _check_rows(metrics: "pd.DataFrame", kind: _Kind) -> None:
+    import pandas as pd
+
     for name in metrics["metric"].unique():
-        _metric(name, "metrics")
+        _metric(name, "metrics", kind)
     for (metric, unit), _ in metrics.groupby(["metric", "unit"], sort=False):
         _unit(str(metric), unit, f"metrics ({metric})")
     if not pd.api.types.is_datetime64_any_dtype(metrics["timestamp"]) or metrics["timestamp"].dt.tz is None:
@@ -473,7 +681,91 @@ def check_metrics(metrics: "pd.DataFrame") -> "pd.DataFrame":
     if dup.any():
         row = metrics[dup].iloc[0]
         raise ValueError(f"metrics: {row.volume_id} {row.metric} {row.stat} has the timestamp {row.timestamp} twice")
-    return metrics
+
+
+# --- the CloudWatch agent's EBS NVMe counters -------------------------------------------------
+
+
+def read_nvme_metric_data(
+    *sources: Source,
+    queries: Optional[Source] = None,
+    volume_id: Optional[str] = None,
+    stat: Optional[str] = None,
+    period: Optional[float] = None,
+    namespace: str = "CWAgent",
+) -> "pd.DataFrame":
+    """Read the CloudWatch agent's EBS NVMe counters (:data:`NVME_METRICS`) of
+    ``aws cloudwatch get-metric-data`` output into a metrics DataFrame in AWS/EBS terms, so that
+    :func:`traces`, :func:`replay` and :func:`compare` take it as they take AWS/EBS metrics.
+
+    Each counter is fetched with the statistic ``Sum`` (what the agent counted in the period),
+    except the queue length (``Average``, or any). ``diskio_ebs_total_read_ops`` becomes
+    ``VolumeReadOps``, ``..._write_ops`` ``VolumeWriteOps``, ``..._read_bytes`` /
+    ``..._write_bytes`` ``VolumeReadBytes`` / ``VolumeWriteBytes``, ``..._read_time`` /
+    ``..._write_time`` (microseconds) ``VolumeTotalReadTime`` / ``VolumeTotalWriteTime``
+    (seconds), ``diskio_ebs_volume_queue_length`` ``VolumeQueueLength``, and the time the demand
+    exceeded the volume's IOPS (throughput), ``diskio_ebs_volume_performance_exceeded_iops``
+    (``_tp``), ``VolumeIOPSExceededCheck`` (``VolumeThroughputExceededCheck``): 1 in a period
+    exceeded at least half of its length, else 0 (the rule :func:`compare` applies to the
+    model's steps). ``namespace`` is the agent's (``CWAgent`` unless its configuration names
+    another). The per-volume instance counters are left to :func:`read_nvme_instance_metric_data`.
+    Errors as :func:`read_metric_data`'s.
+    """
+    kind = dataclasses.replace(_NVME, namespace=namespace)
+    raw = _read_metric_data(kind, sources, queries, volume_id, stat, period)
+    return check_metrics(_as_aws(raw))
+
+
+def read_nvme_instance_metric_data(
+    *sources: Source,
+    instance_id: str,
+    queries: Optional[Source] = None,
+    volume_id: Optional[str] = None,
+    stat: Optional[str] = None,
+    period: Optional[float] = None,
+    namespace: str = "CWAgent",
+) -> "pd.DataFrame":
+    """Read the agent's ``diskio_ebs_ec2_instance_performance_exceeded_iops`` (``_tp``) counters
+    (:data:`NVME_INSTANCE_METRICS`: per volume, the time it was held back by the instance's EBS
+    IOPS or throughput limit) into an instance metrics frame (:data:`INSTANCE_COLUMNS`) of
+    ``instance_id`` (the agent's documents need not name it), as ``InstanceEBSIOPSExceededCheck``
+    (``...Throughput...``): 1 in a period in which some volume was held back at least half of
+    its length. Pass it to :func:`compare` as ``instance_metrics=``.
+    """
+    _volume(instance_id, "instance_id=", _INSTANCE)
+    kind = dataclasses.replace(_NVME_INSTANCE, namespace=namespace)
+    raw = _read_metric_data(kind, sources, queries, volume_id, stat, period)
+    keys = ["timestamp", "metric", "stat", "period_s", "unit"]
+    out = _as_aws(raw).groupby(keys, sort=True)["value"].max().reset_index()  # any volume held back
+    out.insert(1, "instance_id", instance_id)
+    return check_instance_metrics(out[list(INSTANCE_COLUMNS)])
+
+
+def _as_aws(raw: "pd.DataFrame") -> "pd.DataFrame":
+    """The agent's counters as the AWS/EBS (AWS/EC2) metrics they stand for."""
+    import numpy as np
+
+    out = raw.copy()
+    for name in raw["metric"].unique():
+        rows = raw["metric"] == name
+        as_, factor = _NVME_AS[name]
+        stats = set(raw.loc[rows, "stat"])
+        if name != "diskio_ebs_volume_queue_length" and stats != {"Sum"}:
+            raise ValueError(
+                f"{name} has the statistic(s) {sorted(stats)}: fetch it with Sum (what the agent counted in each "
+                f"period)"
+            )
+        value = raw.loc[rows, "value"].to_numpy(dtype=float)
+        if factor is None:  # microseconds exceeded: 1 when at least half the period
+            half_us = raw.loc[rows, "period_s"].to_numpy(dtype=float) * 1e6 / 2
+            value = np.where(value >= half_us, 1.0, 0.0)
+            out.loc[rows, "stat"] = "Maximum"
+        else:
+            value = value * factor
+        out.loc[rows, "value"] = value
+        out.loc[rows, "metric"] = as_
+        out.loc[rows, "unit"] = _unit_of(as_)
+    return out.sort_values(["volume_id", "metric", "stat", "timestamp"], kind="stable").reset_index(drop=True)
 
 
 # --- get-metric-statistics ---------------------------------------------------------------------
@@ -507,6 +799,32 @@ def read_metric_statistics(
     0 2024-05-01 00:00:00+00:00  Average  100.0
     1 2024-05-01 00:05:00+00:00  Average   97.5
     """
+    return _read_metric_statistics(_VOLUME_KIND, source, request, volume_id, metric, period)
+
+
+def read_instance_metric_statistics(
+    source: Source,
+    *,
+    request: Optional[Source] = None,
+    instance_id: Optional[str] = None,
+    metric: Optional[str] = None,
+    period: Optional[float] = None,
+) -> "pd.DataFrame":
+    """Read ``aws cloudwatch get-metric-statistics`` output of one instance check
+    (:data:`INSTANCE_METRICS`, namespace AWS/EC2, dimension ``InstanceId``) into an instance
+    metrics DataFrame (:data:`INSTANCE_COLUMNS`), as :func:`read_metric_statistics` reads a
+    volume's."""
+    return _read_metric_statistics(_INSTANCE, source, request, instance_id, metric, period)
+
+
+def _read_metric_statistics(
+    kind: _Kind,
+    source: Source,
+    request: Optional[Source],
+    volume_id: Optional[str],
+    metric: Optional[str],
+    period: Optional[float],
+) -> "pd.DataFrame":
     what = "aws cloudwatch get-metric-statistics"
     doc, name = _load(source, f"the output of {what}")
     if not isinstance(doc, Mapping) or not isinstance(doc.get("Datapoints"), (list, tuple)):
@@ -517,17 +835,19 @@ def read_metric_statistics(
         req, rname = _load(request, "the GetMetricStatistics request")
         if not isinstance(req, Mapping):
             raise ValueError(f"{rname}: the request must be a JSON object (MetricName, Dimensions, Period, ...)")
-        if req.get("Namespace", "AWS/EBS") != "AWS/EBS":
-            raise ValueError(f"{rname}: namespace {req.get('Namespace')!r}; ebssim reads AWS/EBS volume metrics")
+        if req.get("Namespace", kind.namespace) != kind.namespace:
+            raise ValueError(
+                f"{rname}: namespace {req.get('Namespace')!r}; ebssim reads {kind.namespace} {kind.what} metrics here"
+            )
     dims = {d.get("Name"): d.get("Value") for d in req.get("Dimensions", []) if isinstance(d, Mapping)}
     found = {
         "metric": req.get("MetricName"),
-        "volume_id": dims.get("VolumeId"),
+        "volume_id": dims.get(kind.dimension),
         "period_s": req.get("Period"),
     }
     for key, kw, given in (
         ("metric", "metric", metric),
-        ("volume_id", "volume_id", volume_id),
+        ("volume_id", kind.column, volume_id),
         ("period_s", "period", period),
     ):
         if given is not None:
@@ -539,15 +859,17 @@ def read_metric_statistics(
         found["metric"] = label
     elif label is not None and label != found["metric"]:
         raise ValueError(f"{name}: the output's Label {label!r} is not the metric {found['metric']!r}")
-    m = _metric(found["metric"], name)
+    m = _metric(found["metric"], name, kind)
     if found["volume_id"] is None:
-        raise ValueError(f"{name}: get-metric-statistics output does not name the volume: pass volume_id= or request=")
+        raise ValueError(
+            f"{name}: get-metric-statistics output does not name the {kind.what}: pass {kind.column}= or request="
+        )
     if found["period_s"] is None:
         raise ValueError(
             f"{name}: get-metric-statistics output has no period: pass period= (the request's --period) or request="
         )
     # A value taken from the request file is named by that file.
-    vid = _volume(found["volume_id"], rname if volume_id is None and request is not None else name)
+    vid = _volume(found["volume_id"], rname if volume_id is None and request is not None else name, kind)
     p = _period(found["period_s"], rname if period is None and request is not None else name)
     per_stat: Dict[str, Tuple[List[Any], List[float]]] = {}
     for i, dp in enumerate(doc["Datapoints"]):
@@ -569,11 +891,11 @@ def read_metric_statistics(
             per_stat[s][1].append(x)
     frames = []
     for s, (ts_raw, vs) in per_stat.items():
-        info = {"metric": m, "volume_id": vid, "stat": s, "period_s": p, "unit": METRICS[m]}
+        info = {"metric": m, "volume_id": vid, "stat": s, "period_s": p, "unit": _unit_of(m)}
         frames.append(_frame(info, _timestamps(ts_raw, name, "Datapoints[].Timestamp"), vs, f"{name} ({m} {s})"))
     if not frames:
         raise ValueError(f"{name}: no datapoints")
-    return _finish(frames)
+    return _finish(frames, kind)
 
 
 # --- CSV ---------------------------------------------------------------------------------------
@@ -659,7 +981,7 @@ def read_metrics_csv(path: Union[str, "PathLike[str]"], *, volume_id: Optional[s
         units = g["unit"].unique()
         for u in units:
             _unit(metric_, u, where)
-        info["unit"] = METRICS[metric_]
+        info["unit"] = _unit_of(metric_)
         values = []
         for t, v in zip(g["timestamp"], g["value"]):
             try:

@@ -13,12 +13,14 @@ from .. import _repr
 from .._frames import CLOUDWATCH_COLUMNS
 from .._units import real
 from ..instances import Catalog
+from ..latency import latency_moments
+from ..recording import BOUND_NAMES
 from ..results import VolumeResult
 from ..simulation import Simulation
 from ..trace import from_pandas
 from ..volumes import Volume
 from ..workloads import OpenLoop
-from ._cloudwatch import check_metrics
+from ._cloudwatch import check_instance_metrics, check_metrics
 from ._ec2 import Attachment
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -319,7 +321,24 @@ def replay(
 
 
 #: The quantities :func:`compare` sets measured against simulated, in the order of its ``errors``.
-QUANTITIES = ("burst_balance_pct", "iops", "queue_length", "read_latency_ms", "write_latency_ms")
+QUANTITIES = (
+    "burst_balance_pct",
+    "iops",
+    "queue_length",
+    "read_latency_ms",
+    "write_latency_ms",
+    "avg_read_latency_ms",
+    "avg_write_latency_ms",
+)
+
+#: The exceeded checks :func:`compare` sets against the limit the model was bound by
+#: (:data:`ebssim.BOUND_NAMES`), by the name of their columns and rows in :class:`Comparison`.
+CHECKS = {
+    "iops_exceeded": ("VolumeIOPSExceededCheck", "volume_iops"),
+    "throughput_exceeded": ("VolumeThroughputExceededCheck", "volume_throughput"),
+    "instance_iops_exceeded": ("InstanceEBSIOPSExceededCheck", "instance_iops"),
+    "instance_throughput_exceeded": ("InstanceEBSThroughputExceededCheck", "instance_throughput"),
+}
 
 
 @dataclass(frozen=True)
@@ -342,6 +361,14 @@ class Comparison:
                                                                               the I/Os of the period's steps
     ``write_latency_ms``      ``VolumeTotalWriteTime`` / ``VolumeWriteOps``   the same (the model has one queue
                                                                               for reads and writes)
+    ``avg_read_latency_ms``   ``VolumeAvgReadLatency`` (Average, ...), ms     the mean device latency of the
+                                                                              period's reads: each step's wait
+                                                                              plus the read service time,
+                                                                              weighted by the step's I/Os
+                                                                              (:func:`ebssim.latency_moments`,
+                                                                              ``direction="read"``)
+    ``avg_write_latency_ms``  ``VolumeAvgWriteLatency``, ms                   the same for writes
+    ``stalled_io``            ``VolumeStalledIOCheck`` (0 or 1)               (none: the model does not stall)
     ``idle_time_s``           ``VolumeIdleTime`` Sum                          (none: the model has no idle time
                                                                               inside a step)
     ``carried_ops``           (none)                                          I/Os waiting at the period's end
@@ -356,11 +383,24 @@ class Comparison:
     ``errors`` has a row per quantity with both columns: ``rmse`` (root mean square of simulated
     minus measured, over the periods that have both), ``bias`` (their mean), ``max_abs_error``
     and ``periods``. For BurstBalance the unit is percentage points.
+
+    The exceeded checks (:data:`CHECKS`) are set against the model's bound series: for
+    ``iops_exceeded`` the measured column is 1 in a period whose ``VolumeIOPSExceededCheck``
+    (Maximum, or the statistic present) is above 0, and the simulated column 1 in a period in
+    at least half of whose steps the model was bound by ``volume_iops``; likewise
+    ``throughput_exceeded`` (``VolumeThroughputExceededCheck``, ``volume_throughput``) and, from
+    ``instance_metrics``, ``instance_iops_exceeded`` and ``instance_throughput_exceeded``
+    (``instance_iops``, ``instance_throughput``: the volume held back by its instance's budget).
+    ``agreement`` has a row per check measured: ``periods`` (with both), ``measured`` (periods
+    AWS says exceeded), ``simulated`` (periods the model was bound), ``both``, ``agreement``
+    (the share of periods where the two agree), ``precision`` (``both / simulated``) and
+    ``recall`` (``both / measured``), NaN where the share has no periods.
     """
 
     volume_id: str
     frame: "pd.DataFrame"
     errors: "pd.DataFrame"
+    agreement: Optional["pd.DataFrame"] = None
 
     @property
     def burst_balance_rmse_pp(self) -> Optional[float]:
@@ -375,6 +415,7 @@ class Comparison:
         from matplotlib.figure import Figure
 
         names = [q for q in QUANTITIES if f"measured_{q}" in self.frame]
+        names += [c for c in CHECKS if f"measured_{c}" in self.frame]
         if not names:
             raise ValueError(
                 f"{self.volume_id}: nothing to plot: the metrics hold no BurstBalance, I/Os, queue length or latency"
@@ -387,9 +428,27 @@ class Comparison:
             "queue_length": "queue length",
             "read_latency_ms": "read latency, ms",
             "write_latency_ms": "write latency, ms",
+            "avg_read_latency_ms": "avg read, ms",
+            "avg_write_latency_ms": "avg write, ms",
+            "iops_exceeded": "IOPS exceeded",
+            "throughput_exceeded": "throughput exceeded",
+            "instance_iops_exceeded": "instance IOPS exceeded",
+            "instance_throughput_exceeded": "instance tput exceeded",
         }
         t = self.frame.index
         for ax, q in zip(axes, names):
+            if q in CHECKS:  # 0/1 per period: steps, the simulated one drawn a little lower to show both
+                ax.step(t, self.frame[f"measured_{q}"], where="post", lw=1.6, label="measured (CloudWatch)")
+                ax.step(
+                    t, self.frame[f"simulated_{q}"] * 0.9, where="post", lw=1.6, ls="--", label="simulated (ebssim)"
+                )
+                ax.set_ylabel(labels[q], fontsize=8)
+                ax.set_yticks([0, 1])
+                ax.grid(True, alpha=0.3)
+                if self.agreement is not None and q in self.agreement.index:
+                    a: Any = self.agreement.loc[q, "agreement"]
+                    ax.set_title(f"agreement {float(a):.3g}", fontsize=8, loc="right")
+                continue
             ax.plot(t, self.frame[f"measured_{q}"], lw=1.6, label="measured (CloudWatch)")
             ax.plot(t, self.frame[f"simulated_{q}"], lw=1.6, ls="--", label="simulated (ebssim)")
             ax.set_ylabel(labels[q])
@@ -424,25 +483,60 @@ class Comparison:
             for q, r in self.errors.iterrows()
         ]
 
+    def _agreement_rows(self) -> List[List[str]]:
+        def share(x: float) -> str:
+            return "-" if math.isnan(x) else f"{x:.3g}"
+
+        if self.agreement is None:
+            return []
+        return [
+            [
+                str(c),
+                f"{int(r.periods):,}",
+                f"{int(r.measured):,}",
+                f"{int(r.simulated):,}",
+                share(float(r.agreement)),
+                share(float(r.precision)),
+                share(float(r.recall)),
+            ]
+            for c, r in self.agreement.iterrows()
+        ]
+
     def _span(self) -> str:
         n = self.frame.shape[0]
         return f"{n:,} period{'s' * (n != 1)}" + (f" from {self.frame.index[0]}" if n else "")
 
     def __repr__(self) -> str:
         errs = [f"{row[0]} RMSE {row[1]}" for row in self._error_rows()]
+        errs += [f"{row[0]} agreement {row[4]}" for row in self._agreement_rows()]
         return _repr.short_repr(
             "Comparison", [f"{self.volume_id}: {self._span()}", *(errs or ["nothing to compare"])], sep="; "
         )
 
     def _repr_html_(self) -> str:
-        return _repr.html_grid(
+        out = _repr.html_grid(
             f"Comparison {self.volume_id}: {self._span()}, simulated minus measured (.frame has every period)",
             ["quantity", "RMSE", "bias", "largest error", "periods"],
             self._error_rows(),
         )
+        rows = self._agreement_rows()
+        if rows:
+            out += _repr.html_grid(
+                "exceeded (AWS) vs bound (ebssim), periods",
+                ["check", "periods", "AWS exceeded", "model bound", "agreement", "precision", "recall"],
+                rows,
+            )
+        return out
 
 
-def compare(result: VolumeResult, metrics: "pd.DataFrame", volume_id: Optional[str] = None) -> Comparison:
+def compare(
+    result: VolumeResult,
+    metrics: "pd.DataFrame",
+    volume_id: Optional[str] = None,
+    *,
+    instance_metrics: Optional["pd.DataFrame"] = None,
+    instance_id: Optional[str] = None,
+) -> Comparison:
     """Measured vs simulated, period by period, with error figures: see :class:`Comparison`.
 
     Parameters
@@ -455,6 +549,11 @@ def compare(result: VolumeResult, metrics: "pd.DataFrame", volume_id: Optional[s
         CloudWatch metrics holding the volume's.
     volume_id : str, optional
         Which volume of ``metrics``; optional when they hold one.
+    instance_metrics : pandas.DataFrame, optional
+        The instance's EBS checks (:func:`read_instance_metric_data`, ...): set against the
+        steps in which the model held this volume back for its instance's budget.
+    instance_id : str, optional
+        Which instance of ``instance_metrics``; optional when they hold one.
 
     A measured datapoint stamped ``T`` covers the period from ``T``; BurstBalance is taken as
     the balance at ``T`` (AWS does not say when in the period it samples), so the simulated
@@ -464,6 +563,28 @@ def compare(result: VolumeResult, metrics: "pd.DataFrame", volume_id: Optional[s
     import pandas as pd
 
     check_metrics(metrics)
+    inst_rows = None
+    if instance_metrics is not None:
+        check_instance_metrics(instance_metrics)
+        if instance_id is None:
+            iids = list(dict.fromkeys(instance_metrics["instance_id"]))
+            if len(iids) != 1:
+                raise ValueError(
+                    f"instance_metrics hold {len(iids)} instances ({', '.join(iids[:5])}): pass instance_id="
+                )
+            instance_id = iids[0]
+        inst_rows = instance_metrics[instance_metrics["instance_id"] == instance_id].rename(
+            columns={"instance_id": "volume_id"}
+        )
+        if inst_rows.shape[0] == 0:
+            raise ValueError(f"instance_metrics hold nothing for {instance_id!r}")
+        if float(inst_rows["period_s"].iloc[0]) != float(metrics["period_s"].iloc[0]):
+            raise ValueError(
+                f"instance_metrics are per {float(inst_rows['period_s'].iloc[0]):g} s but metrics per "
+                f"{float(metrics['period_s'].iloc[0]):g} s: fetch them at one period"
+            )
+    elif instance_id is not None:
+        raise ValueError(f"instance_id={instance_id!r} without instance_metrics=")
     if volume_id is None:
         ids = list(dict.fromkeys(metrics["volume_id"]))
         if len(ids) != 1:
@@ -507,8 +628,9 @@ def compare(result: VolumeResult, metrics: "pd.DataFrame", volume_id: Optional[s
     index = pd.DatetimeIndex(start + pd.to_timedelta(np.arange(n) * period, unit="s"), name="time")
     step = pd.Timedelta(seconds=period)
 
-    def measured(metric: str, stat: str) -> np.ndarray:
-        rows = mine[(mine["metric"] == metric) & (mine["stat"] == stat)]
+    def measured(metric: str, stat: str, frame: Optional["pd.DataFrame"] = None) -> np.ndarray:
+        src = mine if frame is None else frame
+        rows = src[(src["metric"] == metric) & (src["stat"] == stat)]
         off = (rows["timestamp"] - start) % step != pd.Timedelta(0)
         if off.any():
             raise ValueError(
@@ -554,6 +676,34 @@ def compare(result: VolumeResult, metrics: "pd.DataFrame", volume_id: Optional[s
             q = f"{direction.lower()}_latency_ms"
             cols[f"measured_{q}"] = lat
             cols[f"simulated_{q}"] = per_io
+    for direction in ("read", "write"):
+        avg_m = f"VolumeAvg{direction.title()}Latency"
+        if avg_m in present:
+            stat = _preferred(mine[mine["metric"] == avg_m])
+            cols[f"measured_avg_{direction}_latency_ms"] = measured(avg_m, stat)
+            cols[f"simulated_avg_{direction}_latency_ms"] = _direction_latency_ms(result, n, per, direction)
+    if "VolumeStalledIOCheck" in present:
+        stalled = measured(
+            "VolumeStalledIOCheck", _preferred(mine[mine["metric"] == "VolumeStalledIOCheck"], "Maximum")
+        )
+        cols["measured_stalled_io"] = np.where(np.isnan(stalled), np.nan, stalled > 0).astype(float)
+    checks: Dict[str, Tuple[np.ndarray, np.ndarray]] = {}
+    for name, (metric_name, limit) in CHECKS.items():
+        src = mine if metric_name.startswith("Volume") else inst_rows
+        if src is None or metric_name not in set(src["metric"]):
+            continue
+        if "bound" not in result.recorded:
+            raise ValueError(
+                f"{volume_id}: comparing {metric_name} needs the per-step series 'bound', which the result did "
+                f"not record"
+            )
+        value = measured(metric_name, _preferred(src[src["metric"] == metric_name], "Maximum"), src)
+        aws_says = np.where(np.isnan(value), np.nan, value > 0).astype(float)
+        held = np.asarray(result.bound)[: n * per].reshape(n, per) == BOUND_NAMES.index(limit)
+        model_says = (held.mean(axis=1) >= 0.5).astype(float)
+        cols[f"measured_{name}"] = aws_says
+        cols[f"simulated_{name}"] = model_says
+        checks[name] = (aws_says, model_says)
     if "VolumeIdleTime" in present and (mine.loc[mine["metric"] == "VolumeIdleTime", "stat"] == "Sum").any():
         cols["measured_idle_time_s"] = measured("VolumeIdleTime", "Sum")
     carried = np.asarray(result.backlog_ops, dtype=np.float64)[per - 1 : n * per : per]
@@ -578,4 +728,51 @@ def compare(result: VolumeResult, metrics: "pd.DataFrame", volume_id: Optional[s
             }
         )
     errors = pd.DataFrame(rows, columns=["quantity", "rmse", "bias", "max_abs_error", "periods"]).set_index("quantity")
-    return Comparison(volume_id, frame, errors)
+    return Comparison(volume_id, frame, errors, _agreement(checks))
+
+
+def _agreement(checks: Mapping[str, Tuple[np.ndarray, np.ndarray]]) -> "pd.DataFrame":
+    """Per check: the periods with both, those AWS says exceeded, those the model was bound,
+    both, and the share that agree, precision and recall (NaN where a share has no periods)."""
+    import pandas as pd
+
+    rows = []
+    for name, (aws_says, model_says) in checks.items():
+        have = ~np.isnan(aws_says)
+        a, m = aws_says[have] > 0, model_says[have] > 0
+        both = int((a & m).sum())
+        periods, measured_n, simulated_n = int(have.sum()), int(a.sum()), int(m.sum())
+        rows.append(
+            {
+                "check": name,
+                "periods": periods,
+                "measured": measured_n,
+                "simulated": simulated_n,
+                "both": both,
+                "agreement": float((a == m).sum()) / periods if periods else math.nan,
+                "precision": both / simulated_n if simulated_n else math.nan,
+                "recall": both / measured_n if measured_n else math.nan,
+            }
+        )
+    columns = ["check", "periods", "measured", "simulated", "both", "agreement", "precision", "recall"]
+    return pd.DataFrame(rows, columns=columns).set_index("check")
+
+
+def _direction_latency_ms(result: VolumeResult, n: int, per: int, direction: str) -> np.ndarray:
+    """The mean device latency of the reads (or writes) completed in each period, ms: each step's
+    mean wait plus the direction's service time, weighted by the step's I/Os
+    (:func:`ebssim.latency_moments`); NaN where the period completed none."""
+    device = np.asarray(result.device_latency_s, dtype=np.float64)
+    done = np.asarray(result.iops, dtype=np.float64) * result.dt_s
+    bound = np.asarray(result.bound) if "bound" in result.recorded else None
+    model = result.latency_model
+    out = np.full(n, np.nan)
+    for j in range(n):
+        sl = slice(j * per, (j + 1) * per)
+        if not (done[sl] > 0).any():
+            continue
+        mean, _ = latency_moments(
+            np.nan_to_num(device[sl]), done[sl], model, bound=None if bound is None else bound[sl], direction=direction
+        )
+        out[j] = mean * 1e3
+    return out
