@@ -410,8 +410,9 @@ class Comparison:
         value: Any = self.errors.loc["burst_balance_pct", "rmse"]
         return float(value)
 
-    def plot(self, *, figsize: Tuple[float, float] = (8.0, 5.5)) -> "Figure":
-        """Measured (solid) and simulated (dashed) against time, one panel per quantity."""
+    def plot(self, *, figsize: Optional[Tuple[float, float]] = None) -> "Figure":
+        """Measured (solid) and simulated (dashed) against time, one panel per quantity (a 0/1
+        check in a lower panel); the figure grows with the panels unless ``figsize`` is given."""
         from matplotlib.figure import Figure
 
         names = [q for q in QUANTITIES if f"measured_{q}" in self.frame]
@@ -420,8 +421,11 @@ class Comparison:
             raise ValueError(
                 f"{self.volume_id}: nothing to plot: the metrics hold no BurstBalance, I/Os, queue length or latency"
             )
+        ratios = [0.55 if q in CHECKS else 1.0 for q in names]
+        if figsize is None:
+            figsize = (8.0, 1.0 + 1.5 * sum(ratios))
         fig = Figure(figsize=figsize, layout="constrained")
-        axes = fig.subplots(len(names), 1, sharex=True, squeeze=False)[:, 0]
+        axes = fig.subplots(len(names), 1, sharex=True, squeeze=False, height_ratios=ratios)[:, 0]
         labels = {
             "burst_balance_pct": "BurstBalance %",
             "iops": "IOPS",
@@ -442,24 +446,32 @@ class Comparison:
                 ax.step(
                     t, self.frame[f"simulated_{q}"] * 0.9, where="post", lw=1.6, ls="--", label="simulated (ebssim)"
                 )
-                ax.set_ylabel(labels[q], fontsize=8)
+                ax.set_ylabel(
+                    labels[q].replace(" exceeded", "\nexceeded"), fontsize=7, rotation=0, ha="right", va="center"
+                )
                 ax.set_yticks([0, 1])
+                ax.set_ylim(-0.15, 1.25)
                 ax.grid(True, alpha=0.3)
                 if self.agreement is not None and q in self.agreement.index:
                     a: Any = self.agreement.loc[q, "agreement"]
                     ax.set_title(f"agreement {float(a):.3g}", fontsize=8, loc="right")
                 continue
-            ax.plot(t, self.frame[f"measured_{q}"], lw=1.6, label="measured (CloudWatch)")
-            ax.plot(t, self.frame[f"simulated_{q}"], lw=1.6, ls="--", label="simulated (ebssim)")
-            ax.set_ylabel(labels[q])
+            measured, simulated, label = self.frame[f"measured_{q}"], self.frame[f"simulated_{q}"], labels[q]
+            if q.endswith("_latency_ms") and max(measured.max(), simulated.max()) > 10_000:  # human units: s
+                measured, simulated, label = measured / 1e3, simulated / 1e3, label.replace(", ms", ", s")
+            ax.plot(t, measured, lw=1.6, label="measured (CloudWatch)")
+            ax.plot(t, simulated, lw=1.6, ls="--", label="simulated (ebssim)")
+            ax.set_ylabel(label, fontsize=8)
             ax.grid(True, alpha=0.3)
             if q in self.errors.index:
                 unit = " pp" if q == "burst_balance_pct" else ""
                 rmse: Any = self.errors.loc[q, "rmse"]
-                ax.set_title(f"RMSE {float(rmse):.3g}{unit}", fontsize=8, loc="right")
-        axes[0].legend(fontsize=8, frameon=False)
+                text = _repr.latency(float(rmse)) if q.endswith("_latency_ms") else f"{float(rmse):.3g}{unit}"
+                ax.set_title(f"RMSE {text}", fontsize=8, loc="right")
+        handles, legend_labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, legend_labels, loc="outside upper right", fontsize=8, frameon=False, ncols=2)
         axes[-1].set_xlabel("time (UTC)" if getattr(t, "tz", None) is not None else "time")
-        fig.suptitle(self.volume_id, fontsize=10)
+        fig.suptitle(self.volume_id, fontsize=10, x=0.02, ha="left")
         return fig
 
     def _error_rows(self) -> List[List[str]]:
