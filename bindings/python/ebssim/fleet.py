@@ -77,8 +77,8 @@ SUMMARY_COLUMNS: Tuple[str, ...] = (
     "served_mib_s",
     "mean_latency_ms",  # weighted by the I/Os completed (NaN: none)
     *(f"{b}_s" for b in BOUND_NAMES),  # simulated seconds held back by each bound (demand: not held)
-    "cliff_time_s",  # first time the credit bucket ran dry (NaN: never)
-    "cliff_count",  # episodes with the bucket empty
+    "cliff_time_s",  # when the first cliff started (NaN: none; VolumeResult.cliff_time_s)
+    "cliff_count",  # cliffs (VolumeResult.cliffs: episodes with the bucket empty, short refills merged)
     "bucket_empty_s",  # seconds with the bucket empty
     "credits_end",  # credits left (I/O credits; MiB on st1 and sc1)
     "burst_balance_end_pct",  # NaN for types without a bucket
@@ -540,7 +540,7 @@ def _row(r: VolumeResult, g: _Group) -> Dict[str, Any]:
         served_mib_s=r.totals.served_bytes * per_s / _MiB,
         mean_latency_ms=r.mean_latency_ms,
         cliff_time_s=_none_nan(r.cliff_time_s),
-        cliff_count=float(len(r.totals.cliffs)),
+        cliff_count=float(r._cliff_count()),
         bucket_empty_s=r._bucket_empty_s(),
         credits_end=r.totals.credits_end,
         burst_balance_end_pct=_none_nan(r.burst_balance_end_pct),
