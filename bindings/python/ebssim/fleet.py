@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union, cast
 
 from . import _core, _limits
-from ._units import flag, integer, real
+from ._units import a_an, flag, integer, real
 from .instances import Catalog, Instance, NoEbsLimitsWarning, _resolve_instance
 from .recording import BOUND_NAMES
 from .results import VolumeResult
@@ -673,7 +673,7 @@ def _bag_partition(items: Iterable[FleetVolume], payload: bytes) -> List["pd.Dat
         return []
     for it in items:
         if not isinstance(it, FleetVolume):
-            raise ValueError(f"the bag holds a {type(it).__name__}: it must hold ebssim.fleet.FleetVolume items")
+            raise ValueError(f"the bag holds {a_an(type(it).__name__)}: it must hold ebssim.fleet.FleetVolume items")
     att = dict(attachments or {})
     att.update({it.volume_id: it.attachment for it in items if it.attachment is not None})
     res = simulate_fleet(
