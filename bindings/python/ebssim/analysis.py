@@ -203,6 +203,7 @@ def _episodes(r: Union["VolumeResult", "InstanceResult"], raw: Sequence["CliffEp
     # The limit and IOPS of an episode come from the per-step bound and iops; recorded without
     # them, or every so many steps, they follow the bucket as with record=False.
     recorded = _has_series(r, "bound", "iops") and r.n_steps > 0
+    offered_all: Optional[FloatArray] = None  # the run's offered IOPS, computed once
     for ep in raw:
         end = None if math.isnan(ep.end_s) else float(ep.end_s)
         stop = run_end if end is None else end
@@ -218,7 +219,9 @@ def _episodes(r: Union["VolumeResult", "InstanceResult"], raw: Sequence["CliffEp
                 limit = "demand"
             iops = float(r.series.iops[i0:i1].mean()) if i1 > i0 else math.nan
             if _is_volume(r) and isinstance(r.workload, (OpenLoop, PiecewiseOpenLoop)) and i1 > i0:
-                offered = float(offered_iops(r)[i0:i1].mean())
+                if offered_all is None:
+                    offered_all = offered_iops(r)
+                offered = float(offered_all[i0:i1].mean())
         out.append(Cliff(float(ep.start_s), end, stop - float(ep.start_s), bucket, limit, iops, offered))
     return out
 

@@ -374,15 +374,16 @@ class Comparison:
         return float(value)
 
     def plot(self, *, figsize: Tuple[float, float] = (8.0, 5.5)) -> "Figure":
-        """Measured (solid) and simulated (dashed) against time, one panel per quantity."""
-        from matplotlib.figure import Figure
+        """Measured (solid) and simulated (dashed) against time, one panel per quantity. The
+        figure shows once in Jupyter, as :func:`ebssim.plot`'s does (:func:`ebssim.plot.figure`)."""
+        from ..plot import figure
 
         names = [q for q in QUANTITIES if f"measured_{q}" in self.frame]
         if not names:
             raise ValueError(
                 f"{self.volume_id}: nothing to plot: the metrics hold no BurstBalance, I/Os, queue length or latency"
             )
-        fig = Figure(figsize=figsize, layout="constrained")
+        fig = figure(figsize=figsize, layout="constrained")
         axes = fig.subplots(len(names), 1, sharex=True, squeeze=False)[:, 0]
         labels = {
             "burst_balance_pct": "BurstBalance %",
