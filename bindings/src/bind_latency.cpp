@@ -90,12 +90,9 @@ void bind_latency(py::module_& m) {
         "open_loop_cliff_time_s",
         [](const VolumeParams& p, double iops, double bytes_per_s, double read_fraction, bool sequential,
            double service_time_s, double max_in_flight, double credits) {
-            const SteadyOpenLoop w{iops,
-                                   bytes_per_s,
-                                   read_fraction,
-                                   sequential ? Pattern::sequential : Pattern::random,
-                                   service_time_s,
-                                   max_in_flight};
+            const SteadyOpenLoop w{iops,           bytes_per_s,
+                                   read_fraction,  sequential ? Pattern::sequential : Pattern::random,
+                                   service_time_s, max_in_flight};
             return cliff_time_s(p, w, credits);
         },
         py::arg("params"), py::arg("iops"), py::arg("bytes_per_s"), py::arg("read_fraction") = 1.0,

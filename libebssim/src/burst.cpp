@@ -100,8 +100,8 @@ double cliff_time_s(const VolumeParams& p, const SteadyOpenLoop& w, double credi
     double served =
         detail::served_counted<detail::ScalarOps>(t.bound == Bound::volume_iops, caps.counted, t.f, want_counted);
     if (w.max_in_flight < inf) {
-        const double st = std::isnan(w.service_time_s) ? p.service_time_s(w.bytes_per_s / w.iops, w.read_fraction)
-                                                       : w.service_time_s;
+        const double st =
+            std::isnan(w.service_time_s) ? p.service_time_s(w.bytes_per_s / w.iops, w.read_fraction) : w.service_time_s;
         const double cap_ops = detail::in_flight_cap(w.max_in_flight, st);
         if (cap_ops < t.f * w.iops) served = cap_ops / w.iops * want_counted;
     }

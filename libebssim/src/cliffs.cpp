@@ -23,8 +23,7 @@ void require_duration(double value, const char* field) {
 }
 }  // namespace
 
-std::vector<CliffEpisode> merge_cliffs(const std::vector<CliffEpisode>& episodes, double dt_s,
-                                       const CliffRule& rule) {
+std::vector<CliffEpisode> merge_cliffs(const std::vector<CliffEpisode>& episodes, double dt_s, const CliffRule& rule) {
     detail::require_positive(dt_s, "dt_s");
     if (!std::isnan(rule.merge_gap_s)) require_duration(rule.merge_gap_s, "merge_gap_s");
     require_duration(rule.min_duration_s, "min_duration_s");

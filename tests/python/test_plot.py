@@ -130,7 +130,10 @@ def test_every_cliff_is_marked(two_cliffs):
         assert vertical_lines(ax) == [pytest.approx(2.0), pytest.approx(472 + 80000 / 2700)]
     spans = [p.get_extents() for p in fig.axes[1].patches]
     shaded = [(b.x0, b.x1) for b in (fig.axes[1].transData.inverted().transform_bbox(e) for e in spans)]
-    assert shaded == [(pytest.approx(2.0), pytest.approx(72.0)), (pytest.approx(472 + 80000 / 2700), pytest.approx(532.0))]
+    assert shaded == [
+        (pytest.approx(2.0), pytest.approx(72.0)),
+        (pytest.approx(472 + 80000 / 2700), pytest.approx(532.0)),
+    ]
     assert texts(fig.axes[0]) == ["cliff 2 s, 70 s", "cliff 8.4 min, to the end"]
 
 

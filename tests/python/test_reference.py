@@ -437,7 +437,8 @@ def test_cliff_closed_form_of_a_constant_open_loop(w, expected):
 
 
 def test_cliff_time_s_refuses_a_varying_open_loop():
-    with pytest.raises(ValueError, match=r"this PiecewiseOpenLoop's rate changes \(1,000 to 2,000 IOPS over 2 segments\)"):
+    message = r"this PiecewiseOpenLoop's rate changes \(1,000 to 2,000 IOPS over 2 segments\)"
+    with pytest.raises(ValueError, match=message):
         ebssim.cliff_time_s(gp2(100), OpenLoop.piecewise([0, 60], [1000, 2000], "4k"))
     ops = np.full(10, 1000.0)
     with pytest.raises(ValueError, match="; an OpenLoop trace varies: simulate it"):

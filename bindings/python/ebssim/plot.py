@@ -144,7 +144,8 @@ class _Clock:
         if self.unit in ("s", "min"):
             return text[11:]
         if self.unit == "h" or self.span_s <= 14 * 86400:
-            day = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")[int(when.astype("datetime64[D]").view("int64") + 3) % 7]
+            days = int(when.astype("datetime64[D]").view("int64"))  # 1970-01-01 was a Thursday
+            day = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")[(days + 3) % 7]
             return f"{day} {text[11:]}"
         return text[5:]
 
@@ -547,8 +548,8 @@ def plot(
             line(panel["latency"], r.latency_ms, **style)
         if "backlog" in panel:
             line(panel["backlog"], r.backlog_ops, **style)
-        shade = panel.get("balance") if r.volume.has_bucket else None
-        cliff_rows.append((r, color, shade if shade is not None else axs[0]))
+        on = panel.get("balance") if r.volume.has_bucket else None
+        cliff_rows.append((r, color, on if on is not None else axs[0]))
 
     # Instance panels.
     inst_colors = ["#2ca02c", "#17becf", "#7f7f7f", "#e377c2"]
@@ -736,7 +737,8 @@ def _text_width_pt(text: str, size: float) -> float:
     if _MEASURE is None:
         from matplotlib.backends.backend_agg import RendererAgg
 
-        _MEASURE = RendererAgg(8, 8, 72)
+        make: Any = RendererAgg  # untyped in matplotlib
+        _MEASURE = make(8, 8, 72)
     width, _, _ = _MEASURE.get_text_width_height_descent(text, FontProperties(size=size), ismath=False)
     return float(width)
 
@@ -771,14 +773,21 @@ def _mark_cliffs(
             shade.axvspan(float(x0), float(x1), color=color, alpha=0.13, lw=0, zorder=0.5)
             for a in lines_on:
                 a.axvline(float(x0), color=color, ls=":", lw=0.9, zorder=1)
-        top.plot(starts, np.ones(len(starts)), ls="none", marker="v", ms=5, color=color, transform=marker_at,
-                 clip_on=False, zorder=6)
+        top.plot(
+            starts,
+            np.ones(len(starts)),
+            ls="none",
+            marker="v",
+            ms=5,
+            color=color,
+            transform=marker_at,
+            clip_on=False,
+            zorder=6,
+        )
         right = [-math.inf, -math.inf]  # the right end of each row's last label, points
         last: List[Any] = []  # [annotation, its text, its left end, its row, merged]
         for c, x in zip(cliffs, starts):
-            text = f"cliff {clock.label(c.start_s)}, " + (
-                "to the end" if c.end_s is None else _human(c.duration_s)
-            )
+            text = f"cliff {clock.label(c.start_s)}, " + ("to the end" if c.end_s is None else _human(c.duration_s))
             width = _text_width_pt(text, _CLIFF_FONT) + 4.0
             left = (float(x) - x_lo) / span * axis_pt
             shift = min(0.0, axis_pt - (left + width))  # kept inside the panel's width

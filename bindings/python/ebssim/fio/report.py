@@ -255,8 +255,8 @@ def _check_document(obj: Any, label: str) -> None:
             if isinstance(node, dict):
                 if not isinstance(k, str):
                     raise ValueError(
-                        f"{label}: key {ascii(k)[:40]} in {path or '(top)'} is {a_an(type(k).__name__)}: JSON object keys "
-                        f"are strings"
+                        f"{label}: key {ascii(k)[:40]} in {path or '(top)'} is {a_an(type(k).__name__)}: "
+                        f"JSON object keys are strings"
                     )
                 why = _string_problem(k, "key")
                 if why is not None:
@@ -298,7 +298,8 @@ def _decode_json(text: str, label: str) -> Tuple[Dict[str, Any], List[str]]:
                 f"(expected fio --output-format=json output)"
             ) from None
     if not isinstance(obj, dict):
-        raise ValueError(f"{label}: not fio JSON output: the document is {a_an(type(obj).__name__)}, expected an object")
+        what = a_an(type(obj).__name__)
+        raise ValueError(f"{label}: not fio JSON output: the document is {what}, expected an object")
     return obj, preamble
 
 
