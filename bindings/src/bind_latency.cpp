@@ -1,6 +1,7 @@
 // Latency percentiles from per-step series (latency.hpp), and the closed forms under constant
 // demand: what a closed loop reaches, how long a burst lasts, how long a refill takes (burst.hpp).
 
+#include <limits>
 #include <vector>
 
 #include "ebssim/burst.hpp"
@@ -85,6 +86,19 @@ void bind_latency(py::module_& m) {
           py::arg("with_credits") = true);
     m.def("cliff_time_s", py::overload_cast<const VolumeParams&, const ClosedLoop&, double>(&cliff_time_s),
           py::arg("params"), py::arg("workload"), py::arg("credits") = unset);
+    m.def(
+        "open_loop_cliff_time_s",
+        [](const VolumeParams& p, double iops, double bytes_per_s, double read_fraction, bool sequential,
+           double service_time_s, double max_in_flight, double credits) {
+            const SteadyOpenLoop w{iops,           bytes_per_s,
+                                   read_fraction,  sequential ? Pattern::sequential : Pattern::random,
+                                   service_time_s, max_in_flight};
+            return cliff_time_s(p, w, credits);
+        },
+        py::arg("params"), py::arg("iops"), py::arg("bytes_per_s"), py::arg("read_fraction") = 1.0,
+        py::arg("sequential") = false, py::arg("service_time_s") = unset,
+        py::arg("max_in_flight") = std::numeric_limits<double>::infinity(), py::arg("credits") = unset,
+        "Seconds until a steady open loop (the same arrivals every second) empties the bucket (inf: never).");
     m.def("closed_loop_service_time_s", py::overload_cast<const VolumeParams&, const ClosedLoop&>(&service_time_s),
           py::arg("params"), py::arg("workload"));
     m.def(

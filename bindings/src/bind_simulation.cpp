@@ -301,6 +301,20 @@ void bind_results(py::module_& m) {
             },
             py::is_operator());
     def_fields_repr(ce);
+    m.def(
+        "merge_cliffs",
+        [](const py::sequence& episodes, double dt_s, double merge_gap_s, double min_duration_s) {
+            std::vector<CliffEpisode> v;
+            v.reserve(episodes.size());
+            for (const py::handle e : episodes) v.push_back(e.cast<CliffEpisode>());
+            return episodes_tuple(merge_cliffs(v, dt_s, CliffRule{merge_gap_s, min_duration_s}));
+        },
+        py::arg("episodes"), py::arg("dt_s"), py::arg("merge_gap_s") = CliffRule{}.merge_gap_s,
+        py::arg("min_duration_s") = CliffRule{}.min_duration_s,
+        "The cliffs of a run from its CliffEpisodes (CliffRule, docs/model.md): episodes apart by at most "
+        "merge_gap_s (NaN: max(300 s, two steps)) merged, then closed ones shorter than min_duration_s dropped.");
+    m.attr("CLIFF_MERGE_GAP_S") = CliffRule::default_merge_gap_s;
+    m.attr("CLIFF_MIN_DURATION_S") = CliffRule::default_min_duration_s;
 
     py::class_<VolumeTotals> vt(m, "VolumeTotals", "One volume's totals over one run (always computed).");
     vt.def_readonly("demanded_ops", &VolumeTotals::demanded_ops,

@@ -74,6 +74,40 @@ double cliff_time_s(const VolumeParams& p, const ClosedLoop& w, double credits) 
     return burst_duration_s(p, r.counted_iops, credits);
 }
 
+double cliff_time_s(const VolumeParams& p, const SteadyOpenLoop& w, double credits) {
+    detail::require_finite(w.iops, "iops");
+    detail::require_finite(w.bytes_per_s, "bytes_per_s");
+    if (w.iops < 0) throw ConfigError(fmt::format("iops={} must be >= 0", w.iops));
+    if (w.bytes_per_s < 0) throw ConfigError(fmt::format("bytes_per_s={} must be >= 0", w.bytes_per_s));
+    if (w.iops == 0 && w.bytes_per_s > 0) {
+        throw ConfigError(fmt::format("bytes_per_s={} with iops=0: bytes need at least one I/O", w.bytes_per_s));
+    }
+    if (!(w.read_fraction >= 0 && w.read_fraction <= 1)) {
+        throw ConfigError(fmt::format("read_fraction={} must be in [0, 1]", w.read_fraction));
+    }
+    if (!(w.max_in_flight > 0)) throw ConfigError(fmt::format("max_in_flight={} must be > 0", w.max_in_flight));
+    if (!std::isnan(w.service_time_s) && !(w.service_time_s > 0 && std::isfinite(w.service_time_s))) {
+        throw ConfigError(fmt::format("service_time_s={} must be > 0", w.service_time_s));
+    }
+    if (w.iops == 0) return burst_duration_s(p, 0.0, credits);
+    // The engine's step (stepper.hpp, offer) per second, with credits: the burst caps, the
+    // limit rule, then the application's bound on outstanding I/Os.
+    const double want_counted = IoCounting(p, w.pattern)(w.iops, w.bytes_per_s);
+    const detail::StepLimits lim = detail::StepLimits::of(p, 1.0);
+    const detail::Caps<detail::ScalarOps> caps =
+        detail::limits_at<detail::ScalarOps>(1.0, inf, lim.burst_cap, lim.tput_hi, lim.tput_lo);
+    const detail::Throttle t = detail::throttle(want_counted, w.bytes_per_s, caps.counted, caps.bytes);
+    double served =
+        detail::served_counted<detail::ScalarOps>(t.bound == Bound::volume_iops, caps.counted, t.f, want_counted);
+    if (w.max_in_flight < inf) {
+        const double st =
+            std::isnan(w.service_time_s) ? p.service_time_s(w.bytes_per_s / w.iops, w.read_fraction) : w.service_time_s;
+        const double cap_ops = detail::in_flight_cap(w.max_in_flight, st);
+        if (cap_ops < t.f * w.iops) served = cap_ops / w.iops * want_counted;
+    }
+    return burst_duration_s(p, served, credits);
+}
+
 double refill_time_s(const VolumeParams& p, double counted_iops, double credits) {
     check_iops(counted_iops);
     double c = checked_credits(p, credits, 0.0);

@@ -81,6 +81,31 @@ TEST_CASE("burst_duration_s at other demands") {
     CHECK(std::isinf(burst_duration_s(make_volume(gp3_spec(100)), 3000)));
 }
 
+TEST_CASE("cliff_time_s of a steady open loop: burst_duration_s at the counted rate it is served") {
+    VolumeParams p = make_volume(gp2_spec(100));
+    const double kib4 = 4 * KiB;
+    // 1,200 x 4 KiB a second: one counted I/O each, drain 1,200 - 300: 5.4e6 / 900 = 6,000 s.
+    CHECK(cliff_time_s(p, SteadyOpenLoop{1200, 1200 * kib4}) == near(6000));
+    // 5,000 arrive, the burst cap serves 3,000 (the rest queues): 5.4e6 / 2,700 = 2,000 s.
+    CHECK(cliff_time_s(p, SteadyOpenLoop{5000, 5000 * kib4}) == near(2000));
+    // 3,000 x 64 KiB = 187.5 MiB/s > 128 MiB/s: 128 MiB/s / 64 KiB = 2,048 counted/s.
+    CHECK(cliff_time_s(p, SteadyOpenLoop{3000, 3000 * 64 * KiB}) == near(5.4e6 / 1748));
+    // 1 MiB sequential counts 4 x 256 KiB each; 100 x 1 MiB = 100 MiB/s within 128: 400 counted/s.
+    CHECK(cliff_time_s(p, SteadyOpenLoop{100, 100 * MiB, 1.0, Pattern::sequential}) == near(5.4e6 / 100));
+    // At most one I/O outstanding, 0.5 ms + 4 KiB / 1 GiB/s each: 1 / 0.503815 ms = 1,984.857 a second.
+    const double st = 0.5e-3 + kib4 / (1024 * MiB);
+    CHECK(cliff_time_s(p, SteadyOpenLoop{2500, 2500 * kib4, 1.0, Pattern::random, unset, 1.0}) ==
+          near(5.4e6 / (1 / st - 300)));
+    // From 54,000 credits: 54,000 / 900 = 60 s. At the baseline, idle, or on gp3: never.
+    CHECK(cliff_time_s(p, SteadyOpenLoop{1200, 1200 * kib4}, 54000) == near(60));
+    CHECK(std::isinf(cliff_time_s(p, SteadyOpenLoop{300, 300 * kib4})));
+    CHECK(std::isinf(cliff_time_s(p, SteadyOpenLoop{})));
+    CHECK(std::isinf(cliff_time_s(make_volume(gp3_spec(100)), SteadyOpenLoop{5000, 5000 * kib4})));
+    CHECK_THROWS_WITH_AS(cliff_time_s(p, SteadyOpenLoop{-1, 0}), doctest::Contains("iops=-1"), ConfigError);
+    CHECK_THROWS_WITH_AS(cliff_time_s(p, SteadyOpenLoop{0, 4096}), doctest::Contains("bytes_per_s=4096 with iops=0"),
+                         ConfigError);
+}
+
 TEST_CASE("refill_time_s from a partial balance and under load") {
     VolumeParams p = make_volume(gp2_spec(100));
     // From half full, idle: (5.4e6 - 2.7e6) / 300 = 9,000 s

@@ -72,6 +72,59 @@ TEST_CASE("cliffs: every episode with an empty bucket, from when it ran dry to w
     CHECK(r2.series[0].backlog_ops[0] == near(5200));
 }
 
+TEST_CASE("merge_cliffs: episodes apart by a short refill are one cliff, touches shorter than a minimum none") {
+    // The trace above at dt = 1 s: episodes [2, 4) and [5.074, open), apart by 5.074 - 4 = 1.07 s
+    // of credits: one cliff from 2 s (default gap max(300 s, 2 steps)), still open: kept.
+    const std::vector<CliffEpisode> two = {{2.0, 4.0}, {5.0 + 200.0 / 2700.0, unset}};
+    std::vector<CliffEpisode> m = merge_cliffs(two, 1.0);
+    REQUIRE(m.size() == 1);
+    CHECK(m[0].start_s == 2.0);
+    CHECK(std::isnan(m[0].end_s));
+    // Gap 0 and no minimum: the episodes as recorded.
+    m = merge_cliffs(two, 1.0, CliffRule{0.0, 0.0});
+    REQUIRE(m.size() == 2);
+    CHECK(m[0].end_s == 4.0);
+    // A minimum of 3 s drops the 2 s episode; the open one stays, however short (1.93 s).
+    m = merge_cliffs(two, 1.0, CliffRule{0.0, 3.0});
+    REQUIRE(m.size() == 1);
+    CHECK(m[0].start_s == near(5.0 + 200.0 / 2700.0));
+
+    // A replay at dt = 60 s of demand served at the baseline: six touches of 0 s at 6,000,
+    // 6,120, ..., 6,600 s (each refilled by the next minute) and one from 6,720 s to 6,900 s.
+    // Apart by 120 s <= max(300 s, 2 x 60 s): one cliff from 6,000 s to 6,900 s (900 s >= 60 s).
+    std::vector<CliffEpisode> touches;
+    for (int i = 0; i < 6; ++i) touches.push_back({6000.0 + 120.0 * i, 6000.0 + 120.0 * i});
+    touches.push_back({6720.0, 6900.0});
+    m = merge_cliffs(touches, 60.0);
+    REQUIRE(m.size() == 1);
+    CHECK(m[0].start_s == 6000.0);
+    CHECK(m[0].end_s == 6900.0);
+    // A gap of 100 s < 120 s merges none, and the 0 s touches are shorter than 60 s: the 180 s
+    // episode alone is a cliff.
+    m = merge_cliffs(touches, 60.0, CliffRule{100.0, 60.0});
+    REQUIRE(m.size() == 1);
+    CHECK(m[0].start_s == 6720.0);
+    // At dt = 300 s a refill of two steps (600 s) still merges by default (max(300, 600)), not
+    // with a gap of 300 s given.
+    const std::vector<CliffEpisode> coarse = {{0.0, 0.0}, {600.0, 600.0}, {1200.0, 1500.0}};
+    m = merge_cliffs(coarse, 300.0);
+    REQUIRE(m.size() == 1);
+    CHECK(m[0].start_s == 0.0);
+    CHECK(m[0].end_s == 1500.0);
+    m = merge_cliffs(coarse, 300.0, CliffRule{300.0, 60.0});
+    REQUIRE(m.size() == 1);
+    CHECK(m[0].start_s == 1200.0);
+    // Refills longer than the gap keep cliffs apart: [0, 100) and [1,000, 1,200) at dt = 1 s.
+    CHECK(merge_cliffs({{0.0, 100.0}, {1000.0, 1200.0}}, 1.0).size() == 2);
+    CHECK(merge_cliffs({}, 1.0).empty());
+
+    CHECK_THROWS_WITH_AS(merge_cliffs(two, 1.0, CliffRule{-1.0, 60.0}), doctest::Contains("merge_gap_s=-1"),
+                         ConfigError);
+    CHECK_THROWS_WITH_AS(merge_cliffs(two, 1.0, CliffRule{300.0, unset}), doctest::Contains("min_duration_s=nan"),
+                         ConfigError);
+    CHECK_THROWS_WITH_AS(merge_cliffs(two, 0.0), doctest::Contains("dt_s=0"), ConfigError);
+}
+
 TEST_CASE("cliffs: recorded without series, and none for a bucket that never runs dry") {
     const std::vector<double> ops = {3000, 3000, 300, 300, 100, 3000, 300};
     Simulation sim = single(gp2_spec(100, 0.1));

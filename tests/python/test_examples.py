@@ -188,5 +188,14 @@ def test_notebook_runs(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert not errors, errors
+    # Every figure shows once: a cell that draws one (ebssim.plot, a Comparison's or a fit's plot)
+    # shows one PNG, and no cell shows two (pyplot's inline backend would show again a pyplot
+    # figure that a cell also returns; a plain Figure would show as text).
+    for i, c in enumerate(nb.cells):
+        if c.cell_type != "code":
+            continue
+        images = sum("image/png" in o.get("data", {}) for o in c.outputs)
+        draws = re.search(r"(^|\n)[^#\n=]*\bplot\(", c.source) is not None
+        assert images == (1 if draws else images) and images <= 1, f"{path.name} cell {i}: {images} figures shown"
     check = nb.cells[-1].outputs
     assert check and check[0].get("text", "").strip() == sys.prefix, check

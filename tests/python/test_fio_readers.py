@@ -624,7 +624,7 @@ def test_not_fio_json(tmp_path):
         read_json(p)
     with pytest.raises(ValueError, match=r"rr16k_psync_bw\.1\.log: no line starting with '\{'"):
         read_json(PSYNC / "rr16k_psync_bw.1.log")
-    with pytest.raises(ValueError, match=r"<text>: jobs\[0\] is a int: expected a job object"):
+    with pytest.raises(ValueError, match=r"<text>: jobs\[0\] is an int: expected a job object"):
         read_json('{"fio version": "fio-3.33", "jobs": [1]}')
     with pytest.raises(ValueError, match="not UTF-8"):
         read_json(b"\xff\xfe{")

@@ -405,6 +405,46 @@ def test_cliff_at_dt_ms_matches_closed_form():
     assert r.cliff_time_s == pytest.approx(expected, abs=0.001)
 
 
+@pytest.mark.parametrize(
+    "w, expected",
+    [
+        # One segment of 1,200 x 4 KiB a second on 100 GiB gp2: 5.4e6 / (1,200 - 300) = 6,000 s.
+        (OpenLoop.piecewise([0], [1200], "4k"), CAP / 900),
+        # Three segments of that rate are the same constant demand.
+        (OpenLoop.piecewise([0, 600, 1200], [1200] * 3, "4k"), CAP / 900),
+        # 5,000 arrive, the burst cap serves 3,000 and the rest queues: 5.4e6 / 2,700 = 2,000 s.
+        (OpenLoop.piecewise([0], [5000], "4k"), CAP / 2700),
+        # 3,000 x 64 KiB = 187.5 MiB/s > 128: 128 MiB/s / 64 KiB = 2,048 counted a second.
+        (OpenLoop.piecewise([0], [3000], "64k"), CAP / (2048 - 300)),
+        # At most one I/O outstanding: 1 / 0.503815 ms = 1,984.857 a second.
+        (OpenLoop.piecewise([0], [2500], "4k", max_in_flight=1), CAP / (1 / ST_4K - 300)),
+        # At the baseline: never; a trace of 5,000 s ends before its cliff at 6,000 s.
+        (OpenLoop.piecewise([0], [300], "4k"), None),
+        (OpenLoop.piecewise([0], [1200], "4k", duration_s=5000), None),
+    ],
+)
+def test_cliff_closed_form_of_a_constant_open_loop(w, expected):
+    v = gp2(100)
+    got = ebssim.cliff_time_s(v, w)
+    if expected is None:
+        assert got is None
+        r = simulate(v, w, duration_s=None if w.duration_s else 7000, record=False)
+        assert r.cliff_time_s is None
+        return
+    assert got == pytest.approx(expected, rel=1e-9)
+    r = simulate(v, w, duration_s=math.ceil(expected) + 20, record=False)
+    assert r.cliff_time_s == pytest.approx(expected, abs=1.0)  # within one step
+
+
+def test_cliff_time_s_refuses_a_varying_open_loop():
+    message = r"this PiecewiseOpenLoop's rate changes \(1,000 to 2,000 IOPS over 2 segments\)"
+    with pytest.raises(ValueError, match=message):
+        ebssim.cliff_time_s(gp2(100), OpenLoop.piecewise([0, 60], [1000, 2000], "4k"))
+    ops = np.full(10, 1000.0)
+    with pytest.raises(ValueError, match="; an OpenLoop trace varies: simulate it"):
+        ebssim.cliff_time_s(gp2(100), OpenLoop(ops, ops * 4096))
+
+
 # --------------------------------------------------------------------------------------------
 # State across Simulation.run / rest
 # --------------------------------------------------------------------------------------------

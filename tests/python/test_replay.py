@@ -34,7 +34,8 @@ def two_cliffs() -> ebssim.VolumeResult:
 
 
 def test_every_cliff_episode(two_cliffs):
-    first, second = two_cliffs.cliffs
+    # The episodes as the engine recorded them (no merging, no minimum duration).
+    first, second = ebssim.analysis.cliffs(two_cliffs, merge_gap_s=0, min_duration_s=0)
     assert isinstance(first, ebssim.Cliff)
     assert (first.start_s, first.end_s, first.duration_s) == (2.0, 4.0, 2.0)
     assert first.bucket == "BurstBalance"
@@ -53,12 +54,18 @@ def test_every_cliff_episode(two_cliffs):
         "BurstBalance empty from 5.07 s to the end of the run (still empty): 1.93 s, bound by volume_iops "
         "at 400 IOPS (1,650 arriving)"
     )
+    # 1.07 s apart (<= 300 s, docs/model.md "Cliffs"): one cliff, from 2 s to the end (7 s), its
+    # limit the one of steps 5 and 6 (steps 2-4 bound by none), (300 + 300 + 100 + 500 + 300) / 5
+    # = 300 IOPS served and (300 + 300 + 100 + 3,000 + 300) / 5 = 800 arriving.
+    (cliff,) = two_cliffs.cliffs
+    assert (cliff.start_s, cliff.end_s, cliff.duration_s, cliff.limit) == (2.0, None, 5.0, "volume_iops")
+    assert (cliff.iops, cliff.offered_iops) == (300.0, 800.0)
 
 
 def test_cliffs_without_series_follow_the_bucket():
     ops = np.array([3000.0, 3000.0, 300.0, 300.0, 100.0, 3000.0, 300.0])
     r = simulate(gp2(100, burst_balance_pct=0.1), OpenLoop(ops, ops * 4096), record=False)
-    first, second = r.cliffs
+    first, second = ebssim.analysis.cliffs(r, merge_gap_s=0, min_duration_s=0)
     assert (first.start_s, first.end_s) == (2.0, 4.0)
     assert first.limit == second.limit == "volume_iops"  # gp2's bucket holds I/O credits
     assert math.isnan(first.iops) and math.isnan(first.offered_iops)
@@ -94,6 +101,84 @@ def test_instance_cliffs():
     (c,) = run.instance.cliffs
     assert (c.start_s, c.end_s, c.bucket, c.limit, c.iops) == (1800.0, None, "EBSIOBalance", "instance_iops", 3600.0)
     assert math.isnan(c.offered_iops)
+
+
+@pytest.fixture(scope="module")
+def served_at_baseline() -> ebssim.VolumeResult:
+    # CloudWatch minutes (dt = 60 s) of a 100 GiB gp2 (5.4e6 credits, 300 x 60 = 18,000 earned a
+    # step) that burst, then was served at its baseline, replayed as 4 KiB reads:
+    #   steps 0-99, 1,200 IOPS (72,000 a step): the full bucket drains 72,000 - 18,000 = 54,000 a
+    #     step (the first step's 18,000 do not fit in it): empty at the end of step 99, 6,000 s.
+    #   six minutes of 240 IOPS (14,400), each followed by one of 360 (21,600): each 240 earns
+    #     18,000 - 14,400 = 3,600 (credits again: an episode ends at the minute's start), each
+    #     360 spends them (21,600 = 3,600 + 18,000): empty at the minute's end, 6,120, 6,240, ...
+    #     6,720 s. Episodes: (6,000, 6,000), (6,120, 6,120), ..., (6,600, 6,600), (6,720, open).
+    #   60 minutes of 300 IOPS: exactly what it earns, still empty at the end, 172 x 60 = 10,320 s.
+    ops = np.concatenate([np.full(100, 72000.0), np.tile([14400.0, 21600.0], 6), np.full(60, 18000.0)])
+    return simulate(gp2(100), OpenLoop(ops, ops * 4096), dt=60)
+
+
+def test_a_replay_served_at_baseline_has_one_cliff(served_at_baseline):
+    r = served_at_baseline
+    # The engine records seven episodes, six of them 0 s long ...
+    raw = [(e.start_s, e.end_s) for e in r.totals.cliffs]
+    assert raw[:6] == [(6000.0 + 120 * i, 6000.0 + 120 * i) for i in range(6)]
+    assert raw[6][0] == 6720.0 and math.isnan(raw[6][1])
+    # ... apart by 120 s of credits <= 300 s (docs/model.md, "Cliffs"): one cliff, from 6,000 s to
+    # the end, 10,320 - 6,000 = 4,320 s. Steps 100-171 serve (6 x 240 + 6 x 360 + 60 x 300) / 72
+    # = 300 IOPS, all that arrives, within what the bucket grants: no limit bound.
+    (c,) = r.cliffs
+    assert (c.start_s, c.end_s, c.duration_s, c.limit, c.iops, c.offered_iops) == (
+        6000.0,
+        None,
+        4320.0,
+        "demand",
+        300.0,
+        300.0,
+    )
+    assert r.cliff_time_s == 6000.0
+    s = r.summary()
+    assert (s.cliff_count, s.episode_count) == (1, 7)
+    assert "1 cliff, the first at 6,000 s" in str(s)
+    assert "cliff at 6,000 s (100 min)>" in repr(r)
+    # The same rule in the capacity plan: one cliff, no list of seven.
+    report = ebssim.testing.check_plan(r, no_cliff=True)
+    assert not report.ok
+    assert "cliffs in the run" not in str(report)
+    # Other parameters: a gap of 100 s < 120 s merges none; without a minimum all seven are cliffs,
+    # with the default 60 s the 0 s touches are none.
+    assert len(ebssim.analysis.cliffs(r, merge_gap_s=100, min_duration_s=0)) == 7
+    (last,) = ebssim.analysis.cliffs(r, merge_gap_s=100)
+    assert last.start_s == 6720.0
+
+
+def test_a_brief_touch_of_empty_is_no_cliff():
+    # The burst above (empty at 6,000 s), then 20 minutes of 240 IOPS: credits from the next
+    # minute on. One episode of 0 s, shorter than the 60 s minimum: no cliff.
+    ops = np.concatenate([np.full(100, 72000.0), np.full(20, 14400.0)])
+    r = simulate(gp2(100), OpenLoop(ops, ops * 4096), dt=60)
+    assert [(e.start_s, e.end_s) for e in r.totals.cliffs] == [(6000.0, 6000.0)]
+    assert r.totals.cliff_time_s == 6000.0
+    assert r.cliffs == () and r.cliff_time_s is None
+    s = r.summary()
+    assert (s.cliff_count, s.episode_count) == (0, 1)
+    assert "no cliff: the credit bucket touched empty once, each time too briefly" in str(s)
+    report = ebssim.testing.check_plan(r, no_cliff=True)
+    assert report.ok and "no cliff: a bucket touched empty only briefly" in str(report)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"merge_gap_s": -1}, "merge_gap_s=-1"),
+        ({"min_duration_s": math.nan}, "min_duration_s=nan"),
+        ({"merge_gap_s": "300"}, "merge_gap_s='300' must be a number of seconds"),
+        ({"min_duration_s": True}, "min_duration_s=True must be a number of seconds"),
+    ],
+)
+def test_bad_cliff_rule_parameters(two_cliffs, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        ebssim.analysis.cliffs(two_cliffs, **kwargs)
 
 
 # --------------------------------------------------------------------------------------------
@@ -259,15 +344,16 @@ def test_max_in_flight_errors(value, message):
 
 def test_summary_reads_well(two_cliffs):
     s = two_cliffs.summary()
-    # Episodes 2.0 s and 7 - 5.074 = 1.926 s: 3.926 s with the bucket empty.
-    assert s.cliff_count == 2 and s.bucket_empty_s == pytest.approx(2 + 7 - (5 + 200 / 2700))
+    # Episodes 2.0 s and 7 - 5.074 = 1.926 s: 3.926 s with the bucket empty; one cliff of them.
+    assert (s.cliff_count, s.episode_count) == (1, 2)
+    assert s.bucket_empty_s == pytest.approx(2 + 7 - (5 + 200 / 2700))
     text = str(s)
     assert text.splitlines() == [
         "gp2 100 GiB (300 IOPS baseline, burst 3000, 128 MiB/s) under open-loop trace of 7 steps (1e+04 I/Os)",
         # (3,000 + 3,000 + 300 + 300 + 100 + 500 + 300) / 7 = 7,500 / 7 = 1,071.4 IOPS; latency
         # weighted by I/O: (7,500 x 0.504 ms + 500 x 2.5 s + 300 x 8.33 s) / 7,500 = 500.5 ms
         "  1,071 IOPS mean, 501 ms mean latency",
-        "  2 cliffs, the first at 2 s; bucket empty 3.93 s in all",
+        "  1 cliff, the first at 2 s; bucket empty 3.93 s in all",
         "  BurstBalance 0.0 % at the end",
         "  held back by: volume_iops 2 s (29%)",
         "  2,500 I/Os still queued at the end",
@@ -287,7 +373,8 @@ def test_open_loop_repr_is_a_summary():
 def test_html_reprs(two_cliffs, on_m5_large):
     html = two_cliffs._repr_html_()
     assert html.startswith("<table") and "VolumeResult: gp2 100 GiB" in html
-    assert "cliff 1" in html and "cliff 2" in html and "still empty at the end" in html
+    # Its two episodes, 1.07 s apart, are one cliff (docs/model.md, "Cliffs").
+    assert "cliff 1" in html and "cliff 2" not in html and "still empty at the end" in html
     assert "2,500 I/Os" in html
     html = on_m5_large._repr_html_()
     assert "m5.large: bound 23.4 min (39%)" in html

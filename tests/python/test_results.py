@@ -301,6 +301,7 @@ def test_summary_is_a_typed_record(gp2_run):
         "overrun_s",
         "slowdown",
         "replay",
+        "episode_count",
     ]
     assert s.volume == "gp2 100 GiB (300 IOPS baseline, burst 3000, 128 MiB/s)"
     assert s.mean_iops == pytest.approx(6.03e6 / 2100)

@@ -82,16 +82,24 @@ def test_no_cliff_within(gp2_qd32):
 
 
 def test_every_cliff_is_listed():
-    # 100 GiB gp2 at 0.1 % (5,400 credits): dry at 2.0 s, credits again at 4 s, dry again at
-    # 5 + 200 / 2,700 = 5.07 s (test_replay.py); 300 + 2,500 queued served at 300 IOPS.
-    ops = np.array([3000.0, 3000.0, 300.0, 300.0, 100.0, 3000.0, 300.0])
+    # 100 GiB gp2 at 0.1 % (5,400 credits), 4 KiB arrivals per second: 3,000 for 2 s (dry at
+    # 5,400 / 2,700 = 2.0 s), 300 for 70 s (what it earns: still dry), 100 for 400 s (credits again
+    # from 72 s, 400 x 200 = 80,000 of them), 3,000 for 60 s: dry again at 472 + 80,000 / 2,700 =
+    # 501.63 s, still dry at the end, 532 s. 430 s of credits between (> 300 s, docs/model.md
+    # "Cliffs"): two cliffs.
+    ops = np.concatenate([np.full(2, 3000.0), np.full(70, 300.0), np.full(400, 100.0), np.full(60, 3000.0)])
     r = simulate(gp2(100, burst_balance_pct=0.1), OpenLoop(ops, ops * 4096))
     (c,) = check_plan(r, no_cliff=True).checks
     assert c.got == "BurstBalance ran dry at 2 s"
     assert c.detail.splitlines() == [
-        "no limit bound at 300 IOPS (300 arriving) for 2 s, until 4 s",
-        "2 cliffs in the run: 2 s for 2 s, 5.07 s for 1.93 s",
+        "no limit bound at 300 IOPS (300 arriving) for 70 s, until 72 s",
+        "2 cliffs in the run: 2 s for 70 s, 502 s (8.36 min) for 30.4 s",  # 501.63 / 60
     ]
+    # The trace of test_replay.py: episodes at 2 s and 5.07 s, 1.07 s apart: one cliff.
+    ops = np.array([3000.0, 3000.0, 300.0, 300.0, 100.0, 3000.0, 300.0])
+    r = simulate(gp2(100, burst_balance_pct=0.1), OpenLoop(ops, ops * 4096))
+    (c,) = check_plan(r, no_cliff=True).checks
+    assert c.detail == "bound by volume_iops at 300 IOPS (800 arriving) for 5 s, until the end of the run"
 
 
 def test_burst_balance(gp2_qd32):

@@ -330,6 +330,13 @@ class CliffEpisode(metaclass=_pybind11_type):
     @property
     def end_s(self) -> float: ...
 
+CLIFF_MERGE_GAP_S: Final[float]
+CLIFF_MIN_DURATION_S: Final[float]
+
+def merge_cliffs(
+    episodes: Sequence[CliffEpisode], dt_s: float, merge_gap_s: float = ..., min_duration_s: float = ...
+) -> tuple[CliffEpisode, ...]: ...
+
 class VolumeTotals(metaclass=_pybind11_type):
     @property
     def demanded_ops(self) -> float: ...
@@ -557,6 +564,16 @@ class ClosedLoopRate(metaclass=_pybind11_type):
 
 def closed_loop_rate(params: VolumeParams, workload: ClosedLoop, with_credits: bool = ...) -> ClosedLoopRate: ...
 def cliff_time_s(params: VolumeParams, workload: ClosedLoop, credits: float = ...) -> float: ...
+def open_loop_cliff_time_s(
+    params: VolumeParams,
+    iops: float,
+    bytes_per_s: float,
+    read_fraction: float = ...,
+    sequential: bool = ...,
+    service_time_s: float = ...,
+    max_in_flight: float = ...,
+    credits: float = ...,
+) -> float: ...
 def closed_loop_service_time_s(params: VolumeParams, workload: ClosedLoop) -> float: ...
 def closed_loop_latency_s(params: VolumeParams, workload: ClosedLoop, iops: npt.ArrayLike) -> _FloatArray: ...
 

@@ -297,7 +297,7 @@ def run_result_html(run: Any) -> str:
                 str(r.workload),
                 number(r.mean_iops),
                 latency(r.mean_latency_ms),
-                f"{len(r.totals.cliffs)}{first}",
+                f"{r._cliff_count()}{first}",
                 _held_back(r.bound_s),
             ]
         )

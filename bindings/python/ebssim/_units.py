@@ -117,3 +117,16 @@ def parse_size(value: SizeLike, field: str = "io_size") -> float:
     if not math.isfinite(size) or size <= 0:
         raise ValueError(f"{field}={value!r} must be a positive, finite size")
     return size
+
+
+def a_an(word: str) -> str:
+    """``word`` after its indefinite article, for messages: "an OpenLoop", "a PiecewiseOpenLoop",
+    "an int", "an st1" (the volume types and acronyms whose letters are spoken: "ess-tee-one").
+
+    >>> a_an("OpenLoop"), a_an("PiecewiseOpenLoop"), a_an("io2"), a_an("sc1"), a_an("gp3"), a_an("HDD")
+    ('an OpenLoop', 'a PiecewiseOpenLoop', 'an io2', 'an sc1', 'a gp3', 'an HDD')
+    """
+    w = str(word)
+    first = w[:1]
+    spoken = len(w) > 1 and first.lower() in "fhlmnrsx" and (w[:2].isupper() or w.lower() in ("st1", "sc1"))
+    return f"{'an' if first.lower() in 'aeiou' or spoken else 'a'} {w}"

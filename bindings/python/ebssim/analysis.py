@@ -42,6 +42,8 @@ __all__ = [
     "Cliff",
     "Span",
     "cliffs",
+    "cliff_count",
+    "first_cliff_s",
     "bound_seconds",
     "time_above_latency",
     "spans_above_latency",
@@ -230,6 +232,7 @@ def _episodes(r: Union["VolumeResult", "InstanceResult"], raw: Sequence["CliffEp
     # The limit and IOPS of an episode come from the per-step bound and iops; recorded without
     # them, or every so many steps, they follow the bucket as with record=False.
     recorded = _has_series(r, "bound", "iops") and r.n_steps > 0
+    offered_all: Optional[FloatArray] = None  # the run's offered IOPS, computed once
     for ep in raw:
         end = None if math.isnan(ep.end_s) else float(ep.end_s)
         stop = run_end if end is None else end
@@ -245,24 +248,76 @@ def _episodes(r: Union["VolumeResult", "InstanceResult"], raw: Sequence["CliffEp
                 limit = "demand"
             iops = float(r.series.iops[i0:i1].mean()) if i1 > i0 else math.nan
             if _is_volume(r) and isinstance(r.workload, (OpenLoop, PiecewiseOpenLoop)) and i1 > i0:
-                offered = float(offered_iops(r)[i0:i1].mean())
+                if offered_all is None:
+                    offered_all = offered_iops(r)
+                offered = float(offered_all[i0:i1].mean())
         out.append(Cliff(float(ep.start_s), end, stop - float(ep.start_s), bucket, limit, iops, offered))
     return out
 
 
-def cliffs(r: Union["VolumeResult", "InstanceResult"]) -> Tuple[Cliff, ...]:
-    """Every episode of the run in which a credit bucket was empty, in order of start.
+def _rule(merge_gap_s: Optional[float], min_duration_s: Optional[float]) -> Dict[str, float]:
+    """The cliff rule's parameters given (None: the core's default, CliffRule in totals.hpp)."""
+    out = {}
+    if merge_gap_s is not None:
+        out["merge_gap_s"] = real(merge_gap_s, "merge_gap_s", "a number of seconds")
+    if min_duration_s is not None:
+        out["min_duration_s"] = real(min_duration_s, "min_duration_s", "a number of seconds")
+    return out
 
-    A volume reports its own bucket (``BurstBalance``; none for gp3, io1, io2); an instance
-    its ``EBSIOBalance`` and ``EBSByteBalance`` buckets. Episodes are per run: one that goes on
-    into the next run of the same Simulation ends this run's list with ``end_s=None``, and the
-    next run's starts at its own start if its demand keeps the bucket empty. Recorded by the
-    engine also with ``record=False`` (``limit`` then follows the bucket and ``iops`` is NaN).
-    """
+
+def _merged(
+    r: Union["VolumeResult", "InstanceResult"],
+    merge_gap_s: Optional[float] = None,
+    min_duration_s: Optional[float] = None,
+) -> List[Tuple[str, Sequence["CliffEpisode"]]]:
+    """Each bucket's cliffs under the rule (the core's ``merge_cliffs``), by bucket name."""
+    from ._core import merge_cliffs
+
+    rule = _rule(merge_gap_s, min_duration_s)
     totals = r.totals
     if isinstance(totals, VolumeTotals):  # a volume's result (_is_volume)
-        return tuple(_episodes(r, totals.cliffs, "BurstBalance"))
-    eps = _episodes(r, totals.io_cliffs, "EBSIOBalance") + _episodes(r, totals.bytes_cliffs, "EBSByteBalance")
+        raw = [("BurstBalance", totals.cliffs)]
+    else:
+        raw = [("EBSIOBalance", totals.io_cliffs), ("EBSByteBalance", totals.bytes_cliffs)]
+    return [(bucket, merge_cliffs(eps, r.dt_s, **rule) if eps else ()) for bucket, eps in raw]
+
+
+def first_cliff_s(r: Union["VolumeResult", "InstanceResult"]) -> Optional[float]:
+    """When the first cliff of :func:`cliffs` started (None: no cliff), without building them."""
+    starts = [float(eps[0].start_s) for _, eps in _merged(r) if eps]
+    return min(starts) if starts else None
+
+
+def cliff_count(r: Union["VolumeResult", "InstanceResult"]) -> int:
+    """How many cliffs :func:`cliffs` lists, without building them."""
+    return sum(len(eps) for _, eps in _merged(r))
+
+
+def cliffs(
+    r: Union["VolumeResult", "InstanceResult"],
+    *,
+    merge_gap_s: Optional[float] = None,
+    min_duration_s: Optional[float] = None,
+) -> Tuple[Cliff, ...]:
+    """Every cliff of the run, in order of start: a stretch in which a credit bucket was empty.
+
+    A volume reports its own bucket (``BurstBalance``; none for gp3, io1, io2); an instance
+    its ``EBSIOBalance`` and ``EBSByteBalance`` buckets. The engine records every episode in
+    which a bucket was empty (``totals.cliffs``); a cliff is made of them by one rule
+    (docs/model.md, "Cliffs"; the core's ``merge_cliffs``), the same for results, plots and
+    capacity plans: episodes apart by at most ``merge_gap_s`` of credits in the bucket (default:
+    300 s, or two steps when that is longer) are one cliff; then a cliff that ended less than
+    ``min_duration_s`` (default 60 s) after it started is none. ``merge_gap_s=0,
+    min_duration_s=0`` lists the episodes as the engine recorded them.
+
+    Cliffs are per run: one that goes on into the next run of the same Simulation ends this
+    run's list with ``end_s=None`` (kept however short), and the next run's starts at its own
+    start if its demand keeps the bucket empty. Recorded by the engine also with
+    ``record=False`` (``limit`` then follows the bucket and ``iops`` is NaN).
+    """
+    eps: List[Cliff] = []
+    for bucket, merged in _merged(r, merge_gap_s, min_duration_s):
+        eps += _episodes(r, merged, bucket)
     return tuple(sorted(eps, key=lambda c: c.start_s))
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 from . import _core, _repr
-from ._units import flag, real
+from ._units import a_an, flag, real
 from .recording import BOUND_NAMES
 from .volumes import Volume
 from .workloads import ClosedLoop, Idle, OpenLoop, PiecewiseOpenLoop, Workload
@@ -137,16 +137,50 @@ def cliff_time_s(volume: Volume, workload: Workload) -> Optional[float]:
 
     A :class:`ClosedLoop`: ``burst_duration_s`` at its counted rate with credits, think time
     included; the same time a simulated run reports. :class:`Idle` never drains a bucket: None.
-    An :class:`OpenLoop` trace has no constant rate: simulate it (ValueError).
+    A constant open loop, a :class:`PiecewiseOpenLoop` whose segments all have the same rate
+    (or that has one): ``burst_duration_s`` at the counted rate it is served while credits last
+    (what arrives above the burst caps queues; with ``max_in_flight``, at most that many I/Os per
+    service time), None when its ``duration_s`` ends first. An :class:`OpenLoop` trace, or a
+    piecewise one whose rate changes, has no constant rate: simulate it (ValueError).
+
+    >>> import ebssim
+    >>> ebssim.cliff_time_s(ebssim.gp2(100), ebssim.OpenLoop.piecewise([0], [1200], "4k"))
+    6000.0
+
+    (5.4e6 credits / (1,200 - 300) IOPS.)
     """
     if isinstance(workload, Idle):
         if not isinstance(volume, Volume):
             raise ValueError(f"volume must be an ebssim.Volume, got {type(volume).__name__}")
         return None
-    if isinstance(workload, (OpenLoop, PiecewiseOpenLoop)):
+    if isinstance(workload, PiecewiseOpenLoop):
+        if not isinstance(volume, Volume):
+            raise ValueError(f"volume must be an ebssim.Volume, got {type(volume).__name__}")
+        iops, nbytes = workload.iops, workload.bytes_per_s
+        if (iops != iops[0]).any() or (nbytes != nbytes[0]).any():
+            raise ValueError(
+                f"cliff_time_s needs a constant demand (ClosedLoop, Idle, or a PiecewiseOpenLoop of one rate); "
+                f"this PiecewiseOpenLoop's rate changes ({float(iops.min()):,.6g} to {float(iops.max()):,.6g} IOPS "
+                f"over {iops.shape[0]} segments): simulate it and read VolumeResult.cliff_time_s"
+            )
+        d = float(
+            _core.open_loop_cliff_time_s(
+                volume._params,
+                float(iops[0]),
+                float(nbytes[0]),
+                read_fraction=workload.read_fraction,
+                sequential=workload.pattern == "sequential",
+                service_time_s=workload._service_time_s,
+                max_in_flight=workload._max_in_flight,
+            )
+        )
+        if math.isinf(d) or (workload.duration_s is not None and d > workload.duration_s):
+            return None
+        return d
+    if isinstance(workload, OpenLoop):
         raise ValueError(
-            f"cliff_time_s needs a constant demand (ClosedLoop or Idle); an {type(workload).__name__} trace varies: "
-            "simulate it and read VolumeResult.cliff_time_s"
+            f"cliff_time_s needs a constant demand (ClosedLoop, Idle, or a PiecewiseOpenLoop of one rate); "
+            f"{a_an(type(workload).__name__)} trace varies: simulate it and read VolumeResult.cliff_time_s"
         )
     w = _closed_loop(volume, workload, "cliff_time_s")
     d = float(_core.cliff_time_s(volume._params, w._native))

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence,
 import numpy as np
 
 from . import _core, _limits, _repr
-from ._units import flag, integer, real
+from ._units import a_an, flag, integer, real
 from .instances import Catalog, Instance, NoEbsLimitsWarning, _resolve_instance
 from .recording import BOUND_NAMES
 from .results import VolumeResult
@@ -79,8 +79,8 @@ SUMMARY_COLUMNS: Tuple[str, ...] = (
     "served_mib_s",
     "mean_latency_ms",  # weighted by the I/Os completed (NaN: none)
     *(f"{b}_s" for b in BOUND_NAMES),  # simulated seconds held back by each bound (demand: not held)
-    "cliff_time_s",  # first time the credit bucket ran dry (NaN: never)
-    "cliff_count",  # episodes with the bucket empty
+    "cliff_time_s",  # when the first cliff started (NaN: none; VolumeResult.cliff_time_s)
+    "cliff_count",  # cliffs (VolumeResult.cliffs: episodes with the bucket empty, short refills merged)
     "bucket_empty_s",  # seconds with the bucket empty
     "credits_end",  # credits left (I/O credits; MiB on st1 and sc1)
     "burst_balance_end_pct",  # NaN for types without a bucket
@@ -826,7 +826,7 @@ def _row(r: VolumeResult, g: _Group) -> Dict[str, Any]:
         served_mib_s=r.totals.served_bytes * per_s / _MiB,
         mean_latency_ms=r.mean_latency_ms,
         cliff_time_s=_none_nan(r.cliff_time_s),
-        cliff_count=float(len(r.totals.cliffs)),
+        cliff_count=float(r._cliff_count()),
         bucket_empty_s=r._bucket_empty_s(),
         credits_end=r.totals.credits_end,
         burst_balance_end_pct=_none_nan(r.burst_balance_end_pct),
@@ -959,7 +959,7 @@ def _bag_partition(items: Iterable[FleetVolume], payload: bytes) -> List["pd.Dat
         return []
     for it in items:
         if not isinstance(it, FleetVolume):
-            raise ValueError(f"the bag holds a {type(it).__name__}: it must hold ebssim.fleet.FleetVolume items")
+            raise ValueError(f"the bag holds {a_an(type(it).__name__)}: it must hold ebssim.fleet.FleetVolume items")
     att = dict(attachments or {})
     att.update({it.volume_id: it.attachment for it in items if it.attachment is not None})
     res = simulate_fleet(

@@ -54,6 +54,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 import yaml
 
 from ._files import load_yaml_all, read_yaml_all, shown
+from ._units import a_an
 from .volumes import VOLUME_TYPES, Volume, volume_types
 
 __all__ = [
@@ -305,9 +306,9 @@ def _volume(size: float, sc: Mapping[str, str], vac: Mapping[str, str], where: s
     elif "iopspergb" in sc:
         iops = _number(sc, "iopspergb", where) * size
     if iops is not None and not provisioned:
-        raise ValueError(f"{where}: IOPS are set but a {vtype} volume's IOPS follow its size (only io1, io2, gp3)")
+        raise ValueError(f"{where}: IOPS are set but {a_an(vtype)} volume's IOPS follow its size (only io1, io2, gp3)")
     if iops is None and vtype in ("io1", "io2"):
-        raise ValueError(f"{where}: an {vtype} volume needs iops or iopsPerGB")
+        raise ValueError(f"{where}: {a_an(vtype)} volume needs iops or iopsPerGB")
     allow = sc.get("allowautoiopspergbincrease", "false").lower() == "true"
     if iops is not None:
         iops = _fit_iops(vtype, size, iops, allow, where)

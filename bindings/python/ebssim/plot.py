@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["plot", "PANELS", "BOUND_COLORS"]
+__all__ = ["plot", "figure", "PANELS", "BOUND_COLORS"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -50,7 +50,9 @@ BOUND_COLORS: Dict[str, str] = {
 }
 
 _UNITS = {"s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
-_STYLES = ["-", "--", "-.", ":"]
+# Line widths from the top of the stack down: a volume drawn under another is wider, so that
+# where their series coincide (gp3 serving what gp2 served before its cliff) both show.
+_WIDTHS = (1.0, 3.0, 5.0, 7.0)
 _HEIGHTS = {"iops": 1.6, "throughput": 1.3, "balance": 1.1, "latency": 1.4, "backlog": 1.1, "instance": 1.1}
 
 Plottable = Union[VolumeResult, InstanceResult, RunResult]
@@ -78,6 +80,20 @@ def _figure_class() -> Any:
 _FIGURE: Any = None
 
 
+def figure(**kwargs: Any) -> "Figure":
+    """A new matplotlib Figure that Jupyter shows once, with or without ``%matplotlib inline``:
+    every figure ebssim draws is one (:func:`plot`, ``aws.Comparison.plot``, ``fit``'s
+    ``plot``). It has a PNG repr (shown without pyplot's inline backend) and is not one of
+    pyplot's figures (which the inline backend would show again at the end of the cell); keyword
+    arguments are ``matplotlib.figure.Figure``'s.
+
+    >>> fig = figure(figsize=(4, 3))
+    >>> fig._repr_png_()[:4]
+    b'\\x89PNG'
+    """
+    return _figure_class()(**kwargs)  # type: ignore[no-any-return]
+
+
 # --------------------------------------------------------------------------------------------
 # Time axis: seconds in a unit, or dates
 # --------------------------------------------------------------------------------------------
@@ -93,6 +109,10 @@ class _Liner:
     def __call__(self, a: Any, y: npt.NDArray[np.floating[Any]], **kw: Any) -> Any:
         return a.plot(self.x, _envelope(self.t, y, self.k)[1], **kw)
 
+    def area(self, a: Any, y: npt.NDArray[np.floating[Any]], **kw: Any) -> Any:
+        """The series as an area down to 0 (its envelope's top)."""
+        return a.fill_between(self.x, _envelope(self.t, y, self.k)[1], 0.0, **kw)
+
 
 @dataclass(frozen=True)
 class _Clock:
@@ -100,6 +120,7 @@ class _Clock:
 
     unit: str
     start: Optional[np.datetime64]  # wall-clock time of simulated time 0 (None: numbers)
+    span_s: float = 0.0  # the axis's length
 
     def x(self, t_s: npt.NDArray[np.floating[Any]]) -> Any:
         if self.start is None:
@@ -110,11 +131,41 @@ class _Clock:
         return to_num(self.start + (np.asarray(t_s) * 1e6).astype("timedelta64[us]"))
 
     def label(self, t_s: float) -> str:
+        """A time as one reads it: "53 min" or "5.8 h" since the start ("4 d 02:00" on an axis in
+        days), or the wall clock: "02:00" within a day, "Tue 02:00" within two weeks, "06-03
+        02:00" beyond."""
         if self.start is None:
-            return f"{t_s / _UNITS[self.unit]:.3g} {self.unit}"
+            if self.unit != "d":
+                return _human(t_s)
+            minutes = int(round(t_s / 60.0))  # days into the run and the time of day: "4 d 02:00"
+            return f"{minutes // 1440} d {minutes % 1440 // 60:02d}:{minutes % 60:02d}"
         when = self.start + np.timedelta64(int(round(t_s * 1e6)), "us")
         text = str(np.datetime_as_string(when, unit="m")).replace("T", " ")
-        return text[5:] if self.unit in ("h", "d") else text[11:]
+        if self.unit in ("s", "min"):
+            return text[11:]
+        if self.unit == "h" or self.span_s <= 14 * 86400:
+            days = int(when.astype("datetime64[D]").view("int64"))  # 1970-01-01 was a Thursday
+            day = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")[(days + 3) % 7]
+            return f"{day} {text[11:]}"
+        return text[5:]
+
+
+def _human(seconds: float) -> str:
+    """A duration, or a time since the start, in the unit that reads best, to two or three
+    digits: seconds below 2 minutes, then minutes, hours below 2 days, then days.
+
+    >>> _human(5.07), _human(20), _human(3175), _human(2000), _human(20808), _human(604800)
+    ('5.07 s', '20 s', '53 min', '33 min', '5.8 h', '7 d')
+    """
+    s = float(seconds)
+    a = abs(s)
+    if a < 120:
+        return f"{s:.3g} s"
+    if a < 7200:
+        return f"{s / 60:.0f} min" if a >= 600 else f"{s / 60:.2g} min"
+    if a < 172800:
+        return f"{s / 3600:.2g} h" if a < 36000 else f"{s / 3600:.0f} h"
+    return f"{s / 86400:.2g} d" if a < 864000 else f"{s / 86400:.0f} d"
 
 
 def _as_datetime64(value: Any, field: str) -> np.datetime64:
@@ -415,10 +466,14 @@ def plot(
         axs = user_axes
         width_px = max(100, int(user_axes[0].bbox.width))
     else:
-        n_rows = len(vols) + len(insts)
-        heights = [_HEIGHTS.get(p, 0.28 + 0.16 * n_rows) for p in chosen]
-        w, h = _check_figsize(figsize) if figsize is not None else (10.0, 0.9 + sum(heights) * 1.25)
-        fig = _figure_class()(figsize=(w, h), layout="constrained")
+        # The bound panel's rows fit their names, wrapped.
+        name_lines = [_wrap(n).count("\n") + 1 for n in names] + [1] * len(insts)
+        bound_h = 0.28 + sum(max(0.16, 0.12 * n) for n in name_lines)
+        heights = [_HEIGHTS.get(p, bound_h) for p in chosen]
+        # Room above the panels for the cliff labels, when some result has a bucket.
+        strip = 0.35 if any(v.volume.has_bucket for v in vols) or insts else 0.0
+        w, h = _check_figsize(figsize) if figsize is not None else (10.0, 0.9 + strip + sum(heights) * 1.25)
+        fig = figure(figsize=(w, h), layout="constrained")
         axs = list(np.atleast_1d(fig.subplots(len(chosen), 1, sharex=True, height_ratios=heights)))
         width_px = int(w * fig.dpi * 0.85)
     panel = dict(zip(chosen, axs))
@@ -432,7 +487,7 @@ def plot(
     else:
         starts = [s for s in (_result_start(r) for r in every) if s is not None]
         wall = starts[0] if starts else None
-    clock = _Clock(_choose_unit(t_hi - t_lo, time_unit), wall)
+    clock = _Clock(_choose_unit(t_hi - t_lo, time_unit), wall, t_hi - t_lo)
 
     colors = [f"C{j % 10}" for j in range(len(vols))]
     drawn_demand: List[Any] = []
@@ -443,74 +498,58 @@ def plot(
         or the piecewise workload itself; None for other workloads."""
         return w.ops if isinstance(w, OpenLoop) else w if isinstance(w, PiecewiseOpenLoop) else None
 
-    cliff_label_x: Dict[int, List[float]] = {}
+    # Cliffs, marked once the panels are drawn: (row, result, colour, the panel to shade).
+    cliff_rows: List[Tuple[Union[VolumeResult, InstanceResult], str, Any]] = []
 
-    def mark_cliffs(j: int, r: Union[VolumeResult, InstanceResult], color: str, where: List[Any]) -> None:
-        """A dotted line at every cliff on the given axes, labelled on the first with its time
-        (a label closer than 9 % of the axis to the previous one is counted in it: "(+2)")."""
-        if not where:
-            return
-        span = max(t_hi - t_lo, 1e-9)
-        labelled = cliff_label_x.setdefault(j, [])
-        last_text = None
-        merged = 0
-        for c in r.cliffs:
-            x = float(clock.x(np.array([c.start_s]))[0])
-            for a in where:
-                a.axvline(x, color=color, ls=":", lw=1.0, zorder=1)
-            if labelled and (c.start_s - labelled[-1]) / span < 0.09 and last_text is not None:
-                merged += 1
-                last_text.set_text(last_text.get_text().split(" (+")[0] + f" (+{merged})")
-                continue
-            merged = 0
-            labelled.append(c.start_s)
-            last_text = where[0].annotate(
-                f"cliff {clock.label(c.start_s)}",
-                (x, 1.0),
-                xycoords=("data", "axes fraction"),
-                xytext=(3, -10 - 11 * (j % 4)),
-                textcoords="offset points",
-                color=color,
-                fontsize=7.5,
-                bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8},
-                zorder=6,
-                annotation_clip=False,
-            )
+    # The stack: the volume held back the least at the bottom, widest (it is the one the others
+    # coincide with until a limit holds them back), the one held back the most on top, thinnest.
+    # The order given breaks ties.
+    held = [sum(s for b, s in v.bound_s.items() if b != "demand") for v in vols]
+    stack = sorted(range(len(vols)), key=lambda j: (held[j], j))
+
+    def widths(drawn: List[int]) -> Dict[int, Dict[str, Any]]:
+        """Line width and zorder of each of the volumes drawn on a panel, by their place in the stack."""
+        order = [j for j in stack if j in drawn]
+        out = {}
+        for pos, j in enumerate(order):
+            depth = len(order) - 1 - pos  # 0: on top
+            out[j] = {"lw": _WIDTHS[min(depth, len(_WIDTHS) - 1)], "zorder": 3 + 0.01 * pos}
+        return out
+
+    every_volume = widths(list(range(len(vols))))
+    with_bucket = widths([j for j, v in enumerate(vols) if v.volume.has_bucket])
 
     # Volume panels.
     for j, (r, name) in enumerate(zip(vols, names)):
         color = colors[j]
-        # Distinct line styles keep identical series (e.g. two volumes before a cliff) visible.
-        ls = _STYLES[j % len(_STYLES)]
+        style = {"color": color, "solid_capstyle": "butt", **every_volume[j]}
         line = _Liner(r.time_s, _bucket(r.n_values, width_px), clock)
 
         if "iops" in panel:
-            line(panel["iops"], r.iops, color=color, lw=1.3, ls=ls, label=name, zorder=3 - 0.01 * j)
+            line(panel["iops"], r.iops, label=name, **style)
             demand = demand_of(r.workload)
             if demand is not None and not any(demand is o for o in drawn_demand):
-                # The offered I/O of a trace, once per trace (several volumes usually replay one).
+                # The offered I/O of a trace, once per trace (several volumes usually replay one),
+                # as a grey area under the lines: it shows where they coincide with it and, above
+                # them, what arrived and was not served.
                 drawn_demand.append(demand)
                 same = sum(1 for v in vols if demand_of(v.workload) is demand)
-                who = "" if same == len(vols) else f" ({_short(name, 24)})"
-                line(
-                    panel["iops"],
-                    r.offered_iops,
-                    color="0.15",
-                    lw=0.7,
-                    ls=(0, (1.5, 1.5)),
-                    alpha=0.8,
-                    zorder=2,
-                    label=f"offered{who}",
+                who = "" if same == len(vols) else f" ({name})"
+                # Grey when all replay one trace; each in its volume's colour when they differ.
+                shade = ("0.55", 0.4) if same == len(vols) else (color, 0.2)
+                line.area(
+                    panel["iops"], r.offered_iops, color=shade[0], alpha=shade[1], lw=0, zorder=2, label=f"offered{who}"
                 )
         if "throughput" in panel:
-            line(panel["throughput"], r.throughput_mib_s, color=color, lw=1.4, ls=ls)
+            line(panel["throughput"], r.throughput_mib_s, **style)
         if "balance" in panel and r.volume.has_bucket:
-            line(panel["balance"], r.burst_balance_pct, color=color, lw=1.4, ls=ls)
+            line(panel["balance"], r.burst_balance_pct, **{**style, **with_bucket[j]})
         if "latency" in panel:
-            line(panel["latency"], r.latency_ms, color=color, lw=1.2, ls=ls)
+            line(panel["latency"], r.latency_ms, **style)
         if "backlog" in panel:
-            line(panel["backlog"], r.backlog_ops, color=color, lw=1.2, ls=ls)
-        mark_cliffs(j, r, color, [panel[p] for p in ("iops", "balance", "latency") if p in panel])
+            line(panel["backlog"], r.backlog_ops, **style)
+        on = panel.get("balance") if r.volume.has_bucket else None
+        cliff_rows.append((r, color, on if on is not None else axs[0]))
 
     # Instance panels.
     inst_colors = ["#2ca02c", "#17becf", "#7f7f7f", "#e377c2"]
@@ -535,7 +574,7 @@ def plot(
             line(a, ir.throughput_mb_s, color=color, lw=1.4)
             _limit_line(a, ir.instance.max_mb_s, "maximum", "--")
             _limit_line(a, ir.instance.baseline_mb_s, "baseline", ":")
-        mark_cliffs(len(vols) + m, ir, color, where)
+        cliff_rows.append((ir, color, where[0] if where else axs[0]))
 
     # The binding limit: one row per result.
     bound_handles: List[Any] = []
@@ -564,7 +603,7 @@ def plot(
                 )
         a.set_ylim(0, len(rows))
         a.set_yticks([len(rows) - 0.5 - i for i in range(len(rows))])
-        a.set_yticklabels([_short(n) for n, _ in rows], fontsize=7)
+        a.set_yticklabels([_wrap(n) for n, _ in rows], fontsize=7, linespacing=1.0)
         a.tick_params(axis="y", length=0)
         a.set_ylabel("bound by", fontsize=8)
         from matplotlib.patches import Patch
@@ -588,8 +627,7 @@ def plot(
     if "iops" in panel:
         a = panel["iops"]
         a.set_ylabel("IOPS" if vols else "instance EBS IOPS")
-        # Room above the data for the cliff labels.
-        a.set_ylim(0, max(a.get_ylim()[1], 1.0) * 1.15)
+        a.set_ylim(0, max(a.get_ylim()[1], 1.0) * 1.04)
     if "throughput" in panel:
         panel["throughput"].set_ylabel("MiB/s" if vols else "instance MB/s")
         panel["throughput"].set_ylim(bottom=0)
@@ -599,17 +637,8 @@ def plot(
         a.set_ylim(-3, 103)
         no_bucket = [n for n, r in zip(names, vols) if not r.volume.has_bucket]
         if no_bucket:
-            a.text(
-                0.99,
-                0.5,
-                "no credit bucket: " + ", ".join(_short(n) for n in no_bucket),
-                transform=a.transAxes,
-                ha="right",
-                va="center",
-                fontsize=7,
-                color="0.35",
-                bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none", "alpha": 0.8},
-            )
+            # Above the panel, right: it covers no data (and the cliff labels are above the top one).
+            a.set_title(_wrap("no credit bucket: " + "; ".join(no_bucket), 110), loc="right", fontsize=7, color="0.35")
     if "latency" in panel:
         a = panel["latency"]
         a.set_ylabel("mean latency (ms)")
@@ -620,12 +649,18 @@ def plot(
         )
         if log and pos.size:
             a.set_yscale("log")
-            a.set_ylim(float(pos.min()) / 1.5, float(pos.max()) * 2.0)
+            lo, hi = float(pos.min()) / 1.5, float(pos.max()) * 2.0
+            a.set_ylim(lo, hi)
+            if _latency_ticks(a, lo, hi):
+                a.set_ylabel("mean latency")  # the ticks carry their units
         else:
             a.set_ylim(bottom=0)
     if "backlog" in panel:
+        from matplotlib.ticker import EngFormatter
+
         panel["backlog"].set_ylabel("waiting I/Os")
         panel["backlog"].set_ylim(bottom=0)
+        panel["backlog"].yaxis.set_major_formatter(EngFormatter(sep=" "))
     if "instance" in panel:
         panel["instance"].set_ylabel("instance balance %")
         panel["instance"].set_ylim(-3, 103)
@@ -640,6 +675,7 @@ def plot(
     bottom.set_xlim(float(x_lo), float(x_hi))
     if clock.start is None:
         bottom.set_xlabel(f"time ({clock.unit})")
+        _time_ticks(bottom, clock.unit, float(x_hi) - float(x_lo))
     else:
         from matplotlib import dates
 
@@ -649,6 +685,19 @@ def plot(
         for a in axs:
             a.xaxis.set_major_locator(locator)
             a.xaxis.set_major_formatter(make_formatter(locator))
+    if user_axes is None:
+        axis_pt = w * 72.0 * 0.72  # less than the panels' width: labels then never overlap
+    else:
+        axis_pt = float(user_axes[0].bbox.width) * 72.0 / float(fig.dpi)
+    label_rows = _mark_cliffs(
+        axs[0],
+        cliff_rows,
+        [panel[p] for p in ("iops", "balance", "latency", "instance") if p in panel],
+        clock,
+        float(x_lo),
+        float(x_hi),
+        axis_pt,
+    )
     if user_axes is None:
         # The legend sits above the panels, where it cannot cover data: the volumes, the
         # offered I/O, and the colours of the limits shaded in the bound panel.
@@ -663,9 +712,149 @@ def plot(
                 fontsize=8,
                 frameon=False,
             )
+    # The top panel's titles go above the cliff labels (a pad is shared by an axes' titles).
+    pad = 6.0 + (10.0 + _CLIFF_ROW * label_rows if label_rows else 0.0)
     if title:
-        axs[0].set_title(title, fontsize=10)
+        axs[0].set_title(title, fontsize=10, pad=pad)
+    elif label_rows and axs[0].get_title("right"):
+        axs[0].set_title(axs[0].get_title("right"), loc="right", fontsize=7, color="0.35", pad=pad)
     return fig  # type: ignore[no-any-return]
+
+
+_CLIFF_FONT = 7.5  # points
+_CLIFF_ROW = 11.0  # points between rows of cliff labels
+
+
+_MEASURE: Any = None
+
+
+def _text_width_pt(text: str, size: float) -> float:
+    """The width of ``text`` in points, in matplotlib's default font (the font's metrics: a
+    renderer at 72 dpi, where a pixel is a point)."""
+    global _MEASURE
+    from matplotlib.font_manager import FontProperties
+
+    if _MEASURE is None:
+        from matplotlib.backends.backend_agg import RendererAgg
+
+        make: Any = RendererAgg  # untyped in matplotlib
+        _MEASURE = make(8, 8, 72)
+    width, _, _ = _MEASURE.get_text_width_height_descent(text, FontProperties(size=size), ismath=False)
+    return float(width)
+
+
+def _mark_cliffs(
+    top: Any,
+    rows: List[Tuple[Union[VolumeResult, InstanceResult], str, Any]],
+    lines_on: List[Any],
+    clock: _Clock,
+    x_lo: float,
+    x_hi: float,
+    axis_pt: float,
+) -> int:
+    """Every cliff: its stretch shaded on its result's panel (the balance), a dotted line at its
+    start on ``lines_on``, a marker above the top panel and a label above that: "cliff Tue
+    02:00, 53 min". The labels sit outside the panels (they cover no data), up to two rows per
+    result; one that would overlap the labels before it is counted in the last of them
+    ("(+2)"). Returns the rows of labels."""
+    from matplotlib import transforms
+
+    marker_at = transforms.offset_copy(top.get_xaxis_transform(), fig=top.figure, y=3.5, units="points")
+    span = max(x_hi - x_lo, 1e-300)
+    row = 0
+    for r, color, shade in rows:
+        cliffs = r.cliffs
+        if not cliffs:
+            continue
+        run_end = r.t0_s + r.n_steps * r.dt_s
+        starts = clock.x(np.array([c.start_s for c in cliffs], dtype=np.float64))
+        ends = clock.x(np.array([run_end if c.end_s is None else c.end_s for c in cliffs], dtype=np.float64))
+        for x0, x1 in zip(starts, ends):
+            shade.axvspan(float(x0), float(x1), color=color, alpha=0.13, lw=0, zorder=0.5)
+            for a in lines_on:
+                a.axvline(float(x0), color=color, ls=":", lw=0.9, zorder=1)
+        top.plot(
+            starts,
+            np.ones(len(starts)),
+            ls="none",
+            marker="v",
+            ms=5,
+            color=color,
+            transform=marker_at,
+            clip_on=False,
+            zorder=6,
+        )
+        right = [-math.inf, -math.inf]  # the right end of each row's last label, points
+        last: List[Any] = []  # [annotation, its text, its left end, its row, merged]
+        for c, x in zip(cliffs, starts):
+            text = f"cliff {clock.label(c.start_s)}, " + ("to the end" if c.end_s is None else _human(c.duration_s))
+            width = _text_width_pt(text, _CLIFF_FONT) + 4.0
+            left = (float(x) - x_lo) / span * axis_pt
+            shift = min(0.0, axis_pt - (left + width))  # kept inside the panel's width
+            k = next((k for k in range(2) if left + shift >= right[k] + 3.0), None)
+            if k is None and last:
+                ann, base, at, k_last, merged = last
+                merged += 1
+                ann.set_text(f"{base} (+{merged})")
+                right[k_last] = at + _text_width_pt(ann.get_text(), _CLIFF_FONT) + 4.0
+                last[4] = merged
+                continue
+            k = 0 if k is None else k
+            ann = top.annotate(
+                text,
+                (float(x), 1.0),
+                xycoords=("data", "axes fraction"),
+                xytext=(shift, 10.0 + _CLIFF_ROW * (row + k)),
+                textcoords="offset points",
+                color=color,
+                fontsize=_CLIFF_FONT,
+                va="bottom",
+                annotation_clip=False,
+            )
+            right[k] = left + shift + width
+            last = [ann, text, left + shift, k, 0]
+        row += 2 if right[1] > -math.inf else 1
+    return row
+
+
+# Latency ticks on a log axis, in ms: the durations one reads (1 ms, 1 s, 1 min, 1 h, 1 d).
+_LATENCY_TICKS = (
+    (1e-3, "1 µs"), (1e-2, "10 µs"), (0.1, "100 µs"), (1.0, "1 ms"), (10.0, "10 ms"), (100.0, "100 ms"),
+    (1e3, "1 s"), (1e4, "10 s"), (6e4, "1 min"), (6e5, "10 min"), (3.6e6, "1 h"), (3.6e7, "10 h"),
+    (8.64e7, "1 d"), (8.64e8, "10 d"),
+)  # fmt: skip
+
+
+def _latency_ticks(a: Any, lo: float, hi: float) -> bool:
+    """Ticks in human units on a log latency axis in ms, fewer when there are many; False (and
+    matplotlib's ticks) when fewer than two fall in [lo, hi]."""
+    from matplotlib.ticker import FixedLocator, NullLocator
+
+    ticks = [(v, t) for v, t in _LATENCY_TICKS if lo <= v <= hi]
+    if len(ticks) > 6:
+        ticks = ticks[:: math.ceil(len(ticks) / 6)]
+    if len(ticks) < 2:
+        return False
+    a.yaxis.set_major_locator(FixedLocator([v for v, _ in ticks]))
+    a.yaxis.set_major_formatter(lambda v, pos: dict(ticks).get(v, ""))
+    a.yaxis.set_minor_locator(NullLocator())
+    return True
+
+
+def _time_ticks(a: Any, unit: str, span: float) -> None:
+    """Whole hours and days on long runs: hours in steps of 15 or 30 minutes, 1, 2, 3, 6 or 12
+    hours; days up to two weeks, then weeks."""
+    from matplotlib.ticker import MultipleLocator
+
+    if unit == "h":
+        step = next((h for h in (0.25, 0.5, 1, 2, 3, 6, 12) if span / h <= 12), 24)
+        a.xaxis.set_major_locator(MultipleLocator(step))
+    elif unit == "d":
+        # (No minor ticks: shared by every panel, a tick per day costs more than the lines.)
+        if span <= 14:
+            a.xaxis.set_major_locator(MultipleLocator(1))
+        elif span <= 70:
+            a.xaxis.set_major_locator(MultipleLocator(7))
 
 
 def _limit_line(a: Any, y: float, what: str, ls: str) -> None:
@@ -685,16 +874,13 @@ def _limit_line(a: Any, y: float, what: str, ls: str) -> None:
     )
 
 
-def _short(label: str, n: int = 36) -> str:
-    """A label cut in the middle to fit the bound panel's row names (both ends tell volumes apart).
+def _wrap(label: str, width: int = 36) -> str:
+    """A label on as many lines as it needs, broken between words, never cut.
 
-    >>> _short("gp2 100 GiB (300 IOPS baseline, burst 3000, 128 MiB/s) #1")
-    'gp2 100 GiB (300 IOPS…128 MiB/s) #1'
+    >>> print(_wrap("gp2 100 GiB (300 IOPS baseline, burst 3000, 128 MiB/s) #1"))
+    gp2 100 GiB (300 IOPS baseline,
+    burst 3000, 128 MiB/s) #1
     """
-    if len(label) <= n:
-        return label
-    tail = n // 3
-    head = label[: n - tail - 1]
-    head = head[: head.rfind(" ")] if " " in head else head
-    start = label.rfind(" ", 0, len(label) - tail) + 1  # the tail starts at a word
-    return head.rstrip() + "…" + label[max(start, len(label) - n + len(head)) :]
+    import textwrap
+
+    return "\n".join(textwrap.wrap(label, width, break_long_words=False, break_on_hyphens=False)) or label

@@ -193,7 +193,7 @@ class VolumeSummary(_Record[object]):
     mean_latency_ms: float
     """Mean latency over the run, weighted by the I/Os that completed (NaN: none did)."""
     cliff_time_s: Optional[float]
-    """When the bucket first ran dry, simulated seconds (None: it never did)."""
+    """When the first cliff started, simulated seconds (None: none; :attr:`VolumeResult.cliff_time_s`)."""
     burst_balance_end_pct: Optional[float]
     """BurstBalance at the end (None for types without a bucket)."""
     throttled_fraction: Dict[str, float]
@@ -201,9 +201,10 @@ class VolumeSummary(_Record[object]):
     backlog_ops_end: float
     """I/Os still queued at the end of the run (open loop)."""
     cliff_count: int
-    """Episodes in which the credit bucket was empty (:attr:`VolumeResult.cliffs`)."""
+    """Cliffs: stretches in which the credit bucket was empty (:attr:`VolumeResult.cliffs`)."""
     bucket_empty_s: float
-    """Simulated seconds with the credit bucket empty, all episodes together."""
+    """Simulated seconds with the credit bucket empty, every episode the engine recorded together
+    (brief touches of empty and the short refills inside a cliff do not count)."""
     bound_s: Dict[str, float]
     """Simulated seconds in each bound, keyed by :data:`BOUND_NAMES`."""
     instance_bound_s: float
@@ -224,6 +225,9 @@ class VolumeSummary(_Record[object]):
     """The replay's time for the trace's work over the trace's own (:attr:`VolumeResult.slowdown`)."""
     replay: bool = False
     """Whether the run went on after the trace until its work was done (:attr:`VolumeResult.trace_steps`)."""
+    episode_count: int = 0
+    """Episodes the engine recorded with the bucket empty (``totals.cliffs``), brief touches
+    included: ``cliff_count`` counts the cliffs made of them."""
 
     def __repr__(self) -> str:
         if self.cliff_time_s is None:
@@ -262,7 +266,13 @@ class VolumeSummary(_Record[object]):
                 f"{_repr.latency(max(wait, 0.0))} mean wait in the application"
             )
         if self.cliff_time_s is None:
-            bucket = "no credit bucket" if self.burst_balance_end_pct is None else "the credit bucket never ran dry"
+            if self.burst_balance_end_pct is None:
+                bucket = "no credit bucket"
+            elif self.episode_count > 0:
+                times = "once" if self.episode_count == 1 else f"{self.episode_count} times"
+                bucket = f"no cliff: the credit bucket touched empty {times}, each time too briefly"
+            else:
+                bucket = "the credit bucket never ran dry"
             lines.append(f"  {bucket}")
         else:
             lines.append(
@@ -534,8 +544,10 @@ class VolumeResult(_RecordedAxis):
 
     @property
     def cliffs(self) -> Tuple["Cliff", ...]:
-        """Every episode of this run in which the credit bucket was empty, in order (each with its
-        start, end, duration, the limit that bound and the IOPS served): see :mod:`ebssim.analysis`."""
+        """Every cliff of this run, in order: a stretch in which the credit bucket was empty (each
+        with its start, end, duration, the limit that bound and the IOPS served). Episodes apart by
+        a short refill are one cliff, touches of empty shorter than a minute none
+        (:func:`ebssim.analysis.cliffs`, docs/model.md "Cliffs")."""
         from .analysis import cliffs
 
         return cliffs(self)
@@ -614,11 +626,14 @@ class VolumeResult(_RecordedAxis):
 
     @property
     def cliff_time_s(self) -> Optional[float]:
-        """When the credit bucket first ran dry in this run (None: it never did), in simulated
-        seconds since the Simulation started, like :attr:`time_s`. A bucket that starts empty
-        under demand above baseline has its cliff at the start of the run."""
-        t = self.totals.cliff_time_s
-        return None if math.isnan(t) else t
+        """When the first cliff of this run started (None: none), in simulated seconds since the
+        Simulation started, like :attr:`time_s`: the start of ``cliffs[0]``. A bucket that starts
+        empty under demand above baseline has its cliff at the start of the run. The first time
+        the bucket touched empty at all, a touch too brief to be a cliff included, is
+        ``totals.cliff_time_s`` (NaN: never)."""
+        from .analysis import first_cliff_s
+
+        return first_cliff_s(self)
 
     @property
     def burst_balance_end_pct(self) -> Optional[float]:
@@ -772,7 +787,6 @@ class VolumeResult(_RecordedAxis):
         """The run in a few numbers."""
         steps = self.totals.steps_bound
         n = max(1, self.n_steps)
-        eps = self.totals.cliffs
         return VolumeSummary(
             volume=str(self.volume),
             workload=str(self.workload),
@@ -782,7 +796,7 @@ class VolumeResult(_RecordedAxis):
             burst_balance_end_pct=self.burst_balance_end_pct,
             throttled_fraction={name: steps[i] / n for i, name in enumerate(BOUND_NAMES)},
             backlog_ops_end=self.totals.backlog_ops,
-            cliff_count=len(eps),
+            cliff_count=self._cliff_count(),
             bucket_empty_s=self._bucket_empty_s(),
             bound_s=self.bound_s,
             instance_bound_s=self.instance_bound_s,
@@ -793,6 +807,7 @@ class VolumeResult(_RecordedAxis):
             overrun_s=self.overrun_s if self.trace_steps is not None else None,
             slowdown=self.slowdown if self.trace_steps is not None else None,
             replay=self.trace_steps is not None,
+            episode_count=len(self.totals.cliffs),
         )
 
     def _summary_device_latency_ms(self) -> Optional[float]:
@@ -858,12 +873,17 @@ class VolumeResult(_RecordedAxis):
                 columns[ms or name] = getattr(self, name) * 1e3 if ms else getattr(self, name)
         return pd.DataFrame(columns, index=time_index(self))
 
+    def _cliff_count(self) -> int:
+        from .analysis import cliff_count
+
+        return cliff_count(self)
+
     def _cliff_text(self) -> str:
-        eps = self.totals.cliffs
-        if not eps or self.cliff_time_s is None:
+        n = self._cliff_count()
+        if not n or self.cliff_time_s is None:
             return "no cliff"
         at = _repr.when(self.cliff_time_s)
-        return f"cliff at {at}" if len(eps) == 1 else f"{len(eps)} cliffs, the first at {at}"
+        return f"cliff at {at}" if n == 1 else f"{n} cliffs, the first at {at}"
 
     def _instance_text(self) -> str:
         if self.instance is None:
@@ -949,10 +969,12 @@ class InstanceResult(_RecordedAxis):
 
     @property
     def cliff_time_s(self) -> Optional[float]:
-        """First time either instance bucket (I/O or bytes) ran dry in this run (None: never)."""
-        ts = [self.totals.io_cliff_time_s, self.totals.bytes_cliff_time_s]
-        ts = [t for t in ts if not math.isnan(t)]
-        return min(ts) if ts else None
+        """When the first cliff of either instance bucket (I/O or bytes) started in this run (None:
+        none): the start of ``cliffs[0]``, under the rule of :attr:`VolumeResult.cliffs`. The first
+        touch of empty at all is in ``totals.io_cliff_time_s`` and ``totals.bytes_cliff_time_s``."""
+        from .analysis import first_cliff_s
+
+        return first_cliff_s(self)
 
     @property
     def io_balance_end_pct(self) -> float:
@@ -966,7 +988,8 @@ class InstanceResult(_RecordedAxis):
 
     @property
     def cliffs(self) -> Tuple["Cliff", ...]:
-        """Every episode of this run with EBSIOBalance% or EBSByteBalance% at 0, in order of start."""
+        """Every cliff of this run with EBSIOBalance% or EBSByteBalance% at 0, in order of start
+        (the rule of :attr:`VolumeResult.cliffs`)."""
         from .analysis import cliffs
 
         return cliffs(self)

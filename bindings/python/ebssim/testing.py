@@ -431,7 +431,13 @@ def _cliff_check(r: VolumeResult, within_h: Optional[float]) -> Check:
         bad = cliffs
     if not bad:
         if not cliffs:
-            got = "no bucket ran dry" if (r.volume.has_bucket or r.instance is not None) else "no bucket to run dry"
+            touched = bool(r.totals.cliffs) or (
+                r.instance is not None and bool(r.instance.totals.io_cliffs or r.instance.totals.bytes_cliffs)
+            )
+            if touched:  # episodes too brief to be a cliff (docs/model.md, "Cliffs")
+                got = "no cliff: a bucket touched empty only briefly"
+            else:
+                got = "no bucket ran dry" if (r.volume.has_bucket or r.instance is not None) else "no bucket to run dry"
         else:
             got = f"first at {_repr.when(cliffs[0].start_s)}"
         return Check(criterion, True, got)

@@ -5,6 +5,8 @@
 /// engine simulates (the same rules: workload.hpp, latency.hpp), and let callers skip constant
 /// stretches.
 
+#include <limits>
+
 #include "ebssim/bound.hpp"
 #include "ebssim/volume.hpp"
 #include "ebssim/workload.hpp"
@@ -32,6 +34,25 @@ ClosedLoopRate closed_loop_rate(const VolumeParams& p, const ClosedLoop& w, bool
 /// volume's initial balance): burst_duration_s at the loop's counted rate with credits. +inf
 /// when it never does.
 double cliff_time_s(const VolumeParams& p, const ClosedLoop& w, double credits = unset);
+
+/// An open loop whose arrivals are the same every second: a PiecewiseOpenLoop whose segments
+/// all have one rate (or that has one segment).
+struct SteadyOpenLoop {
+    double iops = 0;             ///< I/Os arriving per second
+    double bytes_per_s = 0;      ///< their bytes per second
+    double read_fraction = 1.0;  ///< share of reads (the service time's, for max_in_flight)
+    Pattern pattern = Pattern::random;
+    double service_time_s = unset;  ///< default: the volume's model at the mean I/O size
+    double max_in_flight = std::numeric_limits<double>::infinity();  ///< I/Os outstanding at the device at most
+};
+
+/// Seconds until a steady open loop empties volume `p`'s bucket, starting from `credits` (NaN:
+/// the volume's initial balance): burst_duration_s at the counted rate the engine serves it
+/// while credits last, min(arrivals, the caps with credits), the rest queueing, and at most
+/// max_in_flight / service time I/Os per second. +inf when it never does. With a finite
+/// max_in_flight a simulated run's cliff is within a step of it (the step places a cliff at
+/// the volume's own drain rate). Validates the demand (ConfigError).
+double cliff_time_s(const VolumeParams& p, const SteadyOpenLoop& w, double credits = unset);
 
 /// Seconds until the bucket is empty when the volume is asked for `counted_iops` EBS-counted
 /// operations per second, starting from `credits` (NaN: the volume's initial balance).

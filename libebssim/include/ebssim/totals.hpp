@@ -31,6 +31,29 @@ struct CliffEpisode {
     double end_s = unset;
 };
 
+/// The rule that makes a run's cliffs out of its episodes (docs/model.md, "Cliffs"). A bucket
+/// that demand keeps at its baseline touches empty and earns a little again step after step:
+/// the engine records each touch as an episode, but it is one cliff. Two parameters:
+struct CliffRule {
+    static constexpr double default_merge_gap_s = 300.0;
+    static constexpr double default_min_duration_s = 60.0;
+    /// Episodes apart by at most merge_gap_s of credits in the bucket are one cliff, from the
+    /// first one's start to the last one's end. NaN (the default): max(default_merge_gap_s, two
+    /// steps), so that a refill of a step or two merges also at coarse steps (dt = 300 s).
+    double merge_gap_s = unset;
+    /// A cliff, after merging, that ended less than min_duration_s after it started is none (the
+    /// bucket touched empty and earned at once). One still open at the end of the run is kept.
+    double min_duration_s = default_min_duration_s;
+};
+
+/// The cliffs of a run under `rule` from its episodes (in order of start, as the totals hold
+/// them) and its step dt_s: episodes merged across short refills, then short ones dropped.
+/// Computed after the run, from the totals; the step loop records every episode as it was.
+/// Throws ConfigError for a negative parameter (or a NaN min_duration_s), or a step that is not
+/// positive.
+std::vector<CliffEpisode> merge_cliffs(const std::vector<CliffEpisode>& episodes, double dt_s,
+                                       const CliffRule& rule = {});
+
 /// Cheap per-run totals of one volume, always computed.
 struct VolumeTotals {
     double demanded_ops = 0;  ///< I/Os that arrived (open loop) or were issued (closed loop)

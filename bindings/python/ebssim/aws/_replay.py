@@ -412,8 +412,9 @@ class Comparison:
 
     def plot(self, *, figsize: Optional[Tuple[float, float]] = None) -> "Figure":
         """Measured (solid) and simulated (dashed) against time, one panel per quantity (a 0/1
-        check in a lower panel); the figure grows with the panels unless ``figsize`` is given."""
-        from matplotlib.figure import Figure
+        check in a lower panel); the figure grows with the panels unless ``figsize`` is given. It
+        shows once in Jupyter, as :func:`ebssim.plot`'s does (:func:`ebssim.plot.figure`)."""
+        from ..plot import figure
 
         names = [q for q in QUANTITIES if f"measured_{q}" in self.frame]
         names += [c for c in CHECKS if f"measured_{c}" in self.frame]
@@ -424,7 +425,7 @@ class Comparison:
         ratios = [0.55 if q in CHECKS else 1.0 for q in names]
         if figsize is None:
             figsize = (8.0, 1.0 + 1.5 * sum(ratios))
-        fig = Figure(figsize=figsize, layout="constrained")
+        fig = figure(figsize=figsize, layout="constrained")
         axes = fig.subplots(len(names), 1, sharex=True, squeeze=False, height_ratios=ratios)[:, 0]
         labels = {
             "burst_balance_pct": "BurstBalance %",

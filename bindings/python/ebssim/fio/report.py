@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, 
 import numpy as np
 
 from .. import _repr
+from .._units import a_an
 from ._files import PathLike, read_text
 from ._types import LatencyStats
 from .histograms import _fine_bounds, plat_val_to_idx
@@ -286,8 +287,8 @@ def _check_document(obj: Any, label: str) -> None:
             if isinstance(node, dict):
                 if not isinstance(k, str):
                     raise ValueError(
-                        f"{label}: key {ascii(k)[:40]} in {path or '(top)'} is a {type(k).__name__}: JSON object keys "
-                        f"are strings"
+                        f"{label}: key {ascii(k)[:40]} in {path or '(top)'} is {a_an(type(k).__name__)}: "
+                        f"JSON object keys are strings"
                     )
                 why = _string_problem(k, "key")
                 if why is not None:
@@ -329,7 +330,8 @@ def _decode_json(text: str, label: str) -> Tuple[Dict[str, Any], List[str]]:
                 f"(expected fio --output-format=json output)"
             ) from None
     if not isinstance(obj, dict):
-        raise ValueError(f"{label}: not fio JSON output: the document is a {type(obj).__name__}, expected an object")
+        what = a_an(type(obj).__name__)
+        raise ValueError(f"{label}: not fio JSON output: the document is {what}, expected an object")
     return obj, preamble
 
 
@@ -342,10 +344,10 @@ def _jobs_list(raw: Mapping[str, Any], label: str) -> List[Dict[str, Any]]:
         )
     jobs = raw[key]
     if not isinstance(jobs, list):
-        raise ValueError(f"{label}: key '{key}' is a {type(jobs).__name__}: expected a list of job objects")
+        raise ValueError(f"{label}: key '{key}' is {a_an(type(jobs).__name__)}: expected a list of job objects")
     for i, job in enumerate(jobs):
         if not isinstance(job, dict):
-            raise ValueError(f"{label}: {key}[{i}] is a {type(job).__name__}: expected a job object")
+            raise ValueError(f"{label}: {key}[{i}] is {a_an(type(job).__name__)}: expected a job object")
     return jobs
 
 
@@ -353,7 +355,7 @@ def _str_dict(value: Any, where: str, label: str) -> Dict[str, str]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise ValueError(f"{label}: key {where} is a {type(value).__name__}: expected an object of option strings")
+        raise ValueError(f"{label}: key {where} is {a_an(type(value).__name__)}: expected an object of option strings")
     return {str(k): str(v) for k, v in value.items()}
 
 

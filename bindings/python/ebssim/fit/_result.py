@@ -371,13 +371,13 @@ class Fit:
     def plot(self, ax: Any = None) -> Any:
         """Measured against fitted IOPS over time, with a residual panel and the cliff marked.
 
-        Returns the matplotlib Figure (``ax``: an existing pair of Axes, rate and residual)."""
-        import matplotlib.pyplot as plt
+        Returns the matplotlib Figure (``ax``: an existing pair of Axes, rate and residual), which
+        shows once in Jupyter, as :func:`ebssim.plot`'s does (:func:`ebssim.plot.figure`)."""
+        from ..plot import _human, figure
 
         if ax is None:
-            fig, (a1, a2) = plt.subplots(
-                2, 1, sharex=True, figsize=(9, 5.5), gridspec_kw={"height_ratios": [3, 1]}, constrained_layout=True
-            )
+            fig = figure(figsize=(9, 5.5), layout="constrained")
+            a1, a2 = fig.subplots(2, 1, sharex=True, height_ratios=[3, 1])
         else:
             a1, a2 = ax
             fig = a1.figure
@@ -401,7 +401,7 @@ class Fit:
         if c is not None:
             for a in (a1, a2):
                 a.axvline(c, color="C1", ls="--", lw=1)
-            a1.annotate(f"cliff {c:.3g} s", (c, a1.get_ylim()[1] * 0.95), color="C1", ha="left", va="top")
+            a1.annotate(f"cliff at {_human(c)}", (c, a1.get_ylim()[1] * 0.95), color="C1", ha="left", va="top")
         a2.axhline(0, color="k", lw=0.8)
         a1.set_ylabel("IOPS")
         a2.set_ylabel("measured − fitted")
