@@ -48,6 +48,7 @@ MODULES = [
     "ebssim.k8s",
     "ebssim.latency",
     "ebssim.plot",
+    "ebssim.prometheus",
     "ebssim.recording",
     "ebssim.results",
     "ebssim.simulation",

@@ -218,7 +218,12 @@ def test_errors() -> None:
         prometheus.to_metrics(s, {})
     with pytest.raises(ValueError, match=r"devices\['vda'\]='vda0' must be an EBS volume id"):
         prometheus.device_volumes(devices={"vda": "vda0"})
-    # a missing metric: the reads alone do not make a trace
-    reads = prometheus.to_metrics(s[s.metric == "node_disk_reads_completed_total"], {"vda": VOL})
-    with pytest.raises(ValueError, match=r"has no VolumeWriteOps, VolumeReadBytes, VolumeWriteBytes"):
-        aws.traces(reads)
+    # a missing metric: the written bytes left out of the answer
+    with pytest.raises(
+        ValueError, match=r"device='vda' \(instance 127.0.0.1:9100\) has no node_disk_written_bytes_total"
+    ):
+        prometheus.to_metrics(s[s.metric != "node_disk_written_bytes_total"], {"vda": VOL})
+    # the queue length alone is no demand, and aws.traces says which metrics a trace needs
+    queue = prometheus.to_metrics(s[s.metric == "node_disk_io_time_weighted_seconds_total"], {"vda": VOL})
+    with pytest.raises(ValueError, match=r"metrics hold none of VolumeReadOps"):
+        aws.traces(queue)

@@ -311,6 +311,16 @@ def to_metrics(
     if not (math.isfinite(period) and period > 0):
         raise ValueError(f"step={step!r} must be a positive number of seconds")
     dstep = pd.Timedelta(seconds=period)
+    demand = [m for m, (_, stat) in METRICS.items() if stat == "Sum" and "time" not in m]
+    for (instance, device), g in samples.groupby(["instance", "device"], sort=False):
+        have = set(g["metric"])
+        lack = [m for m in demand if m not in have]
+        if lack and len(lack) < len(demand):
+            raise ValueError(
+                f"device={device!r} ({'instance ' + str(instance) if instance else 'no instance'}) has no "
+                f"{', '.join(lack)}: a replay needs all four of {', '.join(demand)} (query them together, or "
+                f"join the samples of several answers with pandas.concat before to_metrics)"
+            )
     frames = []
     for (instance, device, name, kind), g in samples.groupby(["instance", "device", "metric", "kind"], sort=False):
         vid = _lookup(devices, str(instance), str(device))
