@@ -179,8 +179,6 @@ def read_query_range(
             if not isinstance(device, str) or not device:
                 raise ValueError(f"{w} ({name}): device={shown(device)}: the series needs a device label")
             k = kind or ("counter" if "__name__" in labels else "rate")
-            if k == "counter" and not str(name).endswith("_total"):  # pragma: no cover - METRICS are all counters
-                raise ValueError(f"{w}: {name} is not a counter")
             instance = str(labels.get("instance", ""))
             last = -math.inf
             for j, pair in enumerate(values):
