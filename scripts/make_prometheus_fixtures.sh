@@ -5,12 +5,12 @@
 # Needs Debian's prometheus, prometheus-node-exporter, fio, curl and python3 (only to make the
 # fixtures; the tests read the JSON):
 #   apt-get install -y prometheus prometheus-node-exporter fio curl
-# Usage: scripts/make_prometheus_fixtures.sh [DEVICE]   (default: the device under $PWD, e.g. vda)
+# Usage: [OUT=dir] scripts/make_prometheus_fixtures.sh [DEVICE]   (default: the device under the repo, e.g. vda)
 # Everything listens on 127.0.0.1 only and is stopped on exit; the data dirs are temporary.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-out="$here/tests/data/prometheus"
+out=${OUT:-"$here/tests/data/prometheus"}   # OUT=dir writes elsewhere
 dev=${1:-$(basename "$(df --output=source "$here" | tail -1)")}
 step=10          # query_range step, s
 scrape=2         # scrape interval, s

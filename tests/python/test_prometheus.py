@@ -104,6 +104,9 @@ def test_counter_reset() -> None:
     a = prometheus.to_metrics(prometheus.read_query_range(doc), {"vda": VOL})
     b = prometheus.to_metrics(prometheus.read_query_range(reset), {"vda": VOL})
     pd.testing.assert_frame_equal(a, b)
+    # samples joined in another order (pandas.concat of answers) give the same
+    s = prometheus.read_query_range(doc)
+    pd.testing.assert_frame_equal(prometheus.to_metrics(s.iloc[::-1], {"vda": VOL}), a)
 
 
 def test_a_gap_in_the_counters_leaves_a_period_out() -> None:
@@ -218,6 +221,8 @@ def test_errors() -> None:
         prometheus.to_metrics(s, {})
     with pytest.raises(ValueError, match=r"devices\['vda'\]='vda0' must be an EBS volume id"):
         prometheus.device_volumes(devices={"vda": "vda0"})
+    with pytest.raises(ValueError, match=r"devices\['vda'\]='pv/data' must be an EBS volume id"):
+        prometheus.to_metrics(s, {"vda": "pv/data"})
     # a missing metric: the written bytes left out of the answer
     with pytest.raises(
         ValueError, match=r"device='vda' \(instance 127.0.0.1:9100\) has no node_disk_written_bytes_total"

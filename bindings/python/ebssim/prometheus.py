@@ -299,6 +299,7 @@ def to_metrics(
         raise ValueError(f"samples must be a DataFrame with the columns {list(SAMPLE_COLUMNS)} (read_query_range)")
     if samples.shape[0] == 0:
         raise ValueError("samples has no rows: the query matched no series")
+    samples = samples.sort_values(["instance", "device", "metric", "kind", "timestamp"], kind="stable")
     if step is None:
         gaps = samples.groupby(["instance", "device", "metric"])["timestamp"].diff().dropna()
         if gaps.shape[0] == 0:
@@ -309,6 +310,7 @@ def to_metrics(
     if not (math.isfinite(period) and period > 0):
         raise ValueError(f"step={step!r} must be a positive number of seconds")
     dstep = pd.Timedelta(seconds=period)
+    devices = device_volumes(devices=devices)  # checks the ids
     demand = [m for m, (_, stat) in METRICS.items() if stat == "Sum" and "time" not in m]
     for (instance, device), g in samples.groupby(["instance", "device"], sort=False):
         have = set(g["metric"])
