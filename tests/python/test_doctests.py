@@ -50,6 +50,7 @@ MODULES = [
     "ebssim.k8s",
     "ebssim.latency",
     "ebssim.plot",
+    "ebssim.prometheus",
     "ebssim.recording",
     "ebssim.results",
     "ebssim.simulation",
