@@ -443,7 +443,7 @@ class Comparison:
         t = self.frame.index
         for ax, q in zip(axes, names):
             if q in CHECKS:  # 0/1 per period: steps, the simulated one drawn a little lower to show both
-                ax.step(t, self.frame[f"measured_{q}"], where="post", lw=1.6, label="measured (CloudWatch)")
+                ax.step(t, self.frame[f"measured_{q}"], where="post", lw=1.6, label="measured")
                 ax.step(
                     t, self.frame[f"simulated_{q}"] * 0.9, where="post", lw=1.6, ls="--", label="simulated (ebssim)"
                 )
@@ -460,7 +460,7 @@ class Comparison:
             measured, simulated, label = self.frame[f"measured_{q}"], self.frame[f"simulated_{q}"], labels[q]
             if q.endswith("_latency_ms") and max(measured.max(), simulated.max()) > 10_000:  # human units: s
                 measured, simulated, label = measured / 1e3, simulated / 1e3, label.replace(", ms", ", s")
-            ax.plot(t, measured, lw=1.6, label="measured (CloudWatch)")
+            ax.plot(t, measured, lw=1.6, label="measured")
             ax.plot(t, simulated, lw=1.6, ls="--", label="simulated (ebssim)")
             ax.set_ylabel(label, fontsize=8)
             ax.grid(True, alpha=0.3)
