@@ -261,7 +261,7 @@ def read_hist_log(path: PathLike, *, include_zero: bool = False) -> pd.DataFrame
     )
     what = "clat histogram log fields time_ms, ddir, bs and 1856/2**coarseness bucket counts"
     text = read_table_file(spath, MAX_HIST_LOG_BYTES, "a fio clat histogram log", f"{__name__}.MAX_HIST_LOG_BYTES")
-    columns, line_nos, _ = read_int_table(spath, text, allowed, what)
+    columns, line_nos, _ = read_int_table(spath, text, allowed, what, from_file=isinstance(text, bytes))
     names = ["time_ms", "direction", "bs", "bucket", "lower_ns", "upper_ns", "latency_ns", "count"]
     if not len(line_nos):
         out = pd.DataFrame({c: pd.Series(dtype=str if c == "direction" else np.int64) for c in names})

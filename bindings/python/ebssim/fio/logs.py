@@ -403,7 +403,7 @@ def _read_log(
     text = read_table_file(spath, MAX_LOG_BYTES, f"a fio {kind} log", f"{__name__}.MAX_LOG_BYTES")
     allowed = sorted({len(_layout_fields(lay)) for lay in _LAYOUTS})
     what = "fio log fields time_ms, value[, value1], ddir, bs[, offset][, prio][, issue_time_ns]"
-    columns, line_nos, hex_cols = read_int_table(spath, text, allowed, what)
+    columns, line_nos, hex_cols = read_int_table(spath, text, allowed, what, from_file=isinstance(text, bytes))
 
     if not len(line_nos):
         lay = (
