@@ -29,6 +29,14 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--size", type=float, metavar="GIB", help="the volume's size when known")
     p.add_argument("--iops", type=float, help="the provisioned IOPS of a gp3, io1 or io2 when known")
     p.add_argument(
+        "--members",
+        type=int,
+        metavar="N",
+        help="the capture is of a striped set (md/LVM RAID-0) of N alike volumes of --type: the levels are split "
+        "into each member's by the set's rule, and the result is the set (a raid0: SPEC)",
+    )
+    p.add_argument("--chunk", type=float, metavar="KIB", help="the striped set's chunk in KiB (default 512)")
+    p.add_argument(
         "--instance",
         metavar="TYPE",
         help="the EC2 instance type: its EBS limits join the forward model, jobs they held back give the "
@@ -72,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
         rate_limits=args.rate_limits,
         bin_s=args.bin,
         iops=args.iops,
+        members=args.members,
+        chunk_kib=args.chunk,
     )
     check_stdout()
     if args.output_format == "json":
