@@ -25,14 +25,18 @@ def test_fit_md0_gives_each_members_provisioned_iops() -> None:
     # 1,000 MiB/s. Every run's I/O (4 ... 128 KiB, aligned to its size) lies in one 512 KiB chunk:
     # 1 piece per set I/O, each member serves 1/2 of the set's I/Os. The reports' IOPS
     # (jobs[0].write.iops) 8,780.27, 8,272.82, 8,348.51, 8,301.35, 8,333.90, 8,313.87 are per
-    # member 4,390.1, 4,136.4, 4,174.3, 4,150.7, 4,167.0, 4,156.9: the member's IOPS limit lies
-    # between 4,136 and 4,390 (mean 50,350.72 / 12 = 4,195.9), i.e. 3.4 ... 9.8 % above 4,000:
-    # within scripts/accuracy.py's 10 % for rates.
+    # member 4,390.1, 4,136.4, 4,174.3, 4,150.7, 4,167.0, 4,156.9. The fit (reports only: one level
+    # per run) takes the member's IOPS limit at the highest level, the 4 KiB run's 8,780.27 / 2 =
+    # 4,390.1: (4,390.1 - 4,000) / 4,000 = 9.75 % above the provisioned 4,000, within
+    # scripts/accuracy.py's 10 % for rates (the single gp3 of the same data set overshoots alike:
+    # 4,394.6 at 4 KiB). Had the fit not split the levels, the member would be 8,780 IOPS (+120 %).
+    # Throughput is not checked: no run reaches a member's 1,000 MiB/s (128 KiB: 4,156.9 x 128 KiB
+    # = 519.6 MiB/s per member), so the fit can only say "at least 519.6".
     fit = ebssim.fit.fit(MEMBER_BOUND, type="gp3", size_gib=202, members=2, chunk_kib=512)
     assert fit.stripe is not None and fit.volume is not None
     assert fit.stripe.n == 2 and fit.stripe.chunk_kib == 512
     member_iops = fit.volume.baseline_iops
-    assert 4136 <= member_iops <= 4391
+    assert member_iops == pytest.approx(8780.27 / 2, rel=1e-4)
     assert abs(member_iops - 4000) / 4000 <= 0.10
     # The set's figures are the members' sums: 2 x the member's IOPS.
     assert fit.stripe.max_iops == pytest.approx(2 * member_iops)
@@ -57,7 +61,7 @@ def test_fit_md0_predicts_with_the_set(tmp_path: Path) -> None:
         "size=1G\nnumjobs=16\ntime_based=1\nruntime=10\nnorandommap=1\ngroup_reporting=1\n"
     )
     pred = fit.predict(str(job), log_dir=str(tmp_path))
-    iops = pred.to_dict()["jobs"][0]["write"]["iops"]
+    iops = pred.to_json()["jobs"][0]["write"]["iops"]
     assert iops == pytest.approx(2 * fit.volume.baseline_iops, rel=0.02)
     assert abs(iops - 8333.90) / 8333.90 <= 0.10
 

@@ -672,6 +672,7 @@ def advise(
         return FleetAdvice(
             region=p.region, prices_as_of=p.prices_as_of, headroom_pct=h, volumes=[done[vid] for vid in volumes]
         )
+    vols: Dict[str, Volume] = {vid: v for vid, v in volumes.items() if isinstance(v, Volume)}  # no sets here
     loads: Dict[str, _Load] = {}
     if metrics is not None:
         if not hasattr(metrics, "columns") or "volume_id" not in metrics.columns:
@@ -679,9 +680,9 @@ def advise(
                 "metrics must be a metrics DataFrame of ebssim.aws (columns: ebssim.aws.COLUMNS): from its readers, "
                 "or ebssim.aws.metrics_from_wide(df, volume_id) of a DataFrame with a column per metric"
             )
-        mine = metrics[metrics["volume_id"].isin(list(volumes))]
-        found = aws.traces(mine, gaps="zero", volumes=dict(volumes)) if len(mine) else {}
-        missing = [vid for vid in volumes if vid not in found]
+        mine = metrics[metrics["volume_id"].isin(list(vols))]
+        found = aws.traces(mine, gaps="zero", volumes=dict(vols)) if len(mine) else {}
+        missing = [vid for vid in vols if vid not in found]
         if missing:
             have = sorted(set(metrics["volume_id"])) if "volume_id" in metrics else []
             raise ValueError(
@@ -689,10 +690,10 @@ def advise(
                 f"VolumeReadBytes/VolumeWriteBytes Sum for {', '.join(missing)} (the metrics hold "
                 f"{', '.join(have) or 'no volume'})"
             )
-        loads = {vid: _metrics_load(found[vid], metrics, vid) for vid in volumes}
+        loads = {vid: _metrics_load(found[vid], metrics, vid) for vid in vols}
     gp3_info = volume_types()["gp3"]
     out: List[VolumeAdvice] = []
-    for vid, vol in volumes.items():
+    for vid, vol in vols.items():
         load = loads.get(vid) or _job_load(vol, batch)
         current = vol
         if load.start_balance is not None and vol.has_bucket:
