@@ -211,7 +211,9 @@ def _stripe_probe(vtype: Optional[str], members: Optional[int], chunk_kib: Optio
         raise ValueError(f"members={members!r} must be a whole number >= 1 (the striped set's volumes)")
     if vtype is None:
         raise ValueError(f"members={members!r}: a striped set's fit needs its members' type=")
-    probe = Volume(vtype, volume_types()[vtype].max_size_gib)
+    # Only the set's N and chunk are used (the split does not depend on the members' type): a gp3
+    # with its defaults stands in for the members, whatever their type (io1/io2 need IOPS to exist).
+    probe = Volume("gp3", volume_types()["gp3"].min_size_gib)
     if chunk_kib is None:
         return striped([probe] * members)
     return striped([probe] * members, chunk_kib)
