@@ -92,6 +92,11 @@ def test_fit_cli_members(capsys: pytest.CaptureFixture[str]) -> None:
     assert d["members"] == 2 and d["volume"].startswith("raid0:chunk=512,members=2+gp3:size=202,")
 
 
+def test_fit_cli_chunk_without_members(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fit", "--type", "gp3", "--chunk", "64", str(MEMBER_BOUND[0])]) == 2
+    assert "--chunk 64 is for a striped set: give --members N too" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     "kw, words",
     [

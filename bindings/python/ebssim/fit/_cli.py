@@ -72,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--size {args.size!r}: expected a positive number of GiB")
     if args.bin is not None and not (math.isfinite(args.bin) and args.bin > 0):
         raise ValueError(f"--bin {args.bin!r}: expected a positive number of seconds")
+    if args.chunk is not None and args.members is None:
+        raise ValueError(f"--chunk {args.chunk:g} is for a striped set: give --members N too")
     result = fit(
         args.inputs,
         type=args.type,
