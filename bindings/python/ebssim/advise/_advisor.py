@@ -17,6 +17,7 @@ from ..burst import burst_duration_s, closed_loop_rate, refill_time_s
 from ..cost import Cost, RegionPrices, monthly_cost, prices
 from ..instances import Instance
 from ..simulation import Simulation
+from ..stripes import StripedSet, striped, target_spec
 from ..volumes import Volume, volume_spec, volume_types
 from ..workloads import ClosedLoop, OpenLoop
 from ._alarms import BurstBalanceAlarm, burst_balance_alarm, warning_minutes_of
@@ -82,6 +83,7 @@ class Scenario:
     cost: Cost = field(repr=False)
     throttled_minutes: float
     job_minutes: Optional[float]
+    stripe: Optional[StripedSet] = field(default=None, repr=False)  # a striped set: the set (volume: a member)
 
     @property
     def monthly_usd(self) -> float:
@@ -557,7 +559,7 @@ def _compare(current: _Outcome, other: _Outcome, what: str) -> str:
 
 
 def advise(
-    volumes: Mapping[str, Volume],
+    volumes: Mapping[str, Union[Volume, StripedSet]],
     region: str,
     *,
     metrics: Optional["pd.DataFrame"] = None,
@@ -583,9 +585,16 @@ def advise(
     advice, each alone (on its own ``instance`` if one is given): throttled minutes, and how long
     the job (the busiest stretch of the metrics, or the batch job) takes.
 
+    A striped set (:class:`ebssim.StripedSet`, a ``raid0:`` SPEC) is advised as a whole: its
+    members are alike, so each member is advised on these criteria with its share of the job
+    (the set's I/Os split by the set's rule, :meth:`ebssim.StripedSet.split`: each member runs the
+    job with I/Os of ``piece_bytes`` at its own peak rate), the number of members and the chunk are
+    kept, and the set's scenarios are priced as the members' sums
+    (:meth:`ebssim.StripedSet.monthly_cost`). Metrics of a striped set are not read yet.
+
     Parameters
     ----------
-    volumes : dict of str to Volume
+    volumes : dict of str to Volume or StripedSet
         By VolumeId (:func:`ebssim.aws.read_volumes`, :func:`ebssim.k8s.read_manifests`, SPECs).
     region : str
         Where the volumes are priced (:func:`ebssim.cost.prices`).
@@ -623,8 +632,8 @@ def advise(
     if not isinstance(volumes, Mapping) or not volumes:
         raise ValueError("volumes must be a non-empty mapping of VolumeId to ebssim.Volume")
     for vid, vol in volumes.items():
-        if not isinstance(vol, Volume):
-            raise ValueError(f"volumes[{vid!r}]={vol!r} must be an ebssim.Volume")
+        if not isinstance(vol, (Volume, StripedSet)):
+            raise ValueError(f"volumes[{vid!r}]={vol!r} must be an ebssim.Volume or ebssim.StripedSet")
     p: RegionPrices = prices(region)
     h = float(headroom_pct) if isinstance(headroom_pct, (int, float)) and not isinstance(headroom_pct, bool) else -1.0
     if not (math.isfinite(h) and 0 <= h <= 1000):
@@ -642,6 +651,28 @@ def advise(
     # Checked for every fleet, before any work: not only where a gp2 volume needs an alarm, and
     # not turned into a note of the advice.
     warning = warning_minutes_of(alarm_minutes, "alarm_minutes")
+    sets = {vid: v for vid, v in volumes.items() if isinstance(v, StripedSet)}
+    if sets:
+        if metrics is not None:
+            raise ValueError(
+                f"volumes[{next(iter(sets))!r}] is a striped set: advice from metrics on a striped set is not "
+                f"modelled yet (advise it with job=BatchJob(...), or its members' volume ids with metrics)"
+            )
+        singles = {vid: v for vid, v in volumes.items() if not isinstance(v, StripedSet)}
+        done: Dict[str, VolumeAdvice] = {}
+        if singles:
+            done.update(
+                (a.volume_id, a)
+                for a in advise(
+                    singles, p.region, instance=inst, headroom_pct=h, job=batch, alarm_minutes=warning
+                ).volumes
+            )
+        for vid, st in sets.items():
+            done[vid] = _advise_set(vid, st, p, inst, h, batch, warning)
+        return FleetAdvice(
+            region=p.region, prices_as_of=p.prices_as_of, headroom_pct=h, volumes=[done[vid] for vid in volumes]
+        )
+    vols: Dict[str, Volume] = {vid: v for vid, v in volumes.items() if isinstance(v, Volume)}  # no sets here
     loads: Dict[str, _Load] = {}
     if metrics is not None:
         if not hasattr(metrics, "columns") or "volume_id" not in metrics.columns:
@@ -649,9 +680,9 @@ def advise(
                 "metrics must be a metrics DataFrame of ebssim.aws (columns: ebssim.aws.COLUMNS): from its readers, "
                 "or ebssim.aws.metrics_from_wide(df, volume_id) of a DataFrame with a column per metric"
             )
-        mine = metrics[metrics["volume_id"].isin(list(volumes))]
-        found = aws.traces(mine, gaps="zero", volumes=dict(volumes)) if len(mine) else {}
-        missing = [vid for vid in volumes if vid not in found]
+        mine = metrics[metrics["volume_id"].isin(list(vols))]
+        found = aws.traces(mine, gaps="zero", volumes=dict(vols)) if len(mine) else {}
+        missing = [vid for vid in vols if vid not in found]
         if missing:
             have = sorted(set(metrics["volume_id"])) if "volume_id" in metrics else []
             raise ValueError(
@@ -659,10 +690,10 @@ def advise(
                 f"VolumeReadBytes/VolumeWriteBytes Sum for {', '.join(missing)} (the metrics hold "
                 f"{', '.join(have) or 'no volume'})"
             )
-        loads = {vid: _metrics_load(found[vid], metrics, vid) for vid in volumes}
+        loads = {vid: _metrics_load(found[vid], metrics, vid) for vid in vols}
     gp3_info = volume_types()["gp3"]
     out: List[VolumeAdvice] = []
-    for vid, vol in volumes.items():
+    for vid, vol in vols.items():
         load = loads.get(vid) or _job_load(vol, batch)
         current = vol
         if load.start_balance is not None and vol.has_bucket:
@@ -798,3 +829,45 @@ def advise(
             )
         )
     return FleetAdvice(region=p.region, prices_as_of=p.prices_as_of, headroom_pct=h, volumes=out)
+
+
+def _advise_set(
+    vid: str, st: StripedSet, p: RegionPrices, inst: Optional[Instance], h: float, batch: BatchJob, warning: float
+) -> VolumeAdvice:
+    """A striped set's advice: one member's (alike members, each with its share of the job), the
+    set's N and chunk kept, priced as the members' sums."""
+    piece = st.split(batch.io_size).piece_bytes
+    member_job = dataclasses.replace(batch, io_size=piece)
+    one = advise({vid: st.members[0]}, p.region, instance=inst, headroom_pct=h, job=member_job, alarm_minutes=warning)[
+        vid
+    ]
+
+    def whole(sc: Scenario) -> Scenario:
+        s = striped([sc.volume] * st.n, st.chunk_kib)
+        spec = target_spec(s)
+        return Scenario(
+            spec=spec,
+            volume=sc.volume,
+            cost=s.monthly_cost(p, spec=spec),
+            throttled_minutes=sc.throttled_minutes,
+            job_minutes=sc.job_minutes,
+            stripe=s,
+        )
+
+    current, defaults, adv = whole(one.current), whole(one.defaults), whole(one.advice)
+    reason = (
+        f"RAID-0 of {st.n} members, {st.chunk_kib:g} KiB chunks, advised as its members ({st.n} and the chunk kept; "
+        f"each member runs its share of the job, {piece:g}-byte pieces): each member: {one.reason}; the set: "
+        f"${adv.monthly_usd:.2f}/month against ${current.monthly_usd:.2f} now and ${defaults.monthly_usd:.2f} with "
+        f"defaults"
+    )
+    return VolumeAdvice(
+        volume_id=vid,
+        current=current,
+        defaults=defaults,
+        advice=adv,
+        reason=reason,
+        load=f"{batch.describe()} on the set; each member: {one.load}",
+        job_bytes=one.job_bytes * st.n,
+        alarm=one.alarm,
+    )

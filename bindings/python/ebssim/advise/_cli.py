@@ -7,7 +7,8 @@ ebssim advise --region REGION [--metrics FILE]... [--queries FILE] [--volume-id 
               INPUT [INPUT ...]
 
 An INPUT is an ``aws ec2 describe-volumes`` JSON file, a Kubernetes manifest file (YAML or
-JSON), a SPEC (``gp2:size=2000``) or ``VOLUME_ID=SPEC`` (so metrics can name it).
+JSON), a SPEC (``gp2:size=2000``, or a striped set ``raid0:members=2+gp2:size=500``) or ``VOLUME_ID=SPEC``
+(so metrics can name it).
 """
 
 from __future__ import annotations
@@ -16,16 +17,17 @@ import argparse
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Tuple, Union
 
 # Only what the parser needs is imported here (`ebssim --help` stays fast); the rest in run_*.
 from .. import aws
 from ..cost import PRICES_AS_OF, io_requests_of, monthly_cost, prices
-from ..volumes import VOLUME_TYPES, volume_from_spec
+from ..volumes import VOLUME_TYPES
 from ._plan import MODIFICATION_RULE, check_recent_modifications, modify_volume_plan
 
 if TYPE_CHECKING:
     from .. import k8s
+    from ..stripes import StripedSet
     from ..volumes import Volume
 
 _ID_SPEC = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._/-]*)=(.+)$")
@@ -96,7 +98,7 @@ def add_parsers(sub: Any) -> None:
         "inputs",
         nargs="+",
         metavar="INPUT",
-        help="describe-volumes JSON, Kubernetes manifest (YAML/JSON), SPEC or VOLUME_ID=SPEC",
+        help="describe-volumes JSON, Kubernetes manifest (YAML/JSON), SPEC (raid0: a striped set) or VOLUME_ID=SPEC",
     )
 
 
@@ -135,15 +137,16 @@ def _looks_like_path(text: str) -> bool:
     return text.endswith((".json", ".yaml", ".yml", ".csv")) or text.startswith(("/", "./", "../"))
 
 
-def read_inputs(inputs: List[str]) -> Tuple[Dict[str, Volume], List[k8s.Claim]]:
+def read_inputs(inputs: List[str]) -> Tuple[Dict[str, Union[Volume, StripedSet]], List[k8s.Claim]]:
     """Volumes by id from INPUTs, and the Kubernetes claims among them."""
     from .. import k8s
     from .._files import load_json, read_text
+    from ..stripes import target_from_spec  # a volume or a striped set (raid0:...)
 
-    volumes: Dict[str, Volume] = {}
+    volumes: Dict[str, Union[Volume, StripedSet]] = {}
     claims: List[k8s.Claim] = []
 
-    def add(vid: str, vol: Volume, where: str) -> None:
+    def add(vid: str, vol: Union[Volume, StripedSet], where: str) -> None:
         if vid in volumes:
             raise ValueError(f"INPUT {where}: volume {vid} is given twice")
         volumes[vid] = vol
@@ -180,9 +183,9 @@ def read_inputs(inputs: List[str]) -> Tuple[Dict[str, Volume], List[k8s.Claim]]:
         else:
             m = _ID_SPEC.match(item)
             if m and m.group(1) not in VOLUME_TYPES and ":" not in m.group(1):
-                add(m.group(1), volume_from_spec(m.group(2)), item)
+                add(m.group(1), target_from_spec(m.group(2)), item)
             else:
-                add(item, volume_from_spec(item), item)
+                add(item, target_from_spec(item), item)
     return volumes, claims
 
 

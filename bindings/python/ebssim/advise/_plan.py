@@ -138,6 +138,14 @@ def modify_volume_plan(
         planned[vid] = planned.get(vid, 0) + 1
         arguments.append(args)
     warnings: List[str] = []
+    if isinstance(changes, FleetAdvice):
+        for v in changes.volumes:
+            st = v.advice.stripe
+            if st is not None and v.volume_id in planned:
+                warnings.append(
+                    f"{v.volume_id} is a striped set: run its command once per member, with each of its {st.n} "
+                    f"members' volume ids in place of {v.volume_id}"
+                )
     for vid, n in planned.items():
         total = recent.get(vid, 0) + n
         if total > MAX_MODIFICATIONS_PER_24H:

@@ -29,6 +29,14 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--size", type=float, metavar="GIB", help="the volume's size when known")
     p.add_argument("--iops", type=float, help="the provisioned IOPS of a gp3, io1 or io2 when known")
     p.add_argument(
+        "--members",
+        type=int,
+        metavar="N",
+        help="the capture is of a striped set (md/LVM RAID-0) of N alike volumes of --type: the levels are split "
+        "into each member's by the set's rule, and the result is the set (a raid0: SPEC)",
+    )
+    p.add_argument("--chunk", type=float, metavar="KIB", help="the striped set's chunk in KiB (default 512)")
+    p.add_argument(
         "--instance",
         metavar="TYPE",
         help="the EC2 instance type: its EBS limits join the forward model, jobs they held back give the "
@@ -64,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--size {args.size!r}: expected a positive number of GiB")
     if args.bin is not None and not (math.isfinite(args.bin) and args.bin > 0):
         raise ValueError(f"--bin {args.bin!r}: expected a positive number of seconds")
+    if args.chunk is not None and args.members is None:
+        raise ValueError(f"--chunk {args.chunk:g} is for a striped set: give --members N too")
     result = fit(
         args.inputs,
         type=args.type,
@@ -72,6 +82,8 @@ def run(args: argparse.Namespace) -> int:
         rate_limits=args.rate_limits,
         bin_s=args.bin,
         iops=args.iops,
+        members=args.members,
+        chunk_kib=args.chunk,
     )
     check_stdout()
     if args.output_format == "json":

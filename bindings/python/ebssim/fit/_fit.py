@@ -11,6 +11,7 @@ import numpy.typing as npt
 
 from ..instances import Instance
 from ..instances import instance as _instance
+from ..stripes import StripedSet, striped
 from ..volumes import VOLUME_TYPES, Volume, volume_types
 from . import _native, _range, _rules
 from ._inputs import Capture, JobData, Source, load
@@ -93,6 +94,8 @@ def fit(
     rate_limits: str = "workload",
     bin_s: Optional[float] = None,
     iops: Optional[float] = None,
+    members: Optional[int] = None,
+    chunk_kib: Optional[float] = None,
 ) -> Fit:
     """Fit the model to what fio wrote.
 
@@ -117,6 +120,14 @@ def fit(
     iops : float, optional
         The provisioned IOPS of a gp3, io1 or io2 when known (it is then not fitted, and a job
         measured more than 3 % below it, and below the throughput, is taken to be demand-bound).
+        On a striped set, a member's.
+    members : int, optional
+        The capture is of a striped set (md or LVM RAID-0) of ``members`` alike volumes of
+        ``type``: each job's I/Os are split into the members' I/Os by the set's rule
+        (:meth:`ebssim.StripedSet.split`), so the levels are fitted as each member's and the
+        fitted volume is a member; :attr:`Fit.stripe` is the set (docs/fit.md, *Striped sets*).
+    chunk_kib : float, optional
+        The set's chunk in KiB (default 512, mdadm's); only with ``members``.
 
     Returns
     -------
@@ -143,7 +154,10 @@ def fit(
         raise ValueError(f"iops={iops!r} must be a positive, finite number of IOPS")
     if iops is not None and (type is None or volume_types()[type].has_bucket):
         raise ValueError(f"iops={iops!r} is for gp3, io1 or io2 (got type={type!r})")
+    probe = _stripe_probe(type, members, chunk_kib)
     capture = load(inputs, bin_s=bin_s)
+    if probe is not None:
+        _to_members(capture, probe)
     summary = [j for j in capture.jobs if j.summary]
     if summary and len(summary) < len(capture.jobs):
         raise ValueError(
@@ -182,7 +196,49 @@ def fit(
         _fit_bucket(result, capture, levels, weights, type, size_gib, rate_limits)
     else:
         _fit_provisioned(result, capture, levels, weights, type, size_gib, rate_limits, iops)
+    if probe is not None and result.volume is not None:
+        result.stripe = striped([result.volume] * probe.n, probe.chunk_kib)
     return result
+
+
+def _stripe_probe(vtype: Optional[str], members: Optional[int], chunk_kib: Optional[float]) -> Optional[StripedSet]:
+    """The striped set the capture was taken on, of probe members (only its N and chunk are used)."""
+    if members is None:
+        if chunk_kib is not None:
+            raise ValueError(f"chunk_kib={chunk_kib!r} is for a striped set: give members=N too")
+        return None
+    if isinstance(members, bool) or not isinstance(members, int) or members < 1:
+        raise ValueError(f"members={members!r} must be a whole number >= 1 (the striped set's volumes)")
+    if vtype is None:
+        raise ValueError(f"members={members!r}: a striped set's fit needs its members' type=")
+    # Only the set's N and chunk are used (the split does not depend on the members' type): a gp3
+    # with its defaults stands in for the members, whatever their type (io1/io2 need IOPS to exist).
+    probe = Volume("gp3", volume_types()["gp3"].min_size_gib)
+    if chunk_kib is None:
+        return striped([probe] * members)
+    return striped([probe] * members, chunk_kib)
+
+
+def _to_members(capture: Capture, stripe: StripedSet) -> None:
+    """Each job as one member sees it: the set's I/Os split by the set's rule (``StripedSet.split``,
+    the C++ core's ``stripe_split``; offsets aligned to the I/O size, fio's ``blockalign``), each
+    member serving ``member_share`` pieces of ``piece_bytes`` per set I/O. Latencies stay: a set
+    I/O's pieces run in parallel on alike members (Little's law: in flight and IOPS scale alike)."""
+    for job in capture.jobs:
+        fj = job.fio_job
+        if fj is not None and fj.thinktime > 0:
+            raise ValueError(
+                f"job {job.name!r} ({job.source}) has thinktime: a striped set's fit reads jobs that ask for more "
+                "than the set gives (a closed loop with think time on a set is not modelled by the fit yet)"
+            )
+        s = stripe.split(job.io_bytes)
+        job.iops = job.iops * s.member_share
+        job.rate_iops = job.rate_iops * s.member_share
+        job.io_bytes = s.piece_bytes
+    capture.notes.append(
+        f"striped set of {stripe.n} members, {stripe.chunk_kib:g} KiB chunks: levels and phases are each member's "
+        "(the set's I/Os split by the set's rule)"
+    )
 
 
 #: A level within this fraction of its job's rate cap is at the cap.

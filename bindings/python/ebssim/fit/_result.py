@@ -14,6 +14,7 @@ from ..volumes import Volume
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..fio import FioPrediction
+    from ..stripes import StripedSet
     from ._inputs import Capture
     from ._levels import Level
 
@@ -191,6 +192,7 @@ class Fit:
     latency_fits: List[Tuple[str, float, float]] = field(default_factory=list)
     levels_are_caps: bool = False
     volume_range: Optional[Dict[str, Any]] = None
+    stripe: Optional["StripedSet"] = None
 
     # ---- values -------------------------------------------------------------------------
 
@@ -253,6 +255,15 @@ class Fit:
         v = self.volume
         if v is None:
             return None
+        if self.stripe is not None:
+            from ..stripes import target_spec
+
+            head = target_spec(self.stripe).partition("+")[0]  # raid0:chunk=...,members=N
+            return f"{head}+{self._volume_spec(v)}"
+        return self._volume_spec(v)
+
+    @staticmethod
+    def _volume_spec(v: Volume) -> str:
         parts = [f"size={v.size_gib:g}"]
         if v.iops is not None:
             parts.append(f"iops={v.iops:g}")
@@ -277,6 +288,8 @@ class Fit:
         return {
             "volume": self.spec(),
             "volume_type": self.volume_type,
+            "members": self.stripe.n if self.stripe is not None else None,
+            "chunk_kib": self.stripe.chunk_kib if self.stripe is not None else None,
             "size_gib": size,
             "baseline_iops": v.baseline_iops if v is not None else None,
             "burst_iops": v.max_iops if bucket and v is not None else None,
@@ -312,7 +325,8 @@ class Fit:
             lines.append(f"fits: {self.volume_range['type']}: {self.volume_range['why']}")
         if self.volume is not None:
             least = " (the least that fits)" if self.volume_range is not None else ""
-            lines.append(f"volume: {self.volume}{least}  (--volume TARGET={self.spec()})")
+            what = self.volume if self.stripe is None else self.stripe
+            lines.append(f"volume: {what}{least}  (--volume TARGET={self.spec()})")
         elif self.volume_type:
             lines.append(f"volume: {self.volume_type}, not fully determined")
         lines.append("phases:")
@@ -342,7 +356,11 @@ class Fit:
 
     def _repr_html_(self) -> str:
         g = self.goodness
-        head = str(self.volume) if self.volume is not None else (self.volume_type or "levels only (no type)")
+        head = (
+            str(self.stripe or self.volume)
+            if self.volume is not None
+            else (self.volume_type or "levels only (no type)")
+        )
         good = (
             f"RMS residual {g['rms_residual_iops']:.4g} IOPS ({100 * (g['relative_rms'] or 0):.2f} %), "
             f"{int(g['windows'] or 0)} windows"
@@ -438,4 +456,5 @@ class Fit:
         w = self._value("instance_wait_cv")
         if inst is not None and w is not None:
             inst = _instance(inst, wait_cv=w)
-        return fio.predict(runs, {target: self.volume}, instance=inst, log_dir=log_dir)
+        vol: Any = self.volume if self.stripe is None else self.stripe
+        return fio.predict(runs, {target: vol}, instance=inst, log_dir=log_dir)
