@@ -65,22 +65,9 @@ def fit_bucket_volume(
 
 
 def _instance_spec(instance: Optional[Instance]) -> Optional[_core.InstanceSpec]:
-    """The instance's limits for the forward model (None: the volume alone)."""
-    if instance is None:
-        return None
-    return _core.InstanceSpec(
-        instance.name,
-        float(instance.baseline_iops),
-        float(instance.max_iops),
-        float(instance.baseline_mb_s),
-        float(instance.max_mb_s),
-        nitro=bool(instance.nitro),
-        burst_s=float(instance.burst_s),
-        refill_s=float(instance.refill_s),
-        io_balance_pct=float(instance.io_balance_pct),
-        byte_balance_pct=float(instance.byte_balance_pct),
-        share=instance.share,
-    )
+    """The instance's limits for the forward model (None: the volume alone): the spec the
+    instance itself is built from (``Instance._spec``)."""
+    return None if instance is None else instance._spec()
 
 
 def simulate_windows(
@@ -92,21 +79,9 @@ def simulate_windows(
     instance: Optional[Instance] = None,
 ) -> _core.SimulatedWindows:
     """The fitter's forward model: the engine runs ``phases`` on ``volume`` (attached to
-    ``instance``, if any); mean served IOPS per window."""
-
-    def opt(x: Optional[float]) -> float:
-        return math.nan if x is None else float(x)
-
-    spec = _core.VolumeSpec(
-        volume.type,
-        float(volume.size_gib),
-        iops=opt(volume.iops),
-        throughput_mib_s=opt(volume.throughput_mib_s),
-        burst_balance_pct=opt(volume.burst_balance_pct),
-        latency_ms=opt(volume.latency_ms),
-        transfer_mib_s=opt(volume.transfer_mib_s),
-    )
-    return _core.simulate_windows(spec, list(phases), start_s, end_s, float(dt_s), _instance_spec(instance))
+    ``instance``, if any); mean served IOPS per window. The volume and instance go to the core
+    as the specs they are built from (each phase's offered rate sets its own service time)."""
+    return _core.simulate_windows(volume._spec(), list(phases), start_s, end_s, float(dt_s), _instance_spec(instance))
 
 
 def fit_service_time(
