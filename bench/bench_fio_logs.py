@@ -29,13 +29,13 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-import time
 from pathlib import Path
-from typing import Any, Callable, List, Tuple
+from typing import Callable, List, Tuple
 
 import ebssim.fio as fio
 import numpy as np
 import pandas as pd
+from _timing import interleaved_best
 from ebssim.fio.logs import DIRECTIONS
 
 GOAL = 1.5  # a reader's time / pandas.read_csv's, at most
@@ -91,15 +91,6 @@ def hist_log(path: Path, rows: int, seed: int) -> None:
     write_table(path, cols, ["%d"] * len(cols))
 
 
-def best(fn: Callable[[], Any], repeats: int) -> Tuple[float, Any]:
-    times, out = [], None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return min(times), out
-
-
 def main(argv: List[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rows", type=int, default=2_000_000, help="rows of each per-I/O log (default 2 million)")
@@ -136,8 +127,9 @@ def main(argv: List[str]) -> int:
         )
         print(f"{'reader':<22} {'MB':>6} {'reader s':>9} {'read_csv s':>10} {'ratio':>6}  goal")
         for name, paths, read in cases:
-            t_csv, frames = best(lambda paths=paths: [csv(q) for q in paths], a.repeats)
-            t_read, out = best(read, a.repeats)
+            (t_csv, frames), (t_read, out) = interleaved_best(
+                [lambda paths=paths: [csv(q) for q in paths], read], a.repeats
+            )
             raw = pd.concat(frames, ignore_index=True)
             if name == "read_hist_log":
                 counts = raw.iloc[:, 3:].to_numpy()

@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 import ebssim
 import numpy as np
 import pandas as pd
+from _timing import interleaved_best
 from ebssim.fleet import simulate_fleet
 
 GOAL = 2.0  # the long frame's time / the workloads' time, at most
@@ -57,15 +57,6 @@ def fleet(volumes: int, rows: int, seed: int) -> Tuple[Dict[str, ebssim.Volume],
         }
     )
     return vols, frame
-
-
-def best(fn: Callable[[], Any], repeats: int) -> Tuple[float, Any]:
-    times, out = [], None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return min(times), out
 
 
 def by_id(frame: pd.DataFrame, **trace: Any) -> Dict[str, ebssim.OpenLoop]:
@@ -99,8 +90,13 @@ def main(argv: List[str]) -> int:
     ok = True
     for name, long, trace in cases:
         loads = by_id(long, **trace)
-        t_long, res_long = best(lambda long=long, trace=trace: simulate_fleet(vols, long, **trace), a.repeats)
-        t_id, res_id = best(lambda loads=loads: simulate_fleet(vols, loads), a.repeats)
+        (t_long, res_long), (t_id, res_id) = interleaved_best(
+            [
+                lambda long=long, trace=trace: simulate_fleet(vols, long, **trace),
+                lambda loads=loads: simulate_fleet(vols, loads),
+            ],
+            a.repeats,
+        )
         same = res_long.summary.equals(res_id.summary) and not res_long.errors
         ratio = t_long / t_id
         met = same and ratio <= GOAL

@@ -575,21 +575,45 @@ def test_hex_priorities_of_a_long_log(tmp_path):
 
 
 def test_line_ends_and_bytes_outside_a_table_are_named(tmp_path):
-    # CR LF line ends read as LF; a lone CR, a non-ASCII digit and bytes that are not UTF-8 are
-    # named with their line.
+    # CR LF and CR line ends read as LF (as Python's universal newlines read them); a CR inside a
+    # line, a non-ASCII digit, a NUL and bytes that are not UTF-8 are named with their line.
     lines = (PERIO / "perio_iops.1.log").read_text().splitlines()
     p = tmp_path / "crlf_iops.1.log"
-    p.write_bytes(("\r\n".join(lines) + "\r\n").encode())
-    assert read_log(p).equals(read_log(PERIO / "perio_iops.1.log"))
+    for end in ["\r\n", "\r"]:
+        p.write_bytes((end.join(lines) + end).encode())
+        assert read_log(p).equals(read_log(PERIO / "perio_iops.1.log"))
+    # Line 4 cut by a CR after its second field: its two parts are lines of 2 and 4 fields.
+    cut = lines[3].split(",")
     for body, message in [
-        ("\n".join(lines[:3]) + "\r" + "\n".join(lines[3:]), r"line 3: character '\\r' at column"),
+        (
+            "\n".join(lines[:3] + [",".join(cut[:2]) + "\r" + ",".join(cut[2:])] + lines[4:]),
+            r"line 4: expected 6 .* got 2",
+        ),
         ("\n".join(lines[:4] + ["1, \u0661, 0, 4096, 0, 0"]), r"line 5: character '\u0661' at column 4"),
+        ("\n".join(lines[:2] + ["1, 2\x00, 0, 4096, 0, 0"]), r"line 3: character '\\x00' at column 5"),
     ]:
         p.write_text(body)
         with pytest.raises(ValueError, match=message):
             read_log(p)
     p.write_bytes(b"0, 1, 0, 4096, 0, 0\n0, \xff1, 0, 4096, 0, 0\n")
     with pytest.raises(ValueError, match=r"line 2: byte 0xff is not UTF-8"):
+        read_log(p)
+
+
+def test_a_line_number_in_a_message_counts_blank_lines_and_cr_line_ends(tmp_path):
+    # The fast path reads the file without numbering its lines; a message that names one (here
+    # the layout's ddir check, after the file was read) works it out from the file: pandas skips
+    # blank lines, and CR ends a line as LF does.
+    lines = (PERIO / "perio_iops.1.log").read_text().splitlines()
+    bad = lines[5].split(",")
+    bad[2] = " 7"  # ddir 7: lines[5] is the file's line 6
+    body = "\n".join(lines[:2] + [""] + lines[2:5] + [",".join(bad)] + lines[6:]) + "\n"
+    p = tmp_path / "blank_iops.1.log"
+    p.write_text(body)  # a blank line after line 2: the bad row is on line 7
+    with pytest.raises(ValueError, match=r"blank_iops\.1\.log, line 7: ddir field is 7"):
+        read_log(p)
+    p.write_bytes(body.replace("\n", "\r").encode())
+    with pytest.raises(ValueError, match=r"blank_iops\.1\.log, line 7: ddir field is 7"):
         read_log(p)
 
 

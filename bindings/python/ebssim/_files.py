@@ -138,6 +138,22 @@ def read_bounded(path: str, limit: int, what: str, limit_name: str) -> bytes:
     return data
 
 
+def head_bounded(path: str, limit: int, what: str, limit_name: str, n: int) -> bytes:
+    """The first ``n`` bytes (or fewer) of the regular file ``path``, refused as
+    :func:`read_bounded` refuses it (not a regular file, more than ``limit`` bytes): for readers
+    that hand the file itself to a parser and look only at its first line."""
+    fd, st = _open_regular(path, what)
+    try:
+        if st.st_size > limit:
+            raise ValueError(
+                f"{path}: holds more than {limit:,} bytes, the limit for {what} ({limit_name}); "
+                f"split the file, or raise {limit_name} if it really is that large"
+            )
+        return _read_up_to(fd, n)
+    finally:
+        os.close(fd)
+
+
 def read_head(path: str, n: int, what: str) -> bytes:
     """The first ``n`` bytes (or fewer) of the regular file ``path``, to tell what kind of file
     it is; refused as :func:`read_bounded` refuses anything but a regular file."""

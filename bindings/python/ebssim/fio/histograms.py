@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Iterable, Optional, Tuple
 
 import numpy as np
 
-from ._files import PathLike, read_int_table, read_table_file
+from ._files import PathLike, read_int_matrix
 from .logs import _ddir_ok, _kind_from_name, directions
 
 if TYPE_CHECKING:
@@ -260,21 +260,22 @@ def read_hist_log(path: PathLike, *, include_zero: bool = False) -> pd.DataFrame
         3 + (total >> c) for total in (FIO_IO_U_PLAT_NR, _FIO2_PLAT_NR) for c in range(FIO_IO_U_PLAT_BITS + 1)
     )
     what = "clat histogram log fields time_ms, ddir, bs and 1856/2**coarseness bucket counts"
-    text = read_table_file(spath, MAX_HIST_LOG_BYTES, "a fio clat histogram log", f"{__name__}.MAX_HIST_LOG_BYTES")
-    columns, line_nos, _ = read_int_table(spath, text, allowed, what, from_file=isinstance(text, bytes))
+    table, line_nos = read_int_matrix(
+        spath, MAX_HIST_LOG_BYTES, "a fio clat histogram log", f"{__name__}.MAX_HIST_LOG_BYTES", allowed, what
+    )
     names = ["time_ms", "direction", "bs", "bucket", "lower_ns", "upper_ns", "latency_ns", "count"]
     if not len(line_nos):
         out = pd.DataFrame({c: pd.Series(dtype=str if c == "direction" else np.int64) for c in names})
         out.attrs.update({"source": spath, "coarseness": None, "nbuckets": None, "intervals": 0})
         return out
-    shape = _hist_shape(len(columns) - 3)
+    shape = _hist_shape(table.shape[1] - 3)
     assert shape is not None  # guaranteed by `allowed`
     coarseness, total = shape
-    ddir = columns[1]
+    ddir = table[:, 1]
     if not _ddir_ok(ddir):
         r = int(np.argmax((ddir < 0) | (ddir > 2)))
         raise ValueError(f"{spath}, line {line_nos[r]}: ddir field is {ddir[r]}: expected 0, 1 or 2")
-    counts = np.column_stack(columns[3:])
+    counts = table[:, 3:]
     if bool(np.any(counts < 0)):
         r = int(np.argmax(np.any(counts < 0, axis=1)))
         raise ValueError(f"{spath}, line {line_nos[r]}: negative bucket count: expected counts >= 0")
@@ -287,9 +288,9 @@ def read_hist_log(path: PathLike, *, include_zero: bool = False) -> pd.DataFrame
         rows, bidx = np.nonzero(counts)
     out = pd.DataFrame(
         {
-            "time_ms": columns[0][rows],
+            "time_ms": table[:, 0][rows],
             "direction": directions(ddir[rows]),
-            "bs": columns[2][rows],
+            "bs": table[:, 2][rows],
             "bucket": bidx.astype(np.int64),
             "lower_ns": buckets["lower_ns"].to_numpy()[bidx],
             "upper_ns": buckets["upper_ns"].to_numpy()[bidx],

@@ -13,12 +13,12 @@ import os
 import re
 import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
 
-from ._files import PathLike, read_int_table, read_table_file
+from ._files import LineNumbers, PathLike, read_int_file
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -166,7 +166,7 @@ def _ddir_ok(col: np.ndarray) -> bool:
 def _choose_layout(
     path: str,
     columns: List[np.ndarray],
-    line_nos: np.ndarray,
+    line_nos: Union[np.ndarray, LineNumbers],
     hex_cols: List[bool],
     *,
     log_offset: Optional[bool],
@@ -204,12 +204,14 @@ def _choose_layout(
             f"layouts with {n} fields: {opts}"
         )
 
-    def problem(lay: Tuple[bool, bool, bool, bool]) -> Optional[str]:
+    def problem(lay: Tuple[bool, bool, bool, bool]) -> Optional[Callable[[], str]]:
+        """Why ``lay`` does not fit, as a message made when it is shown (a line number may
+        have to be looked up in the file: :class:`LineNumbers`)."""
         fields = _layout_fields(lay)
         ddir = columns[fields.index("ddir")]
         if not _ddir_ok(ddir):
             r = int(np.argmax((ddir < 0) | (ddir > 2)))
-            return (
+            return lambda: (
                 f"{path}, line {line_nos[r]}: ddir field is {ddir[r]}: expected 0 (read), 1 (write) or 2 (trim) "
                 f"for layout {_layout_desc(lay)}"
             )
@@ -217,7 +219,7 @@ def _choose_layout(
             prio = columns[fields.index("prio")]
             if not bool(np.all((prio == 0) | (prio == 1))):
                 r = int(np.argmax((prio != 0) & (prio != 1)))
-                return (
+                return lambda: (
                     f"{path}, line {line_nos[r]}: prio field is {prio[r]}: expected 0 or 1 "
                     f"(or 0x.... with log_prio) for layout {_layout_desc(lay)}"
                 )
@@ -225,11 +227,14 @@ def _choose_layout(
 
     # Preference when the data fit several layouts: no value1, prio present (3.18+), no issue time.
     cands.sort(key=lambda lay: (lay[0], not lay[2], lay[3]))
-    problems = [problem(lay) for lay in cands]
-    for lay, p in zip(cands, problems):
+    first: Optional[Callable[[], str]] = None
+    for lay in cands:
+        p = problem(lay)
         if p is None:
             return lay
-    raise ValueError(problems[0])
+        first = first or p
+    assert first is not None
+    raise ValueError(first())
 
 
 def _value_names(kind: str, per_io: bool) -> Tuple[str, str]:
@@ -392,18 +397,56 @@ def _read_log(
     stacklevel: int,
 ) -> pd.DataFrame:
     """:func:`read_log`; ``stacklevel`` makes its warning point at the public caller's line."""
+    data, attrs = _read_log_columns(
+        path,
+        kind,
+        log_offset=log_offset,
+        window_value_both=window_value_both,
+        issue_time=issue_time,
+        per_io=per_io,
+        fio_version=fio_version,
+        options=options,
+        stacklevel=stacklevel + 1,
+    )
+    return _log_frame(data, attrs)
+
+
+def _log_frame(data: Dict[str, Any], attrs: Dict[str, Any]) -> pd.DataFrame:
+    """The frame of :func:`_read_log_columns`' columns: ``direction`` named from its ddir codes."""
     import pandas as pd
 
+    cols = {k: (directions(v) if k == "direction" else v) for k, v in data.items()}
+    out = pd.DataFrame(cols, copy=False)  # the arrays are this call's own
+    out.attrs.update(attrs)
+    return out
+
+
+def _read_log_columns(
+    path: PathLike,
+    kind: Optional[str],
+    *,
+    log_offset: Optional[bool],
+    window_value_both: Optional[bool],
+    issue_time: Optional[bool],
+    per_io: Optional[bool],
+    fio_version: VersionLike,
+    options: Optional[Mapping[str, str]],
+    stacklevel: int,
+) -> Tuple[Dict[str, np.ndarray], Dict[str, Any]]:
+    """:func:`read_log`'s columns as int64 arrays (``direction``: fio's ddir codes, named by
+    :func:`_log_frame`) and the frame's ``attrs``: :func:`read_logs` joins several files' arrays
+    before it makes one frame."""
     spath = os.fspath(path)
     kind = _check_kind(kind, spath)
     version = _parse_version(fio_version)
     log_offset, window_value_both, issue_time, per_io = _hints_from_options(
         options, log_offset, window_value_both, issue_time, per_io
     )
-    text = read_table_file(spath, MAX_LOG_BYTES, f"a fio {kind} log", f"{__name__}.MAX_LOG_BYTES")
     allowed = sorted({len(_layout_fields(lay)) for lay in _LAYOUTS})
     what = "fio log fields time_ms, value[, value1], ddir, bs[, offset][, prio][, issue_time_ns]"
-    columns, line_nos, hex_cols = read_int_table(spath, text, allowed, what, from_file=isinstance(text, bytes))
+    columns, line_nos, hex_cols = read_int_file(
+        spath, MAX_LOG_BYTES, f"a fio {kind} log", f"{__name__}.MAX_LOG_BYTES", allowed, what
+    )
 
     if not len(line_nos):
         lay = (
@@ -415,15 +458,9 @@ def _read_log(
         is_per_io = bool(per_io)
         fields = _layout_fields(lay)
         vname, v1name = _value_names(kind, is_per_io)
-        cols: Dict[str, Any] = {}
-        for f in fields:
-            if f == "ddir":
-                cols["direction"] = pd.Series(dtype=str)
-            else:
-                cols[{"value": vname, "value1": v1name}.get(f, f)] = pd.Series(dtype=np.int64)
-        out = pd.DataFrame(cols)
-        out.attrs.update({"source": spath, "kind": kind, "per_io": is_per_io, "layout": tuple(fields)})
-        return out
+        empty = np.zeros(0, dtype=np.int64)
+        data = {{"value": vname, "value1": v1name, "ddir": "direction"}.get(f, f): empty for f in fields}
+        return data, {"source": spath, "kind": kind, "per_io": is_per_io, "layout": tuple(fields)}
 
     lay = _choose_layout(
         spath,
@@ -444,7 +481,7 @@ def _read_log(
         warnings.warn(
             FioLogOrderWarning(
                 f"{spath}: {back.size} row(s) have a time_ms before the row above them (first at line "
-                f"{line_nos[back[0] + 1]}); the rows were sorted by time_ms, keeping the file's order "
+                f"{line_nos[int(back[0]) + 1]}); the rows were sorted by time_ms, keeping the file's order "
                 f"among equal times"
             ),
             stacklevel=stacklevel,
@@ -457,19 +494,13 @@ def _read_log(
         scale = 1000  # fio 2.x logged latencies in microseconds
     elif kind == "bw" and is_per_io:
         scale = 1000  # 1000 B/s units -> B/s
-    data: Dict[str, Any] = {}
+    data = {}
     for f in fields:
-        if f == "value":
-            data[vname] = col[f] * scale if scale != 1 else col[f]
-        elif f == "value1":
-            data[v1name] = col[f] * scale if scale != 1 else col[f]
-        elif f == "ddir":
-            data["direction"] = directions(col[f])
+        if f in ("value", "value1"):
+            data[vname if f == "value" else v1name] = col[f] * scale if scale != 1 else col[f]
         else:
-            data[f] = col[f]
-    out = pd.DataFrame(data, copy=False)  # the arrays are this call's own
-    out.attrs.update({"source": spath, "kind": kind, "per_io": is_per_io, "layout": tuple(fields)})
-    return out
+            data["direction" if f == "ddir" else f] = col[f]
+    return data, {"source": spath, "kind": kind, "per_io": is_per_io, "layout": tuple(fields)}
 
 
 def read_logs(
@@ -544,10 +575,9 @@ def read_logs(
         raise ValueError(f"{spec}: matched logs of several kinds ({', '.join(kinds)}): pass kind= one of them")
     found.sort(key=lambda f: (f[0], f[1], f[4] or "", f[3]))
     with_host = any(f[4] is not None for f in found)
-    frames: List[pd.DataFrame] = []
-    empty: Optional[pd.DataFrame] = None
-    for pre, job, k, p, host in found:
-        df = _read_log(
+    parts: List[Tuple[Dict[str, np.ndarray], Dict[str, Any]]] = []
+    for _, _, k, p, _ in found:
+        data, attrs = _read_log_columns(
             p,
             k,
             log_offset=log_offset,
@@ -558,19 +588,35 @@ def read_logs(
             options=options,
             stacklevel=3,
         )
-        rows = np.zeros(len(df), dtype=np.intp)
-        df.insert(0, "job", np.full(len(df), job, dtype=np.int64))
-        df.insert(0, "prefix", repeated(np.array([pre], dtype=object), rows))
+        parts.append((data, attrs))
+    # Each file's rows: prefix, job[, host], then its own columns. Files of one layout are joined
+    # as arrays and made one frame (no frame per file to concatenate); other mixes by pandas.
+    labels = [(pre, job, host or "") for pre, job, _, _, host in found]
+    full = [i for i, (data, _) in enumerate(parts) if len(next(iter(data.values())))] or [0]
+    if len({tuple(parts[i][0]) for i in full}) == 1:
+        rows = np.array([len(next(iter(parts[i][0].values()))) for i in full], dtype=np.intp)
+        which = np.repeat(np.arange(len(full)), rows)
+        joined: Dict[str, Any] = {
+            "prefix": repeated(np.array([labels[i][0] for i in full], dtype=object), which),
+            "job": np.repeat(np.array([labels[i][1] for i in full], dtype=np.int64), rows),
+        }
         if with_host:
-            df.insert(2, "host", repeated(np.array([host or ""], dtype=object), rows))
-        if len(df):
-            frames.append(df)
-        elif empty is None:
-            empty = df
-    if not frames:
-        assert empty is not None
-        out = empty.reset_index(drop=True)
+            joined["host"] = repeated(np.array([labels[i][2] for i in full], dtype=object), which)
+        for key in parts[full[0]][0]:
+            joined[key] = np.concatenate([parts[i][0][key] for i in full]) if len(full) > 1 else parts[full[0]][0][key]
+        out = _log_frame(joined, parts[full[0]][1])
     else:
+        frames = []
+        for (data, attrs), (pre, job, host) in zip(parts, labels):
+            if not len(next(iter(data.values()))):
+                continue
+            df = _log_frame(data, attrs)
+            n = np.zeros(len(df), dtype=np.intp)
+            df.insert(0, "job", np.full(len(df), job, dtype=np.int64))
+            df.insert(0, "prefix", repeated(np.array([pre], dtype=object), n))
+            if with_host:
+                df.insert(2, "host", repeated(np.array([host], dtype=object), n))
+            frames.append(df)
         out = pd.concat(frames, ignore_index=True)
     out.attrs = {"source": spec, "kind": kinds[0], "files": [f[3] for f in found]}
     return out
