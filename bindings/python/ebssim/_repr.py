@@ -336,9 +336,7 @@ def run_result_repr(run: Any) -> str:
             else:
                 v = r.volume
                 what, cliff = f"{v.type} {v.size_gib:g} GiB", r._cliff_text()
-            parts.append(
-                f"[{name!r}] {what}: {number(r.mean_iops, 'IOPS')}, {latency(r.mean_latency_ms)}, {cliff}"
-            )
+            parts.append(f"[{name!r}] {what}: {number(r.mean_iops, 'IOPS')}, {latency(r.mean_latency_ms)}, {cliff}")
     for i, r in enumerate(run if run.targets is None else []):
         v = r.volume
         parts.append(

@@ -1051,14 +1051,14 @@ class RunResult(Sequence[VolumeResult]):
     def __getitem__(self, i: slice) -> Sequence[VolumeResult]: ...
     @overload
     def __getitem__(self, i: str) -> Union[VolumeResult, "StripedResult"]: ...
-    def __getitem__(
-        self, i: Union[int, slice, str]
-    ) -> Union[VolumeResult, Sequence[VolumeResult], "StripedResult"]:
+    def __getitem__(self, i: Union[int, slice, str]) -> Union[VolumeResult, Sequence[VolumeResult], "StripedResult"]:
         if isinstance(i, str):
             if self.targets is None:
                 raise KeyError(f"{i!r}: this run's volumes have no names (Simulation([...])); index them by position")
             if i not in self.targets:
-                raise KeyError(f"{i!r} is not a target of this run: its targets are {', '.join(map(repr, self.targets))}")
+                raise KeyError(
+                    f"{i!r} is not a target of this run: its targets are {', '.join(map(repr, self.targets))}"
+                )
             return self.targets[i]
         return self._results[i]
 

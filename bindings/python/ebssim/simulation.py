@@ -14,8 +14,8 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _core, _limits
-from ._targets import VolumeGroup
 from ._core import CliffEpisode, InstanceSeries, InstanceTotals, VolumeSeries, VolumeTotals
+from ._targets import VolumeGroup
 from ._units import flag, integer, real
 from .instances import Instance, _resolve_instance
 from .recording import (
@@ -404,7 +404,7 @@ class Simulation:
             if groups:
                 raise ValueError(
                     f"replay on a simulation with the striped set {groups[0]!r}: traces on a striped set are not "
-                    f"modelled yet (a set runs a ClosedLoop or Idle; docs/model.md, \"Striped sets\")"
+                    f'modelled yet (a set runs a ClosedLoop or Idle; docs/model.md, "Striped sets")'
                 )
             names = list(self.targets)
             given = list(self._by_name(traces).values())
@@ -720,6 +720,11 @@ def simulate(
     >>> print(r.cliff_time_s, r.iops[0], r.iops[-1])
     2000.0 3000.0 300.0
     """
+    if isinstance(volume, VolumeGroup):
+        raise ValueError(
+            f"volume is a {type(volume).__name__}: simulate() runs one volume; run a striped set with its "
+            f".simulate(workload, duration_s, ...), or beside volumes with Simulation({{'md0': set, 'log': volume}})"
+        )
     trace_dt = workload.dt if isinstance(workload, OpenLoop) else None
     if dt is None:
         dt = 1.0 if trace_dt is None else trace_dt
