@@ -91,6 +91,12 @@ class Simulation:
     >>> sim.time_s
     3300.0
 
+    ``volumes`` may name its targets, and a target may then be a striped set
+    (:func:`ebssim.striped`): ``Simulation({"md0": md0, "log": ebssim.gp3(50)}, instance=...)``
+    steps the set's members and the plain volumes together on the one instance; :meth:`run` takes
+    the workloads by name and its result gives each target's by name (docs/model.md, "Striped
+    sets"). :attr:`volumes` is then every volume stepped, a set's members in turn.
+
     A Simulation is state, and one object serialises its runs: two threads that call
     :meth:`run` (or :meth:`rest`) on it at once get one run after the other, the second from the
     state the first left (credits spent once, the clock advanced by both), in the order they
@@ -594,7 +600,10 @@ class Simulation:
         return n
 
     def __repr__(self) -> str:
-        vols = ", ".join(str(v) for v in self.volumes)
+        if self.targets is None:
+            vols = ", ".join(str(v) for v in self.volumes)
+        else:
+            vols = ", ".join(f"{k}: {t}" for k, t in self.targets.items())
         on = f" on {self.instance}" if self.instance is not None else ""
         # Never waits: a repr (a debugger's, a log line's) during another thread's run says so.
         if not self._lock.acquire(blocking=False):
