@@ -25,6 +25,7 @@ MODULES = [
     "ebssim._pickle",
     "ebssim._rds",
     "ebssim._repr",
+    "ebssim._targets",
     "ebssim._units",
     "ebssim.advise",
     "ebssim.advise._advisor",

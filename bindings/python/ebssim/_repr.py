@@ -288,11 +288,22 @@ def run_result_html(run: Any) -> str:
     """The HTML summary of a :class:`~ebssim.RunResult`: a row per volume, and the instance's."""
     header = ["#", "volume", "workload", "IOPS", "latency", "cliffs", "held back by"]
     rows = []
+    labels = [str(i) for i in range(len(run))]
+    if run.targets is not None:  # named targets: a row per striped set (in set I/Os), volumes by name
+        labels = []
+        for name, r in run.targets.items():
+            if hasattr(r, "members"):
+                cliffs = "none" if r.cliff_time_s is None else f"first member's at {when(r.cliff_time_s)}"
+                row = [name, str(r.set), str(r.workload), number(r.mean_iops), latency(r.mean_latency_ms), cliffs, ""]
+                rows.append(row)
+                labels += [f"{name}[{j}]" for j in range(r.set.n)]
+            else:
+                labels.append(name)
     for i, r in enumerate(run):
         first = f", first at {when(r.cliff_time_s)}" if r.cliff_time_s is not None else ""
         rows.append(
             [
-                str(i),
+                labels[i],
                 str(r.volume),
                 str(r.workload),
                 number(r.mean_iops),
@@ -316,7 +327,17 @@ def run_result_repr(run: Any) -> str:
     if n:
         head += f", {steps(run[0].n_steps, run[0].dt_s)}"
     parts = [head]
-    for i, r in enumerate(run):
+    if run.targets is not None:  # named targets: a few words per target, a striped set as one
+        for name, r in run.targets.items():
+            if hasattr(r, "members"):
+                v = r.set.members[0]
+                what = f"RAID-0 of {r.set.n} x {v.type} {v.size_gib:g} GiB"
+                cliff = "no cliff" if r.cliff_time_s is None else f"first member cliff at {when(r.cliff_time_s)}"
+            else:
+                v = r.volume
+                what, cliff = f"{v.type} {v.size_gib:g} GiB", r._cliff_text()
+            parts.append(f"[{name!r}] {what}: {number(r.mean_iops, 'IOPS')}, {latency(r.mean_latency_ms)}, {cliff}")
+    for i, r in enumerate(run if run.targets is None else []):
         v = r.volume
         parts.append(
             f"[{i}] {v.type} {v.size_gib:g} GiB: {number(r.mean_iops, 'IOPS')}, {latency(r.mean_latency_ms)}, "

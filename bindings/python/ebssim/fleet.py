@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence,
 import numpy as np
 
 from . import _core, _limits, _repr
+from ._targets import VolumeGroup
 from ._units import a_an, flag, integer, real
 from .instances import Catalog, Instance, NoEbsLimitsWarning, _resolve_instance
 from .recording import BOUND_NAMES
@@ -375,6 +376,13 @@ def _check_volumes(volumes: Any) -> Dict[Hashable, Volume]:
             f"got {type(volumes).__name__}"
         )
     for vid, v in volumes.items():
+        if isinstance(v, VolumeGroup):
+            raise ValueError(
+                f"volumes[{vid!r}] is a {type(v).__name__}: a fleet takes EBS volumes, each with its own trace, and "
+                f"a striped set is not supported (traces on a set are not modelled yet; a member's own metrics "
+                f"already hold its share of the set's I/O): give the members as volumes attached to one instance, "
+                f"or run the set beside other volumes with ebssim.Simulation({{'md0': set, 'log': volume}})"
+            )
         if not isinstance(v, Volume):
             raise ValueError(f"volumes[{vid!r}] must be an ebssim.Volume, got {type(v).__name__}")
     return dict(volumes)

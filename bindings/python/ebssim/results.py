@@ -50,6 +50,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
     from .analysis import Cliff
+    from .stripes import StripedResult
 
 __all__ = ["VolumeResult", "InstanceResult", "RunResult", "WindowStats", "VolumeSummary", "LatencyPercentiles"]
 
@@ -1026,17 +1027,39 @@ class InstanceResult(_RecordedAxis):
 
 
 class RunResult(Sequence[VolumeResult]):
-    """The results of one run, one :class:`VolumeResult` per volume, and the instance's if any."""
+    """The results of one run, one :class:`VolumeResult` per volume, and the instance's if any.
 
-    def __init__(self, results: List[VolumeResult], instance: Optional[InstanceResult] = None) -> None:
+    A run of named targets (``Simulation({"md0": md0, "log": ebssim.gp3(50)})``) also gives each
+    target's result by name: ``run["log"]`` (a :class:`VolumeResult`), ``run["md0"]`` (a
+    :class:`~ebssim.StripedResult`: the set's figures and its members'), all in :attr:`targets`;
+    ``run[i]`` is the i-th volume stepped (a set's members in turn)."""
+
+    def __init__(
+        self,
+        results: List[VolumeResult],
+        instance: Optional[InstanceResult] = None,
+        targets: Optional[Dict[str, Union[VolumeResult, "StripedResult"]]] = None,
+    ) -> None:
         self._results = results
         self.instance = instance
+        #: Each target's result by name (a run of named targets), else None.
+        self.targets = targets
 
     @overload
     def __getitem__(self, i: int) -> VolumeResult: ...
     @overload
     def __getitem__(self, i: slice) -> Sequence[VolumeResult]: ...
-    def __getitem__(self, i: Union[int, slice]) -> Union[VolumeResult, Sequence[VolumeResult]]:
+    @overload
+    def __getitem__(self, i: str) -> Union[VolumeResult, "StripedResult"]: ...
+    def __getitem__(self, i: Union[int, slice, str]) -> Union[VolumeResult, Sequence[VolumeResult], "StripedResult"]:
+        if isinstance(i, str):
+            if self.targets is None:
+                raise KeyError(f"{i!r}: this run's volumes have no names (Simulation([...])); index them by position")
+            if i not in self.targets:
+                raise KeyError(
+                    f"{i!r} is not a target of this run: its targets are {', '.join(map(repr, self.targets))}"
+                )
+            return self.targets[i]
         return self._results[i]
 
     def __len__(self) -> int:

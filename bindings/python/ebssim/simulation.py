@@ -15,6 +15,7 @@ import numpy as np
 
 from . import _core, _limits
 from ._core import CliffEpisode, InstanceSeries, InstanceTotals, VolumeSeries, VolumeTotals
+from ._targets import VolumeGroup
 from ._units import flag, integer, real
 from .instances import Instance, _resolve_instance
 from .recording import (
@@ -90,6 +91,12 @@ class Simulation:
     >>> sim.time_s
     3300.0
 
+    ``volumes`` may name its targets, and a target may then be a striped set
+    (:func:`ebssim.striped`): ``Simulation({"md0": md0, "log": ebssim.gp3(50)}, instance=...)``
+    steps the set's members and the plain volumes together on the one instance; :meth:`run` takes
+    the workloads by name and its result gives each target's by name (docs/model.md, "Striped
+    sets"). :attr:`volumes` is then every volume stepped, a set's members in turn.
+
     A Simulation is state, and one object serialises its runs: two threads that call
     :meth:`run` (or :meth:`rest`) on it at once get one run after the other, the second from the
     state the first left (credits spent once, the clock advanced by both), in the order they
@@ -102,17 +109,38 @@ class Simulation:
     """
 
     def __init__(
-        self, volumes: Sequence[Volume], dt: float = 1.0, *, instance: Union[Instance, str, None] = None
+        self,
+        volumes: Union[Sequence[Volume], Mapping[str, Union[Volume, VolumeGroup]]],
+        dt: float = 1.0,
+        *,
+        instance: Union[Instance, str, None] = None,
     ) -> None:
-        if isinstance(volumes, (Volume, str)) or not isinstance(volumes, Iterable):
-            raise ValueError(f"volumes={volumes!r} must be a sequence of ebssim.Volume, e.g. [ebssim.gp3(100)]")
-        vols = list(volumes)
-        if not vols:
-            raise ValueError("volumes is empty: a simulation needs at least one volume")
-        for i, v in enumerate(vols):
-            if not isinstance(v, Volume):
-                raise ValueError(f"volumes[{i}] must be an ebssim.Volume, got {type(v).__name__}")
+        names: Optional[Dict[str, Union[Volume, VolumeGroup]]] = None
+        if isinstance(volumes, Mapping):
+            names = _named_targets(volumes)
+            vols: List[Volume] = [v for t in names.values() for v in (t.members if isinstance(t, VolumeGroup) else [t])]
+        else:
+            if isinstance(volumes, (Volume, VolumeGroup, str)) or not isinstance(volumes, Iterable):
+                raise ValueError(
+                    f"volumes={volumes!r} must be a sequence of ebssim.Volume, e.g. [ebssim.gp3(100)], or a mapping "
+                    f"of names to volumes and striped sets, e.g. {{'md0': ebssim.striped(...), 'log': ebssim.gp3(50)}}"
+                )
+            vols = list(volumes)
+            if not vols:
+                raise ValueError("volumes is empty: a simulation needs at least one volume")
+            for i, v in enumerate(vols):
+                if isinstance(v, VolumeGroup):
+                    raise ValueError(
+                        f"volumes[{i}] is a {type(v).__name__}: give the targets by name, e.g. "
+                        f"Simulation({{'md0': md0, 'log': ebssim.gp3(50)}}), so that the run can give the set its "
+                        f"result beside the volumes'"
+                    )
+                if not isinstance(v, Volume):
+                    raise ValueError(f"volumes[{i}] must be an ebssim.Volume, got {type(v).__name__}")
+        #: Every volume stepped, in order: a plain target, or each member of a striped set.
         self.volumes = vols
+        #: The targets by name (``Simulation({...})``), or None (a list of volumes).
+        self.targets = names
         self.dt = _dt(dt)
         instance = _resolve_instance(instance, stacklevel=2)
         self.instance: Optional[Instance] = instance
@@ -159,7 +187,7 @@ class Simulation:
 
     def run(
         self,
-        workloads: Sequence[Union[Workload, SharedClosedLoops]],
+        workloads: Union[Sequence[Union[Workload, SharedClosedLoops]], Mapping[str, Any]],
         duration_s: Optional[float] = None,
         *,
         record: Union[bool, Recording] = True,
@@ -170,6 +198,15 @@ class Simulation:
         lockstep: bool = True,
     ) -> RunResult:
         """Advance the simulation with one workload per volume.
+
+        A simulation of named targets (``Simulation({"md0": md0, "log": ebssim.gp3(50)})``) takes
+        one workload per target by name (``{"md0": ClosedLoop(...), "log": ClosedLoop(...)}``; a
+        list in the targets' order when none is a striped set). A striped set's workload is split
+        into its members' by the set's rule (:meth:`StripedSet.member_workload`), the members and
+        the plain volumes are stepped together, sharing the instance, and the result gives each
+        target's result by name: ``run["md0"]`` (a :class:`~ebssim.StripedResult`),
+        ``run["log"]`` (a :class:`VolumeResult`); ``run[i]`` is still the i-th volume stepped
+        (:attr:`volumes`: each member of a set in turn).
 
         A :class:`SharedClosedLoops` runs as its sum on its volume (:meth:`SharedClosedLoops.on`:
         the volume's result has that loop as its ``workload``); :meth:`SharedClosedLoops.split`
@@ -214,7 +251,17 @@ class Simulation:
         stepping each alone; a trace made mostly of runs of equal values is jumped instead.
         ``lockstep=False`` steps (or jumps) them one at a time: for checking and benchmarking.
         """
-        ws, n = self._prepare(workloads, duration_s)
+        given: Optional[Dict[str, Any]] = None
+        labels: Optional[List[str]] = None
+        if self.targets is not None:
+            given = self._by_name(workloads)
+            workloads, labels = self._expand(given)
+        elif isinstance(workloads, Mapping):
+            raise ValueError(
+                "workloads is a mapping but the simulation's volumes are a list: give one workload per volume in a "
+                "list, or name the targets (Simulation({'data': ..., 'log': ...}))"
+            )
+        ws, n = self._prepare(workloads, duration_s, labels)
         rec = resolve(record)
         every = rec.every_steps(self.dt) if rec is not None else 1
         jump = flag(jump, "jump")
@@ -251,11 +298,81 @@ class Simulation:
                 raise _limits.LimitError(
                     f"{what}: {err} (keywords max_volume_steps= and max_memory_bytes=, or ebssim.limits)"
                 ) from None
-        return self._result(ws, raw, recorded=rec is not None)
+        out = self._result(ws, raw, recorded=rec is not None)
+        return out if given is None else self._named(given, out)
+
+    def _by_name(self, workloads: Any) -> Dict[str, Any]:
+        """A named simulation's workloads by target name: a mapping with every target's name and
+        no other, or (no striped set among the targets) a list in the targets' order."""
+        assert self.targets is not None
+        names = list(self.targets)
+        if isinstance(workloads, Mapping):
+            for k in workloads:
+                if k not in self.targets:
+                    raise ValueError(
+                        f"workloads names {k!r}, which is not a target of the simulation: its targets are "
+                        f"{', '.join(map(repr, names))}"
+                    )
+            missing = [k for k in names if k not in workloads]
+            if missing:
+                raise ValueError(
+                    f"workloads has no workload for {', '.join(map(repr, missing))}: give each target one "
+                    f"(ebssim.Idle() for an idle one)"
+                )
+            return {k: workloads[k] for k in names}
+        groups = [k for k, t in self.targets.items() if isinstance(t, VolumeGroup)]
+        if groups:
+            raise ValueError(
+                f"workloads must be a mapping of target names to workloads: the simulation has the striped set "
+                f"{groups[0]!r} (e.g. {{{', '.join(f'{k!r}: ...' for k in names)}}})"
+            )
+        if isinstance(workloads, (ClosedLoop, OpenLoop, PhasedClosedLoop, Idle, SharedClosedLoops, str)) or not (
+            isinstance(workloads, Iterable)
+        ):
+            raise ValueError(f"workloads={workloads!r} must be a mapping with one workload per target, by name")
+        seq = list(workloads)
+        if len(seq) != len(names):
+            raise ValueError(f"workloads has {len(seq)} entries but the simulation has {len(names)} targets")
+        return dict(zip(names, seq))
+
+    def _expand(self, given: Mapping[str, Any]) -> Tuple[List[Any], List[str]]:
+        """The workload of each volume stepped (a striped set's split into its members' by the
+        set's rule) and how an error names each."""
+        assert self.targets is not None
+        ws: List[Any] = []
+        labels: List[str] = []
+        for name, t in self.targets.items():
+            w = given[name]
+            if isinstance(t, VolumeGroup):
+                try:
+                    parts = t._member_workloads(w)
+                except ValueError as e:
+                    raise ValueError(f"workloads[{name!r}]: {e}") from None
+                ws.extend(parts)
+                labels.extend(f"workloads[{name!r}] (member {k})" for k in range(len(parts)))
+            else:
+                ws.append(w)
+                labels.append(f"workloads[{name!r}]")
+        return ws, labels
+
+    def _named(self, given: Mapping[str, Any], run: RunResult) -> RunResult:
+        """``run`` (one result per volume stepped) with each target's result by name."""
+        assert self.targets is not None
+        out: Dict[str, Any] = {}
+        i = 0
+        for name, t in self.targets.items():
+            if isinstance(t, VolumeGroup):
+                k = len(t.members)
+                out[name] = t._group_result(given[name], RunResult(list(run[i : i + k]), run.instance))
+                i += k
+            else:
+                out[name] = run[i]
+                i += 1
+        return RunResult(list(run), run.instance, targets=out)
 
     def replay(
         self,
-        traces: Sequence[OpenLoop],
+        traces: Union[Sequence[OpenLoop], Mapping[str, OpenLoop]],
         *,
         max_run_on_s: Optional[float] = None,
         record: Union[bool, Recording] = True,
@@ -287,11 +404,25 @@ class Simulation:
         >>> r.trace_steps, r.n_steps, r.finish_s, round(r.slowdown, 4)    # 300,000 I/Os / 3,000 IOPS
         (60, 101, 100.0, 1.6667)
         """
-        given = list(traces)
+        names: Optional[List[str]] = None
+        if self.targets is not None:
+            groups = [k for k, t in self.targets.items() if isinstance(t, VolumeGroup)]
+            if groups:
+                raise ValueError(
+                    f"replay on a simulation with the striped set {groups[0]!r}: traces on a striped set are not "
+                    f'modelled yet (a set runs a ClosedLoop or Idle; docs/model.md, "Striped sets")'
+                )
+            names = list(self.targets)
+            given = list(self._by_name(traces).values())
+        elif isinstance(traces, Mapping):
+            raise ValueError("traces is a mapping but the simulation's volumes are a list: give one trace per volume")
+        else:
+            given = list(traces)
         for i, w in enumerate(given):
             if not isinstance(w, OpenLoop):
+                at = i if names is None else names[i]
                 raise ValueError(
-                    f"traces[{i}]={w!r} must be an OpenLoop: a replay goes on after a trace until its work is done"
+                    f"traces[{at!r}]={w!r} must be an OpenLoop: a replay goes on after a trace until its work is done"
                 )
         ws, n = self._prepare(given, None)
         traces_ = [w for w in ws if isinstance(w, OpenLoop)]
@@ -319,7 +450,7 @@ class Simulation:
                 self._sim = before
                 raise
         out = [dataclasses.replace(r, trace_steps=n) for r in run]
-        return RunResult(out, run.instance)
+        return RunResult(out, run.instance, targets=None if names is None else dict(zip(names, out)))
 
     def _steps_to_drain(self, traces: List[OpenLoop], first: RunResult, limit: int, kw: Dict[str, Any]) -> int:
         """Steps after the traces (run on this simulation, which they left in ``first``'s state)
@@ -349,10 +480,14 @@ class Simulation:
         return [w._native_for(self.dt, n) if isinstance(w, PiecewiseOpenLoop) else w._native for w in ws]
 
     def _prepare(
-        self, workloads: Sequence[Union[Workload, SharedClosedLoops]], duration_s: Optional[float]
+        self,
+        workloads: Sequence[Union[Workload, SharedClosedLoops]],
+        duration_s: Optional[float],
+        labels: Optional[List[str]] = None,
     ) -> Tuple[List[Workload], int]:
         """The workloads of :meth:`run`, checked against the volumes (shared loops as the one loop
-        each volume runs), and the run's steps."""
+        each volume runs), and the run's steps. ``labels`` name each workload in errors (default
+        ``workloads[i]``)."""
         if isinstance(
             workloads, (ClosedLoop, OpenLoop, PhasedClosedLoop, Idle, SharedClosedLoops, str)
         ) or not isinstance(workloads, Iterable):
@@ -362,17 +497,18 @@ class Simulation:
             raise ValueError(f"workloads has {len(given)} entries but the simulation has {len(self.volumes)} volumes")
         ws: List[Workload] = []
         for i, (w, v) in enumerate(zip(given, self.volumes)):
+            label = f"workloads[{i}]" if labels is None else labels[i]
             if isinstance(w, SharedClosedLoops):
                 ws.append(w.on(v))
                 continue
             if not isinstance(w, (ClosedLoop, OpenLoop, PiecewiseOpenLoop, PhasedClosedLoop, Idle)):
                 raise ValueError(
-                    f"workloads[{i}]={w!r} must be a ClosedLoop, OpenLoop, PiecewiseOpenLoop, PhasedClosedLoop or Idle "
+                    f"{label}={w!r} must be a ClosedLoop, OpenLoop, PiecewiseOpenLoop, PhasedClosedLoop or Idle "
                     f"(or SharedClosedLoops, several closed loops on the volume)"
                 )
             ws.append(w)
             if isinstance(w, OpenLoop) and w.dt is not None and w.dt != self.dt:
-                raise ValueError(_dt_mismatch(f"workloads[{i}]", w.dt, self.dt, "Simulation(..., dt=)"))
+                raise ValueError(_dt_mismatch(label, w.dt, self.dt, "Simulation(..., dt=)"))
         return ws, self._n_steps(ws, duration_s)
 
     def _result(self, ws: List[Workload], raw: _core.RunResult, recorded: bool = True) -> RunResult:
@@ -425,8 +561,9 @@ class Simulation:
         jump: bool = True,
     ) -> RunResult:
         """Let every volume idle for ``duration_s`` (gp2 earns credits); keywords as for :meth:`run`."""
+        idle: Any = [Idle() for _ in self.volumes] if self.targets is None else {k: Idle() for k in self.targets}
         return self.run(
-            [Idle() for _ in self.volumes],
+            idle,
             duration_s,
             record=record,
             max_volume_steps=max_volume_steps,
@@ -463,7 +600,10 @@ class Simulation:
         return n
 
     def __repr__(self) -> str:
-        vols = ", ".join(str(v) for v in self.volumes)
+        if self.targets is None:
+            vols = ", ".join(str(v) for v in self.volumes)
+        else:
+            vols = ", ".join(f"{k}: {t}" for k, t in self.targets.items())
         on = f" on {self.instance}" if self.instance is not None else ""
         # Never waits: a repr (a debugger's, a log line's) during another thread's run says so.
         if not self._lock.acquire(blocking=False):
@@ -472,6 +612,26 @@ class Simulation:
             return f"<Simulation t={self._sim.time_s:g} s, dt={self.dt:g} s: {vols}{on}>"
         finally:
             self._lock.release()
+
+
+def _named_targets(volumes: Mapping[Any, Any]) -> Dict[str, Union[Volume, VolumeGroup]]:
+    """The targets of ``Simulation({name: target})``, checked: names are non-empty strings, each
+    target a Volume or a striped set."""
+    if not volumes:
+        raise ValueError("volumes is empty: a simulation needs at least one volume")
+    out: Dict[str, Union[Volume, VolumeGroup]] = {}
+    for name, t in volumes.items():
+        if not isinstance(name, str) or not name:
+            raise ValueError(
+                f"volumes: the name {name!r} must be a non-empty string (run[name] gives its result; run[i] is the "
+                f"i-th volume stepped)"
+            )
+        if not isinstance(t, (Volume, VolumeGroup)):
+            raise ValueError(
+                f"volumes[{name!r}] must be an ebssim.Volume or a striped set (ebssim.striped), got {type(t).__name__}"
+            )
+        out[name] = t
+    return out
 
 
 def _recorded(series: Any, names: Tuple[str, ...], default: Tuple[str, ...], n_values: int) -> Tuple[str, ...]:
@@ -569,6 +729,11 @@ def simulate(
     >>> print(r.cliff_time_s, r.iops[0], r.iops[-1])
     2000.0 3000.0 300.0
     """
+    if isinstance(volume, VolumeGroup):
+        raise ValueError(
+            f"volume is a {type(volume).__name__}: simulate() runs one volume; run a striped set with its "
+            f".simulate(workload, duration_s, ...), or beside volumes with Simulation({{'md0': set, 'log': volume}})"
+        )
     trace_dt = workload.dt if isinstance(workload, OpenLoop) else None
     if dt is None:
         dt = 1.0 if trace_dt is None else trace_dt

@@ -35,13 +35,14 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core, _repr
+from ._targets import VolumeGroup
 from ._units import SizeLike, parse_size, real
 from .cost import Cost, RegionPrices, monthly_cost
 from .instances import Instance
 from .results import RunResult, VolumeResult, WindowStats
 from .simulation import Simulation
 from .volumes import Volume, _from_spec, volume_spec
-from .workloads import ClosedLoop, Idle
+from .workloads import ClosedLoop, Idle, Workload
 
 __all__ = ["StripedSet", "StripedResult", "striped", "target_from_spec", "target_spec", "STRIPE_SPEC_FORM"]
 
@@ -56,7 +57,7 @@ def _split(io_bytes: float, chunk_bytes: float, members: int, align_bytes: float
 
 
 @dataclass(frozen=True, eq=True)
-class StripedSet:
+class StripedSet(VolumeGroup):
     """A RAID-0 of alike volumes with chunks of ``chunk_kib`` KiB: one target for a workload.
 
     ``members`` are :class:`~ebssim.Volume` objects of one configuration (type, size, IOPS,
@@ -65,6 +66,10 @@ class StripedSet:
     "Striped sets"); members that differ are a ValueError naming the first difference. The chunk
     is a positive multiple of 4 KiB (mdadm's rule for RAID-0; LVM's power-of-2 stripe sizes are
     among them). Prices, limits and sizes are the members' sums (:attr:`max_iops`, ...).
+
+    A set is also a target of a :class:`~ebssim.Simulation` beside plain volumes, by name
+    (``Simulation({"md0": md0, "log": ebssim.gp3(50)}, instance=...)``): its members and the
+    volumes share the instance in one run, and the run gives the set a :class:`StripedResult`.
     """
 
     members: Tuple[Volume, ...]
@@ -182,9 +187,16 @@ class StripedSet:
         """Run ``workload`` on the set from a fresh state: its members as the volumes of one
         :class:`~ebssim.Simulation` (sharing ``instance``'s EBS budget), each running
         :meth:`member_workload`. Returns a :class:`StripedResult` (per member and for the set)."""
-        member = self.member_workload(workload)
-        sim = Simulation(list(self.members), dt=dt, instance=instance)
-        run = sim.run([member] * self.n, duration_s, record=record)
+        self.member_workload(workload)  # a workload the set cannot run, named as the set's
+        sim = Simulation({"set": self}, dt=dt, instance=instance)
+        out = sim.run({"set": workload}, duration_s, record=record)["set"]
+        assert isinstance(out, StripedResult)
+        return out
+
+    def _member_workloads(self, workload: Any) -> List[Workload]:
+        return [self.member_workload(workload)] * self.n
+
+    def _group_result(self, workload: Any, run: RunResult) -> "StripedResult":
         split = self.split(workload.io_bytes) if isinstance(workload, ClosedLoop) else None
         return StripedResult(self, workload, split, run)
 
@@ -270,6 +282,20 @@ class StripedResult:
     @property
     def latency_ms(self) -> FloatArray:
         return self.latency_s * 1e3
+
+    @property
+    def mean_iops(self) -> float:
+        """Set I/Os completed per second over the run, from the members' totals (no series needed):
+        the slowest member's mean IOPS over ``member_share``."""
+        if self.split is None:
+            return 0.0
+        return min(m.mean_iops for m in self.members) / self.split.member_share
+
+    @property
+    def mean_latency_ms(self) -> float:
+        """Mean latency over the run, ms: the slowest member's (NaN when a member completed nothing)."""
+        ms = [m.mean_latency_ms for m in self.members]
+        return math.nan if any(math.isnan(x) for x in ms) else max(ms)
 
     @property
     def cliff_time_s(self) -> Optional[float]:
