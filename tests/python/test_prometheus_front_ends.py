@@ -159,3 +159,77 @@ def test_prometheus_plan_errors_name_the_key(cli, tmp_path, workload, volumes, e
     r = cli("check", str(path))
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.startswith(f"ebssim: error: {path}")
+
+
+# --- ebssim advise --metrics -----------------------------------------------------------------
+
+
+def test_advise_reads_a_prometheus_answer(cli):
+    # gp2 100 GiB (300 IOPS baseline, burst 3,000, 128 MiB/s). Observed p99 over the 11 periods
+    # (numpy's linear percentile: index 0.99 x 10 = 9.9 between the two largest):
+    # IOPS 1,306.5 + 0.9 x (1,431.6 - 1,306.5) = 1,419.09; MiB/s 37.22 + 0.9 x (47.54 - 37.22) =
+    # 46.51. Plus 20 %: 1,703 IOPS and 55.8 MiB/s, below gp3's included 3,000 and 125: the advice
+    # is gp3 at its defaults, $8.00 a month against gp2's $10.00 (us-east-1: $0.08, $0.10 per GiB).
+    args = ["advise", "--region", "us-east-1", "--metrics", str(COUNTERS), "--device", f"vda={VOL}"]
+    r = cli(*args, "--output-format", "json", f"{VOL}=gp2:size=100")
+    assert r.returncode == 0, r.stderr
+    v = json.loads(r.stdout)["volumes"][0]
+    assert v["advice"] == "gp3:size=100,iops=3000,throughput=125"
+    assert v["monthly_usd"] == {"current": 10.0, "defaults": 8.0, "advice": 8.0}
+    assert "observed p99 1419 IOPS and 46.5 MiB/s, plus 20% headroom: 1703 IOPS, 55.8 MiB/s" in v["reason"]
+    assert v["load"].startswith("metrics replayed (11 periods of 10 s)")
+    # INSTANCE/DEVICE, and the serial of node_disk_info, map it the same way
+    r2 = cli(*args[:-2], "--device", f"127.0.0.1:9100/vda={VOL}", "--output-format", "json", f"{VOL}=gp2:size=100")
+    assert json.loads(r2.stdout)["volumes"][0]["reason"] == v["reason"]
+
+
+def test_advise_reads_rate_answers_named_by_metric(cli):
+    # rate(...[20s]) at step 10: each file names its metric (METRIC=FILE), as rate() drops it.
+    names = [
+        "node_disk_reads_completed_total",
+        "node_disk_writes_completed_total",
+        "node_disk_read_bytes_total",
+        "node_disk_written_bytes_total",
+    ]
+    args = ["advise", "--region", "us-east-1", "--device", f"vda={VOL}", "--output-format", "json"]
+    for n in names:
+        args += ["--metrics", f"{n}={DATA / f'rate_{n}.json'}"]
+    r = cli(*args, f"{VOL}=gp2:size=100")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((DATA / f"rate_{names[0]}.json").read_text())
+    samples = len(doc["data"]["result"][0]["values"])  # each rate sample is one period's
+    assert json.loads(r.stdout)["volumes"][0]["load"].startswith(f"metrics replayed ({samples} periods of 10 s)")
+
+
+def test_advise_prometheus_errors(cli, tmp_path):
+    base = ["advise", "--region", "us-east-1"]
+    r = cli(*base, "--metrics", str(COUNTERS), f"{VOL}=gp2:size=100")
+    assert r.returncode == 2 and "map them with --device DEVICE=ID or --disk-info FILE" in r.stderr
+    r = cli(*base, "--device", f"vda={VOL}", f"{VOL}=gp2:size=100")
+    assert r.returncode == 2 and "--device and --disk-info map the devices of Prometheus answers" in r.stderr
+    r = cli(*base, "--metrics", str(COUNTERS), "--device", "vda", f"{VOL}=gp2:size=100")
+    assert r.returncode == 2 and "--device 'vda': expected DEVICE=ID or INSTANCE/DEVICE=ID" in r.stderr
+    r = cli(*base, "--metrics", str(COUNTERS), "--device", f"nvme1n1={VOL}", f"{VOL}=gp2:size=100")
+    assert r.returncode == 2 and "device='vda' (instance 127.0.0.1:9100, " in r.stderr
+    failed = tmp_path / "failed.json"
+    failed.write_text('{"status": "error", "errorType": "bad_data", "error": "parse error"}')
+    r = cli(*base, "--metrics", str(failed), "--device", f"vda={VOL}", f"{VOL}=gp2:size=100")
+    assert r.returncode == 2 and "status='error' ('bad_data': 'parse error')" in r.stderr
+
+
+def test_docs_prometheus_console_sample_prints_what_it_shows(capsys, monkeypatch, tmp_path):
+    """The ``$ ebssim advise ...`` of docs/prometheus.md prints what the page shows (``...`` elides)."""
+    import doctest
+    import shlex
+
+    from ebssim.cli import main
+
+    (tmp_path / "tests").symlink_to(ROOT / "tests")
+    monkeypatch.chdir(tmp_path)
+    text = (ROOT / "docs" / "prometheus.md").read_text()
+    blocks = re.findall(r"^```console\n\$ (ebssim .*?)\n(.*?)^```", text, flags=re.S | re.M)
+    assert len(blocks) == 1
+    line, expected = blocks[0]
+    assert main(shlex.split(line)[1:]) == 0
+    got = capsys.readouterr().out
+    assert doctest.OutputChecker().check_output(expected, got, doctest.ELLIPSIS), got
