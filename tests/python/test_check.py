@@ -317,11 +317,11 @@ GOOD = f"volumes:\n  /dev/x: gp2:size=100\nworkload:\n  fio: {FIO_4K.format(60)}
         ),
         (
             ("workload:\n", "workload:\n  metrics: m.json\n"),
-            "workload: give exactly one of fio, trace, metrics (given: fio, metrics)",
+            "workload: give exactly one of fio, trace, metrics, prometheus (given: fio, metrics)",
         ),
         (
             ("workload:\n", "workload:\n  gaps: zero\n"),
-            "workload.gaps: is an option of trace and metrics workloads, not of fio",
+            "workload.gaps: is an option of trace, metrics and prometheus workloads, not of fio",
         ),
         (("workload:\n", "workload:\n  dt: 0\n"), "workload.dt: dt=0 must be a positive number of seconds"),
         # what the named things say

@@ -232,3 +232,38 @@ def test_errors() -> None:
     queue = prometheus.to_metrics(s[s.metric == "node_disk_io_time_weighted_seconds_total"], {"vda": VOL})
     with pytest.raises(ValueError, match=r"metrics hold none of VolumeReadOps"):
         aws.traces(queue)
+
+
+def test_is_answer_tells_prometheus_from_cloudwatch(tmp_path: Path) -> None:
+    assert prometheus.is_answer(COUNTERS) and prometheus.is_answer(DATA / "disk_info.json")
+    assert prometheus.is_answer({"status": "error", "errorType": "bad_data", "error": "x"})  # a failed query
+    aws_data = Path(__file__).resolve().parents[1] / "data" / "aws"
+    assert not any(prometheus.is_answer(p) for p in aws_data.glob("*.json"))  # CloudWatch's, EC2's JSON
+    assert not prometheus.is_answer(aws_data / "cloudwatch-metrics.moto.csv")
+    assert not prometheus.is_answer(tmp_path / "nosuch.json")
+    (tmp_path / "broken.json").write_text("{")
+    assert not prometheus.is_answer(tmp_path / "broken.json")
+
+
+def test_read_metrics_in_one_call() -> None:
+    # The same datapoints as read_query_range + to_metrics, under any name: reads 934985 -> 935577
+    m = prometheus.read_metrics(COUNTERS, devices={"vda": "data"})
+    assert set(m["volume_id"]) == {"data"} and _value(m, "VolumeReadOps", T0) == 592.0
+    assert prometheus.read_metrics(COUNTERS, devices={"vda": VOL}).equals(
+        prometheus.to_metrics(prometheus.read_query_range(COUNTERS), {"vda": VOL})
+    )
+    # rate() answers as (metric, answer) pairs: the first rate sample, stamped a step earlier,
+    # times the step
+    rates = [(n, DATA / f"rate_{n}.json") for n in NAMES]
+    r = prometheus.read_metrics(*rates, devices={("127.0.0.1:9100", "vda"): "data"})
+    doc = json.loads((DATA / "rate_node_disk_reads_completed_total.json").read_text())
+    t, v = doc["data"]["result"][0]["values"][0]
+    assert _value(r, "VolumeReadOps", pd.Timestamp(t - 10, unit="s", tz="UTC")) == pytest.approx(float(v) * 10)
+    with pytest.raises(ValueError, match=r"the devices are 'data', which the volumes do not list \(other\)"):
+        prometheus.read_metrics(COUNTERS, devices={"vda": "data"}, volumes={"other": None})
+    with pytest.raises(ValueError, match=r"devices\['vda'\]='' must be a volume id or name"):
+        prometheus.read_metrics(COUNTERS, devices={"vda": ""})
+    with pytest.raises(ValueError, match=r"a pair is \(metric, answer\)"):
+        prometheus.read_metrics((COUNTERS,), devices={"vda": "data"})  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"no answer given"):
+        prometheus.read_metrics(devices={"vda": "data"})

@@ -163,9 +163,18 @@ def test_advise_cli_raid0_spec(capsys: pytest.CaptureFixture[str]) -> None:
     assert by["vol-1"]["advice"] == "gp3:size=100,iops=3000,throughput=128"
 
 
-def test_advise_striped_set_with_metrics_is_refused() -> None:
+def test_advise_striped_set_with_metrics_needs_its_own_or_its_members() -> None:
+    # Metrics of a striped set (tests/python/test_stripes_advise_metrics.py): a frame that is not
+    # ebssim.aws's is refused as for a volume; one without the set's own or its members' says so.
     md = ebssim.striped([ebssim.gp2(500)] * 2)
+    import ebssim.aws as aws
     import pandas as pd
 
-    with pytest.raises(ValueError, match=r"volumes\['md0'\] is a striped set: advice from metrics"):
+    with pytest.raises(ValueError, match=r"metrics has no column\(s\)"):
         advise({"md0": md}, "us-east-1", metrics=pd.DataFrame({"volume_id": []}))
+    idx = pd.date_range("2024-05-01", periods=2, freq="1min", tz="UTC")
+    wide = pd.DataFrame(
+        {"VolumeReadOps": 1.0, "VolumeWriteOps": 0.0, "VolumeReadBytes": 4096.0, "VolumeWriteBytes": 0.0}, index=idx
+    )
+    with pytest.raises(ValueError, match=r"volumes\['md0'\] is a striped set and the metrics hold neither"):
+        advise({"md0": md}, "us-east-1", metrics=aws.metrics_from_wide(wide, "vol-0123456789abcdef0"))

@@ -203,6 +203,18 @@ def test_bad_plans(kwargs, message):
         Plan(**kwargs)
 
 
+@pytest.mark.parametrize("bound", ["throttled_s", "instance_bound_s", "max_backlog_ops"])
+def test_a_bound_of_zero_alone_is_a_criterion(bound):
+    # 0 is "never" (0 == False in Python, and was once taken for no criterion). gp2 100 GiB under
+    # 32 x 4 KiB in flight for 2,700 s: bound by its IOPS from the cliff at 2,000 s, so
+    # throttled_s=0 fails; no instance, so instance_bound_s=0 holds; a closed loop keeps its 32
+    # in flight and leaves no backlog (open-loop demand not yet admitted), so max_backlog_ops=0 holds.
+    r = simulate(gp2(100), ClosedLoop(32, "4k"), duration_s=2700)
+    report = check_plan(r, **{bound: 0})
+    assert len(report.checks) == 1
+    assert report.ok == (bound != "throttled_s")
+
+
 def test_bad_results(gp2_qd32):
     with pytest.raises(ValueError, match=r"result=3 must be a VolumeResult, a RunResult or a sequence"):
         check_plan(3, no_cliff=True)  # type: ignore[arg-type]

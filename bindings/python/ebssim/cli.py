@@ -5,7 +5,8 @@ ebssim fio [--volume TARGET=SPEC]... [--instance TYPE] [--output-format normal|j
            [--allow-outside-log-paths] RUN [RUN ...]
 ebssim fit [--type TYPE] [--size GIB] [--instance TYPE] [--output-format normal|json] INPUT [INPUT ...]
 ebssim cost --region REGION [--output-format normal|json] SPEC [SPEC ...]
-ebssim advise --region REGION [--metrics FILE]... [--instance TYPE] [--headroom PCT]
+ebssim advise --region REGION [--metrics FILE]... [--device DEVICE=ID]... [--disk-info FILE]
+              [--members SET_ID=ID,ID...]... [--instance TYPE] [--headroom PCT]
               [--output-format normal|json] INPUT [INPUT ...]
 ebssim check [--junit FILE] PLAN [PLAN ...]
 

@@ -5,7 +5,9 @@ of node_exporter's disk counters, raw or as ``rate()``; :func:`device_volumes` m
 EBS volume ids (an EBS NVMe device's serial, as ``node_disk_info`` has it, is its volume id
 without the dash); :func:`to_metrics` turns the samples into the *metrics DataFrame* of
 :mod:`ebssim.aws` (``ebssim.aws.COLUMNS``), one row per step, so that ``ebssim.aws.traces``,
-``replay`` and ``compare`` replay and compare them as they do CloudWatch's.
+``replay`` and ``compare`` replay and compare them as they do CloudWatch's. :func:`read_metrics`
+does the three in one call (what ``ebssim check`` and ``ebssim advise --metrics`` use), and
+:func:`is_answer` tells an HTTP API answer from CloudWatch's JSON.
 
 >>> from ebssim import prometheus
 >>> prometheus.METRICS["node_disk_reads_completed_total"]
@@ -35,6 +37,8 @@ __all__ = [
     "device_volumes",
     "volume_id_of_serial",
     "to_metrics",
+    "read_metrics",
+    "is_answer",
 ]
 
 #: Largest JSON file the readers read (a day of 10 s steps of 7 metrics of 100 devices is about
@@ -370,3 +374,102 @@ def to_metrics(
         )
     df = df.sort_values(["volume_id", "metric", "stat", "timestamp"], kind="stable").reset_index(drop=True)
     return check_metrics(df)
+
+
+def is_answer(source: Source) -> bool:
+    """True when ``source`` (a path or a parsed JSON document) is an answer of Prometheus's HTTP
+    API: a JSON object with ``status`` and ``data`` (or ``errorType``, a failed query), as
+    ``/api/v1/query_range`` gives it; False for anything else (CloudWatch's JSON, CSV, YAML).
+    A path that cannot be read or parsed is False: the reader it then goes to says why."""
+    doc: Any = source
+    if isinstance(source, (str, PathLike)):
+        path = os.fspath(source)
+        if path.endswith((".csv", ".yaml", ".yml")):
+            return False
+        try:
+            doc = read_json(
+                path, MAX_JSON_BYTES, "a Prometheus HTTP API answer (JSON)", "ebssim.prometheus.MAX_JSON_BYTES"
+            )
+        except (ValueError, OSError):
+            return False
+    return isinstance(doc, Mapping) and "status" in doc and ("data" in doc or "errorType" in doc)
+
+
+def read_metrics(
+    *sources: Union[Source, Tuple[str, Source]],
+    devices: Optional[Mapping[DeviceKey, str]] = None,
+    disk_info: Optional[Source] = None,
+    step: Optional[float] = None,
+    volumes: Optional[Mapping[str, Any]] = None,
+) -> "pd.DataFrame":
+    """:func:`read_query_range`, :func:`device_volumes` and :func:`to_metrics` in one call: the
+    metrics DataFrame of ``query_range`` answers.
+
+    Parameters
+    ----------
+    *sources : path, dict, or (metric, path or dict)
+        The answers; an answer whose series have no ``__name__`` (``rate()``) comes as a pair
+        with its metric, e.g. ``("node_disk_reads_completed_total", "r.json")``.
+    devices : dict, optional
+        ``{device or (instance, device): name}``. A name is the ``volume_id`` the metrics get:
+        an EBS volume id, or any other name the caller matches them by (a capacity plan's volume
+        name, the id of a striped set whose md device this is); it wins over ``disk_info``.
+    disk_info : path or dict, optional
+        ``node_disk_info``'s answer: devices with an EBS NVMe serial are their volume.
+    step, volumes
+        As for :func:`to_metrics` (``volumes``: each name must be among them).
+
+    >>> from ebssim import prometheus
+    >>> def series(name, values):   # two samples 10 s apart of each of node_exporter's counters
+    ...     return {"metric": {"__name__": name, "device": "md0"}, "values": [[0, values[0]], [10, values[1]]]}
+    >>> answer = {"status": "success", "data": {"resultType": "matrix", "result": [
+    ...     series("node_disk_reads_completed_total", ["100", "600"]),
+    ...     series("node_disk_writes_completed_total", ["0", "0"]),
+    ...     series("node_disk_read_bytes_total", ["0", "2048000"]),
+    ...     series("node_disk_written_bytes_total", ["0", "0"])]}}
+    >>> prometheus.is_answer(answer)
+    True
+    >>> m = prometheus.read_metrics(answer, devices={"md0": "data"})   # 600 - 100 reads in 10 s
+    >>> m[m.metric == "VolumeReadOps"][["volume_id", "period_s", "value"]].to_dict("records")
+    [{'volume_id': 'data', 'period_s': 10.0, 'value': 500.0}]
+    """
+    import pandas as pd
+
+    if not sources:
+        raise ValueError("no answer given: pass the JSON of /api/v1/query_range (a path or a parsed document)")
+    frames = []
+    for src in sources:
+        if isinstance(src, tuple):
+            if len(src) != 2 or not isinstance(src[0], str):
+                raise ValueError(
+                    f"{src!r}: a pair is (metric, answer), e.g. ('node_disk_reads_completed_total', 'r.json')"
+                )
+            frames.append(read_query_range(src[1], metric=src[0]))
+        else:
+            frames.append(read_query_range(src))
+    samples = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    # Names that are not EBS volume ids stand in as ids no volume has (24 hex digits; EBS's have
+    # 8 or 17) through to_metrics, and are put back after.
+    ids: Dict[DeviceKey, str] = {}
+    names: Dict[str, str] = {}
+    for key, name in (devices or {}).items():
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"devices[{key!r}]={shown(name)} must be a volume id or name (a non-empty string)")
+        if _VOLUME.match(name):
+            ids[key] = name
+        else:
+            stand_in = names.setdefault(name, f"vol-{len(names):024x}")
+            ids[key] = stand_in
+    mapping = device_volumes(disk_info, devices=ids)
+    df = to_metrics(samples, mapping, step=step)
+    if names:
+        back = {v: k for k, v in names.items()}
+        df["volume_id"] = df["volume_id"].map(lambda v: back.get(v, v))
+    if volumes is not None:
+        unknown = [v for v in dict.fromkeys(df["volume_id"]) if v not in volumes]
+        if unknown:
+            raise ValueError(
+                f"the devices are {', '.join(map(repr, unknown))}, which the volumes do not list "
+                f"({', '.join(volumes) or 'none'})"
+            )
+    return df

@@ -215,7 +215,10 @@ class Plan:
         return [
             f.name
             for f in fields(self)
-            if f.name not in ("_percentiles", "percentiles_ms", "p99_ms") and getattr(self, f.name) not in (None, False)
+            # `is not`: a bound of 0 (throttled_s=0: never) is a criterion, though 0 == False
+            if f.name not in ("_percentiles", "percentiles_ms", "p99_ms")
+            and getattr(self, f.name) is not None
+            and getattr(self, f.name) is not False
         ] + (["percentiles"] if self._percentiles else [])
 
     def check(self, result: Result) -> PlanReport:

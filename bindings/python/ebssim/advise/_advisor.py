@@ -462,7 +462,7 @@ def _metrics_load(trace: OpenLoop, metrics: "pd.DataFrame", vid: str) -> _Load:
             balance = float(first["value"].iloc[0])
     n = trace.n_steps
     desc = (
-        f"CloudWatch metrics replayed ({count(n, 'period')} of {dt:g} s); the job is the busiest stretch "
+        f"metrics replayed ({count(n, 'period')} of {dt:g} s); the job is the busiest stretch "
         f"({nbytes / 2**30:.1f} GiB from period {start})"
     )
     return _Load(trace, dt, start, nbytes, desc, balance)
@@ -567,6 +567,7 @@ def advise(
     headroom_pct: float = 20.0,
     job: Optional[BatchJob] = None,
     alarm_minutes: float = 15.0,
+    members: Optional[Mapping[str, Sequence[str]]] = None,
 ) -> FleetAdvice:
     """Advise gp2 -> gp3 and io1/io2 -> gp3 (or io1 -> io2) migrations, priced in ``region`` and
     checked by replay.
@@ -590,7 +591,14 @@ def advise(
     (the set's I/Os split by the set's rule, :meth:`ebssim.StripedSet.split`: each member runs the
     job with I/Os of ``piece_bytes`` at its own peak rate), the number of members and the chunk are
     kept, and the set's scenarios are priced as the members' sums
-    (:meth:`ebssim.StripedSet.monthly_cost`). Metrics of a striped set are not read yet.
+    (:meth:`ebssim.StripedSet.monthly_cost`). With metrics, a set's demand is the sum of its
+    members' metrics, period by period (``members`` names their VolumeIds: CloudWatch and
+    Prometheus report each member), and each member replays an N-th of it (the set splits its
+    I/Os evenly over alike members); or, when ``members`` does not name the set's, its own
+    counters under its id (an md device's, from :func:`ebssim.prometheus.read_metrics` with
+    ``devices={"md0": SET_ID}``), each period's set I/Os split by the set's rule
+    (:meth:`ebssim.StripedSet.split` of the period's mean I/O size: ``member_share`` times the
+    I/Os, an N-th of the bytes). The advice's ``load`` says which.
 
     Parameters
     ----------
@@ -612,6 +620,9 @@ def advise(
     alarm_minutes : float
         Warning a gp2 volume's BurstBalance alarm gives, if it stays gp2: positive and finite
         (default 15 minutes).
+    members : dict of str to list of str, optional
+        ``{SET_ID: [member VolumeId, ...]}`` for striped sets among ``volumes``: whose metrics
+        are the set's members' (one id per member).
 
     Examples
     --------
@@ -652,34 +663,38 @@ def advise(
     # not turned into a note of the advice.
     warning = warning_minutes_of(alarm_minutes, "alarm_minutes")
     sets = {vid: v for vid, v in volumes.items() if isinstance(v, StripedSet)}
+    named = _members_of(members, sets)
     if sets:
-        if metrics is not None:
-            raise ValueError(
-                f"volumes[{next(iter(sets))!r}] is a striped set: advice from metrics on a striped set is not "
-                f"modelled yet (advise it with job=BatchJob(...), or its members' volume ids with metrics)"
-            )
         singles = {vid: v for vid, v in volumes.items() if not isinstance(v, StripedSet)}
+        set_loads: Dict[str, Tuple["pd.DataFrame", str]] = {}
+        if metrics is not None:
+            _check_metrics_frame(metrics)
+            aws.check_metrics(metrics)
+            for vid, st in sets.items():
+                set_loads[vid] = _set_metrics(vid, st, metrics, named.get(vid))
         done: Dict[str, VolumeAdvice] = {}
         if singles:
             done.update(
                 (a.volume_id, a)
                 for a in advise(
-                    singles, p.region, instance=inst, headroom_pct=h, job=batch, alarm_minutes=warning
+                    singles,
+                    p.region,
+                    metrics=metrics,
+                    instance=inst,
+                    headroom_pct=h,
+                    job=batch,
+                    alarm_minutes=warning,
                 ).volumes
             )
         for vid, st in sets.items():
-            done[vid] = _advise_set(vid, st, p, inst, h, batch, warning)
+            done[vid] = _advise_set(vid, st, p, inst, h, batch, warning, set_loads.get(vid))
         return FleetAdvice(
             region=p.region, prices_as_of=p.prices_as_of, headroom_pct=h, volumes=[done[vid] for vid in volumes]
         )
     vols: Dict[str, Volume] = {vid: v for vid, v in volumes.items() if isinstance(v, Volume)}  # no sets here
     loads: Dict[str, _Load] = {}
     if metrics is not None:
-        if not hasattr(metrics, "columns") or "volume_id" not in metrics.columns:
-            raise ValueError(
-                "metrics must be a metrics DataFrame of ebssim.aws (columns: ebssim.aws.COLUMNS): from its readers, "
-                "or ebssim.aws.metrics_from_wide(df, volume_id) of a DataFrame with a column per metric"
-            )
+        _check_metrics_frame(metrics)
         mine = metrics[metrics["volume_id"].isin(list(vols))]
         found = aws.traces(mine, gaps="zero", volumes=dict(vols)) if len(mine) else {}
         missing = [vid for vid in vols if vid not in found]
@@ -831,16 +846,128 @@ def advise(
     return FleetAdvice(region=p.region, prices_as_of=p.prices_as_of, headroom_pct=h, volumes=out)
 
 
+def _check_metrics_frame(metrics: Any) -> None:
+    if not hasattr(metrics, "columns") or "volume_id" not in metrics.columns:
+        raise ValueError(
+            "metrics must be a metrics DataFrame of ebssim.aws (columns: ebssim.aws.COLUMNS): from its readers, "
+            "or ebssim.aws.metrics_from_wide(df, volume_id) of a DataFrame with a column per metric"
+        )
+
+
+def _members_of(members: Any, sets: Mapping[str, StripedSet]) -> Dict[str, List[str]]:
+    """``members`` checked: each key a striped set of the volumes, each value one VolumeId per member."""
+    if members is None:
+        return {}
+    if not isinstance(members, Mapping):
+        raise ValueError(f"members={members!r} must be a mapping {{SET_ID: [member VolumeId, ...]}}")
+    out: Dict[str, List[str]] = {}
+    for sid, ids in members.items():
+        if sid not in sets:
+            raise ValueError(
+                f"members[{sid!r}]: {sid!r} is not a striped set among the volumes "
+                f"(the sets: {', '.join(map(repr, sets)) or 'none'})"
+            )
+        if isinstance(ids, str) or not isinstance(ids, Sequence) or not all(isinstance(i, str) and i for i in ids):
+            raise ValueError(f"members[{sid!r}]={ids!r} must be a list of the members' VolumeIds")
+        n = sets[sid].n
+        if len(ids) != n or len(set(ids)) != n:
+            raise ValueError(
+                f"members[{sid!r}]={list(ids)!r} must name each of the set's {n} members once "
+                f"({len(set(ids))} distinct ids given)"
+            )
+        out[sid] = list(ids)
+    return out
+
+
+def _set_metrics(
+    vid: str, st: StripedSet, metrics: "pd.DataFrame", member_ids: Optional[List[str]]
+) -> Tuple["pd.DataFrame", str]:
+    """One member's demand metrics, under the set's id, and what they came from: the members'
+    metrics summed and divided by N, or the set's own counters split by the set's rule."""
+    import pandas as pd
+
+    demand = list(aws.DEMAND_METRICS)
+    sums = metrics[metrics["metric"].isin(demand) & (metrics["stat"] == "Sum")]
+    keys = ["timestamp", "metric", "stat", "period_s", "unit"]
+    if member_ids is not None:
+        mine = sums[sums["volume_id"].isin(member_ids)]
+        lack = [m for m in member_ids if not (mine["volume_id"] == m).any()]
+        if lack:
+            have = sorted(set(metrics["volume_id"]))
+            raise ValueError(
+                f"members[{vid!r}]: the metrics hold no VolumeReadOps/VolumeWriteOps/VolumeReadBytes/VolumeWriteBytes "
+                f"Sum of {', '.join(lack)} (they hold {', '.join(have) or 'no volume'})"
+            )
+        # The set's demand is the members' sum; alike members each take an N-th of it.
+        one = (mine.groupby(keys, as_index=False)["value"].sum()).assign(volume_id=vid)
+        one["value"] = one["value"] / st.n
+        balance = metrics[metrics["volume_id"].isin(member_ids) & (metrics["metric"] == "BurstBalance")]
+        if len(balance):  # the emptiest member's bucket
+            one = pd.concat(
+                [one, balance.groupby(keys, as_index=False)["value"].min().assign(volume_id=vid)], ignore_index=True
+            )
+        what = (
+            f"the set's demand: the sum of its {st.n} members' metrics ({', '.join(member_ids)}), an N-th of it on "
+            f"each member"
+        )
+        return aws.check_metrics(one[list(aws.COLUMNS)]), what
+    own = sums[sums["volume_id"] == vid]
+    if own.shape[0] == 0:
+        raise ValueError(
+            f"volumes[{vid!r}] is a striped set and the metrics hold neither its members' (name them: "
+            f"members={{{vid!r}: [VolumeId, ...]}}) nor its own (e.g. its md device's from ebssim.prometheus, "
+            f"devices={{'md0': {vid!r}}})"
+        )
+    wide = own.pivot(index="timestamp", columns="metric", values="value").reindex(columns=demand).fillna(0.0)
+    shares: Dict[float, float] = {}
+
+    def member_ops(ops: float, nbytes: float) -> float:
+        if ops <= 0:
+            return 0.0
+        io = nbytes / ops
+        if io <= 0:
+            return ops / st.n
+        if io not in shares:
+            shares[io] = float(st.split(io).member_share)
+        return ops * shares[io]
+
+    rows = []
+    period = float(own["period_s"].iloc[0])
+    for t, r in wide.iterrows():
+        for ops_m, bytes_m in (("VolumeReadOps", "VolumeReadBytes"), ("VolumeWriteOps", "VolumeWriteBytes")):
+            rows.append((t, vid, ops_m, "Sum", period, "Count", member_ops(float(r[ops_m]), float(r[bytes_m]))))
+            rows.append((t, vid, bytes_m, "Sum", period, "Bytes", float(r[bytes_m]) / st.n))
+    one = pd.DataFrame(rows, columns=list(aws.COLUMNS))
+    what = (
+        f"the set's own counters (under {vid}, e.g. its md device's), each period's I/Os split by the set's rule "
+        f"({st.chunk_kib:g} KiB chunks over {st.n} members)"
+    )
+    return aws.check_metrics(one), what
+
+
 def _advise_set(
-    vid: str, st: StripedSet, p: RegionPrices, inst: Optional[Instance], h: float, batch: BatchJob, warning: float
+    vid: str,
+    st: StripedSet,
+    p: RegionPrices,
+    inst: Optional[Instance],
+    h: float,
+    batch: BatchJob,
+    warning: float,
+    measured: Optional[Tuple["pd.DataFrame", str]] = None,
 ) -> VolumeAdvice:
-    """A striped set's advice: one member's (alike members, each with its share of the job), the
-    set's N and chunk kept, priced as the members' sums."""
+    """A striped set's advice: one member's (alike members, each with its share of the job or of
+    the measured demand), the set's N and chunk kept, priced as the members' sums."""
     piece = st.split(batch.io_size).piece_bytes
     member_job = dataclasses.replace(batch, io_size=piece)
-    one = advise({vid: st.members[0]}, p.region, instance=inst, headroom_pct=h, job=member_job, alarm_minutes=warning)[
-        vid
-    ]
+    one = advise(
+        {vid: st.members[0]},
+        p.region,
+        metrics=None if measured is None else measured[0],
+        instance=inst,
+        headroom_pct=h,
+        job=member_job,
+        alarm_minutes=warning,
+    )[vid]
 
     def whole(sc: Scenario) -> Scenario:
         s = striped([sc.volume] * st.n, st.chunk_kib)
@@ -855,11 +982,21 @@ def _advise_set(
         )
 
     current, defaults, adv = whole(one.current), whole(one.defaults), whole(one.advice)
+    share = (
+        f"each member runs its share of the job, {piece:g}-byte pieces"
+        if measured is None
+        else "each member runs its share of the measured demand"
+    )
     reason = (
         f"RAID-0 of {st.n} members, {st.chunk_kib:g} KiB chunks, advised as its members ({st.n} and the chunk kept; "
-        f"each member runs its share of the job, {piece:g}-byte pieces): each member: {one.reason}; the set: "
+        f"{share}): each member: {one.reason}; the set: "
         f"${adv.monthly_usd:.2f}/month against ${current.monthly_usd:.2f} now and ${defaults.monthly_usd:.2f} with "
         f"defaults"
+    )
+    load = (
+        f"{batch.describe()} on the set; each member: {one.load}"
+        if measured is None
+        else f"{measured[1]}; each member: {one.load}"
     )
     return VolumeAdvice(
         volume_id=vid,
@@ -867,7 +1004,7 @@ def _advise_set(
         defaults=defaults,
         advice=adv,
         reason=reason,
-        load=f"{batch.describe()} on the set; each member: {one.load}",
+        load=load,
         job_bytes=one.job_bytes * st.n,
         alarm=one.alarm,
     )

@@ -1,14 +1,18 @@
 """``ebssim cost`` and ``ebssim advise`` (wired into :mod:`ebssim.cli`).
 
 ebssim cost --region REGION [--output-format normal|json] [--io-requests-per-month N] SPEC [SPEC ...]
-ebssim advise --region REGION [--metrics FILE]... [--queries FILE] [--volume-id ID]... [--instance TYPE]
-              [--headroom PCT] [--job-minutes M] [--job-io-size SIZE] [--alarm-minutes M]
+ebssim advise --region REGION [--metrics FILE]... [--queries FILE] [--device DEVICE=ID]... [--disk-info FILE]
+              [--members SET_ID=ID,ID...]... [--volume-id ID]... [--instance TYPE] [--headroom PCT]
+              [--job-minutes M] [--job-io-size SIZE] [--alarm-minutes M]
               [--recent-modifications ID=N]... [--output-format normal|json]
               INPUT [INPUT ...]
 
 An INPUT is an ``aws ec2 describe-volumes`` JSON file, a Kubernetes manifest file (YAML or
 JSON), a SPEC (``gp2:size=2000``, or a striped set ``raid0:members=2+gp2:size=500``) or ``VOLUME_ID=SPEC``
-(so metrics can name it).
+(so metrics can name it). A ``--metrics`` FILE is CloudWatch's (get-metric-data JSON, or CSV) or a
+Prometheus ``query_range`` answer (JSON with ``status`` and ``data``, told apart by its content:
+:func:`ebssim.prometheus.is_answer`), whose devices ``--device`` and ``--disk-info`` map to the
+INPUTs' ids.
 """
 
 from __future__ import annotations
@@ -71,7 +75,29 @@ def add_parsers(sub: Any) -> None:
         action="append",
         default=[],
         metavar="FILE",
-        help="CloudWatch metrics: aws cloudwatch get-metric-data output (JSON) or CSV; repeatable",
+        help="CloudWatch metrics: aws cloudwatch get-metric-data output (JSON) or CSV; or a Prometheus query_range "
+        "answer of node_exporter's disk counters (JSON with status and data; METRIC=FILE for a rate() answer, "
+        "which has no metric name); repeatable",
+    )
+    a.add_argument(
+        "--device",
+        action="append",
+        default=[],
+        metavar="DEVICE=ID",
+        help="Prometheus: the device (or INSTANCE/DEVICE) is the INPUT with this id (a volume, or a striped set "
+        "for its md device); repeatable",
+    )
+    a.add_argument(
+        "--disk-info",
+        metavar="FILE",
+        help="Prometheus: node_disk_info's answer (JSON): devices whose NVMe serial is an EBS volume id are it",
+    )
+    a.add_argument(
+        "--members",
+        action="append",
+        default=[],
+        metavar="SET_ID=ID,ID...",
+        help="a striped set's member volume ids, whose metrics summed are the set's demand; repeatable",
     )
     a.add_argument(
         "--volume-id",
@@ -189,16 +215,57 @@ def read_inputs(inputs: List[str]) -> Tuple[Dict[str, Union[Volume, StripedSet]]
     return volumes, claims
 
 
-def _metrics(paths: List[str], queries: Any) -> Any:
+def _devices(items: List[str]) -> Dict[Any, str]:
+    """``--device DEVICE=ID`` / ``INSTANCE/DEVICE=ID`` as ebssim.prometheus's ``devices``."""
+    out: Dict[Any, str] = {}
+    for item in items:
+        key, eq, vid = item.rpartition("=")
+        if not eq or not key or not vid:
+            raise ValueError(f"--device {item!r}: expected DEVICE=ID or INSTANCE/DEVICE=ID, e.g. nvme1n1=vol-0123...")
+        instance, slash, device = key.rpartition("/")
+        out[(instance, device) if slash else device] = vid
+    return out
+
+
+def _metrics(paths: List[str], queries: Any, devices: List[str], disk_info: Any) -> Any:
     import pandas as pd
 
+    from .. import prometheus
+
     frames = []
+    answers: List[Any] = []
     for p in paths:
-        if p.endswith(".csv"):
+        metric, eq, file = p.partition("=")
+        if eq and metric in prometheus.METRICS:  # METRIC=FILE: a rate() answer
+            answers.append((metric, file))
+        elif prometheus.is_answer(p):
+            answers.append(p)
+        elif p.endswith(".csv"):
             frames.append(aws.read_metrics_csv(p))
         else:
             frames.append(aws.read_metric_data(p, queries=queries))
+    if answers:
+        if not devices and disk_info is None:
+            raise ValueError(
+                "--metrics: Prometheus answers name devices, not volumes: map them with --device DEVICE=ID "
+                "or --disk-info FILE (node_disk_info, by NVMe serial)"
+            )
+        frames.append(prometheus.read_metrics(*answers, devices=_devices(devices), disk_info=disk_info))
+    elif devices or disk_info is not None:
+        raise ValueError("--device and --disk-info map the devices of Prometheus answers: give one with --metrics")
     return aws.check_metrics(pd.concat(frames, ignore_index=True)) if len(frames) > 1 else frames[0]
+
+
+def _members(items: List[str]) -> Dict[str, List[str]]:
+    out: Dict[str, List[str]] = {}
+    for item in items:
+        sid, eq, ids = item.partition("=")
+        if not eq or not sid or not ids:
+            raise ValueError(f"--members {item!r}: expected SET_ID=ID,ID,... (the set's member volume ids)")
+        if sid in out:
+            raise ValueError(f"--members {item!r}: the set {sid} is given twice")
+        out[sid] = [i.strip() for i in ids.split(",")]
+    return out
 
 
 def run_advise(args: argparse.Namespace) -> Tuple[str, int]:
@@ -226,7 +293,12 @@ def run_advise(args: argparse.Namespace) -> Tuple[str, int]:
     recent = check_recent_modifications(recent, list(volumes), "--recent-modifications")
     if args.queries and not args.metrics:
         raise ValueError("--queries needs --metrics")
-    metrics = _metrics(args.metrics, args.queries) if args.metrics else None
+    members = _members(args.members)
+    if members and not args.metrics:
+        raise ValueError("--members names whose metrics are a striped set's: it needs --metrics")
+    if (args.device or args.disk_info) and not args.metrics:
+        raise ValueError("--device and --disk-info map the devices of Prometheus answers: give one with --metrics")
+    metrics = _metrics(args.metrics, args.queries, args.device, args.disk_info) if args.metrics else None
     fleet = advise(
         volumes,
         args.region,
@@ -235,6 +307,7 @@ def run_advise(args: argparse.Namespace) -> Tuple[str, int]:
         headroom_pct=args.headroom,
         job=BatchJob(minutes=args.job_minutes, io_size=args.job_io_size),
         alarm_minutes=alarm_minutes,
+        members={k: v for k, v in members.items() if k in volumes} if args.volume_id else members,
     )
     plan = modify_volume_plan(fleet, recent_modifications=recent)
     manifests, patches = k8s.advice_manifests(claims, {v.volume_id: v.advice.volume for v in fleet.volumes})

@@ -49,7 +49,7 @@ class CapacityPlan:
     criteria: "Plan"
     """The criteria as :class:`ebssim.testing.Plan`."""
     workload: Dict[str, Any]
-    """The ``workload`` mapping as given (``kind`` added: ``fio``, ``trace`` or ``metrics``)."""
+    """The ``workload`` mapping as given (``kind`` added: ``fio``, ``trace``, ``metrics`` or ``prometheus``)."""
     inputs: Tuple[str, ...] = ()
     """Every file the plan was read from: the plan, and the files it names (and their includes)."""
     _load: Any = field(default=None, repr=False, compare=False)
@@ -61,6 +61,8 @@ class CapacityPlan:
             what = f"fio {w['fio']}"
         elif w["kind"] == "trace":
             what = "traces " + ", ".join(f"{n}: {f}" for n, f in w["trace"].items())
+        elif w["kind"] == "prometheus":
+            what = "Prometheus metrics " + ", ".join(w["prometheus"])
         else:
             what = "CloudWatch metrics " + ", ".join(w["metrics"])
         on = f" on {self.instance}" if self.instance else ""
@@ -293,7 +295,9 @@ def _build(
         except ValueError as e:
             raise r.error(["instance"], str(e)) from None
     kind = doc["workload"]["kind"]
-    load: Any = {"fio": _Fio, "trace": _Trace, "metrics": _Metrics}[kind](doc["workload"], volumes, ids, r)
+    load: Any = {"fio": _Fio, "trace": _Trace, "metrics": _Metrics, "prometheus": _Prometheus}[kind](
+        doc["workload"], volumes, ids, r
+    )
     return CapacityPlan(
         name=doc.get("name", default_name),
         source=source,
@@ -531,27 +535,12 @@ class _Metrics:
     volumes (:func:`ebssim.aws.replay`), matched by VolumeId (each volume's ``id``, else its name);
     metrics of volumes the plan does not list are left out."""
 
-    def __init__(self, w: Dict[str, Any], volumes: Dict[str, "Volume"], ids: Dict[str, str], r: _Reader) -> None:
-        import pandas as pd
+    kind = "metrics"
 
+    def __init__(self, w: Dict[str, Any], volumes: Dict[str, "Volume"], ids: Dict[str, str], r: _Reader) -> None:
         from .. import aws
 
-        key: List[Any] = ["workload", "metrics"]
-        queries = r.path(w["queries"]) if "queries" in w else None
-        frames = []
-        for i, f in enumerate(w["metrics"]):
-            where = key if len(w["metrics"]) == 1 else [*key, i]
-            p = r.path(f)
-            try:
-                frames.append(
-                    aws.read_metrics_csv(p) if p.endswith(".csv") else aws.read_metric_data(p, queries=queries)
-                )
-            except (ValueError, OSError) as e:
-                raise r.error(where, str(e)) from None
-        try:
-            metrics = aws.check_metrics(pd.concat(frames, ignore_index=True)) if len(frames) > 1 else frames[0]
-        except ValueError as e:
-            raise r.error(key, str(e)) from None
+        metrics = self.read(w, ids, r)
         wanted = set(ids.values())
         have = set(metrics["volume_id"])
         for name, vid in ids.items():
@@ -572,6 +561,29 @@ class _Metrics:
         except ValueError as e:
             raise r.error(["workload"], str(e)) from None
 
+    def read(self, w: Dict[str, Any], ids: Dict[str, str], r: _Reader) -> "pd.DataFrame":
+        """The metrics DataFrame of ``workload.metrics``: CloudWatch's, as ebssim.aws reads them."""
+        import pandas as pd
+
+        from .. import aws
+
+        key: List[Any] = ["workload", "metrics"]
+        queries = r.path(w["queries"]) if "queries" in w else None
+        frames = []
+        for i, f in enumerate(w["metrics"]):
+            where = key if len(w["metrics"]) == 1 else [*key, i]
+            p = r.path(f)
+            try:
+                frames.append(
+                    aws.read_metrics_csv(p) if p.endswith(".csv") else aws.read_metric_data(p, queries=queries)
+                )
+            except (ValueError, OSError) as e:
+                raise r.error(where, str(e)) from None
+        try:
+            return aws.check_metrics(pd.concat(frames, ignore_index=True)) if len(frames) > 1 else frames[0]
+        except ValueError as e:
+            raise r.error(key, str(e)) from None
+
     def run(self, plan: CapacityPlan) -> Dict[str, "VolumeResult"]:
         from .. import aws
 
@@ -584,3 +596,48 @@ class _Metrics:
         except ValueError as e:
             raise PlanError(" ".join(str(e).split()), source=plan.source, key="workload") from None
         return {n: res[plan.ids[n]] for n in plan.volumes}
+
+
+class _Prometheus(_Metrics):
+    """``workload.prometheus``: node_exporter's disk counters from Prometheus's ``query_range``
+    answers, read by :func:`ebssim.prometheus.read_metrics` with ``devices`` (each device named to a
+    plan volume, by its name or id) and ``disk_info`` (by NVMe serial, the volume's id), and
+    replayed as CloudWatch metrics are."""
+
+    kind = "prometheus"
+
+    def read(self, w: Dict[str, Any], ids: Dict[str, str], r: _Reader) -> "pd.DataFrame":
+        from .. import prometheus
+
+        key: List[Any] = ["workload", "prometheus"]
+        by_ref = {**{vid: vid for vid in ids.values()}, **ids}  # a plan volume's name or id -> its id
+        devices: Dict[Any, str] = {}
+
+        def volume_of(ref: str, path: List[Any]) -> str:
+            if ref not in by_ref:
+                raise r.error(path, f"{ref!r} is not one of the plan's volumes ({', '.join(ids)})")
+            return by_ref[ref]
+
+        for dev, vol in w.get("devices", {}).items():
+            if isinstance(vol, dict):
+                for d, x in vol.items():
+                    devices[(dev, d)] = volume_of(x, ["workload", "devices", dev, d])
+            else:
+                devices[dev] = volume_of(vol, ["workload", "devices", dev])
+        disk_info = None
+        if "disk_info" in w:
+            disk_info = r.path(w["disk_info"])
+            try:
+                prometheus.device_volumes(disk_info)
+            except (ValueError, OSError) as e:
+                raise r.error(["workload", "disk_info"], str(e)) from None
+        paths = [r.path(f) for f in w["prometheus"]]
+        for i, p in enumerate(paths):
+            try:
+                prometheus.read_query_range(p)
+            except (ValueError, OSError) as e:
+                raise r.error(key if len(paths) == 1 else [*key, i], str(e)) from None
+        try:
+            return prometheus.read_metrics(*paths, devices=devices, disk_info=disk_info)
+        except (ValueError, OSError) as e:
+            raise r.error(key, str(e)) from None

@@ -59,7 +59,8 @@ class Key:
 
 
 #: The keys of each part of a plan. ``volumes`` maps each volume's name to a SPEC or to one of
-#: the mappings of ``volume``; ``workload`` has exactly one of ``fio``, ``trace``, ``metrics``.
+#: the mappings of ``volume``; ``workload`` has exactly one of ``fio``, ``trace``, ``metrics``,
+#: ``prometheus``.
 SCHEMA: Dict[str, Dict[str, Key]] = {
     "plan": {
         "name": Key(
@@ -70,7 +71,7 @@ SCHEMA: Dict[str, Dict[str, Key]] = {
             "string", "EC2 instance type whose EBS limits the volumes share, e.g. m5.xlarge (default: none)"
         ),
         "volumes": Key("mapping", "NAME: SPEC, or NAME: {describe_volumes: FILE} or {kubernetes: FILE}", required=True),
-        "workload": Key("mapping", "exactly one of fio, trace, metrics, and their options", required=True),
+        "workload": Key("mapping", "exactly one of fio, trace, metrics, prometheus, and their options", required=True),
         "criteria": Key("mapping", "what every volume must sustain: ebssim.testing.Plan's criteria", required=True),
     },
     "volume": {
@@ -86,17 +87,36 @@ SCHEMA: Dict[str, Dict[str, Key]] = {
             "mapping", "NAME: FILE for each volume: a CSV or parquet trace, read by ebssim.OpenLoop.from_pandas"
         ),
         "metrics": Key("strings", "CloudWatch metrics, one file or a list: get-metric-data JSON or CSV (ebssim.aws)"),
+        "prometheus": Key(
+            "strings",
+            "Prometheus query_range answers (JSON) of node_exporter's disk counters, one file or a list "
+            "(ebssim.prometheus)",
+        ),
+        "devices": Key(
+            "mapping",
+            "prometheus: DEVICE: VOLUME (a plan volume's name or id), or INSTANCE: {DEVICE: VOLUME} where several "
+            "nodes have the device",
+        ),
+        "disk_info": Key(
+            "string", "prometheus: node_disk_info's answer (JSON): each device whose NVMe serial names a volume's id"
+        ),
         "queries": Key("string", "metrics: the get-metric-data request's MetricDataQueries (JSON)"),
-        "dt": Key("number", "the simulation step in seconds (fio: default 1; trace, metrics: default their period)"),
-        "gaps": Key("string", "trace, metrics: periods without data: error (default), zero or interpolate"),
+        "dt": Key(
+            "number",
+            "the simulation step in seconds (fio: default 1; trace, metrics, prometheus: default their period)",
+        ),
+        "gaps": Key("string", "trace, metrics, prometheus: periods without data: error (default), zero or interpolate"),
         "max_in_flight": Key(
             "number-or-string",
-            "trace, metrics: the application's bound on outstanding I/Os (metrics: a number or measured)",
+            "trace, metrics, prometheus: the application's bound on outstanding I/Os (metrics, prometheus: a number "
+            "or measured)",
         ),
         "io_size": Key("size", "trace: the I/O size when the trace has no bytes, e.g. 16k"),
         "read_fraction": Key("number", "trace: the share of reads when the trace gives totals only"),
         "initial_burst_balance": Key(
-            "number-or-string", "metrics: the gp2/st1/sc1 bucket at the start: measured (default), full or a percentage"
+            "number-or-string",
+            "metrics, prometheus: the gp2/st1/sc1 bucket at the start: measured (default; without a BurstBalance "
+            "datapoint, as Prometheus's, the volume's own: full unless its SPEC says), full or a percentage",
         ),
     },
 }
@@ -106,6 +126,7 @@ WORKLOAD_KINDS: Dict[str, Tuple[str, ...]] = {
     "fio": ("dt",),
     "trace": ("dt", "gaps", "max_in_flight", "io_size", "read_fraction"),
     "metrics": ("queries", "dt", "gaps", "max_in_flight", "initial_burst_balance"),
+    "prometheus": ("devices", "disk_info", "dt", "gaps", "max_in_flight", "initial_burst_balance"),
 }
 
 
@@ -301,7 +322,8 @@ def validate(doc: Any, source: str, lines: Mapping[Tuple[str, ...], int]) -> Dic
     for k, x in workload.items():
         if k != kind and k not in WORKLOAD_KINDS[kind]:
             takes = [o for o, ks in WORKLOAD_KINDS.items() if k in ks]
-            raise v.error(["workload", k], f"is an option of {' and '.join(takes)} workloads, not of {kind}")
+            them = takes[0] if len(takes) == 1 else f"{', '.join(takes[:-1])} and {takes[-1]}"
+            raise v.error(["workload", k], f"is an option of {them} workloads, not of {kind}")
         w[k] = v.value(x, ["workload", k], SCHEMA["workload"][k])
     if kind == "trace":
         for name, f in w["trace"].items():
@@ -310,6 +332,25 @@ def validate(doc: Any, source: str, lines: Mapping[Tuple[str, ...], int]) -> Dic
                     ["workload", "trace", name], f"the name {_shown(name)} is {_type_name(name)}: a volume's name"
                 )
             w["trace"][name] = v.string(f, ["workload", "trace", name], "a CSV or parquet file")
+    if kind == "prometheus":
+        if "devices" not in w and "disk_info" not in w:
+            raise v.error(
+                ["workload"],
+                "a prometheus workload maps its devices to the plan's volumes: give devices (DEVICE: VOLUME), "
+                "disk_info (node_disk_info's answer, by NVMe serial), or both",
+            )
+        for dev, vol in w.get("devices", {}).items():
+            path = ["workload", "devices", dev]
+            if not isinstance(dev, str) or not dev.strip():
+                raise v.error(path, f"the key {_shown(dev)} is {_type_name(dev)}: a device (nvme1n1) or an instance")
+            if isinstance(vol, dict):  # INSTANCE: {DEVICE: VOLUME}
+                inner = v.mapping(vol, path, "DEVICE: VOLUME of the devices of this instance")
+                for d, x in inner.items():
+                    if not isinstance(d, str) or not d.strip():
+                        raise v.error([*path, d], f"the key {_shown(d)} is {_type_name(d)}: a device, e.g. nvme1n1")
+                    v.string(x, [*path, d], "the plan volume's name or id")
+            else:
+                v.string(vol, path, "the plan volume's name or id (or, under an instance, a mapping DEVICE: VOLUME)")
     out["workload"] = w
 
     criteria = v.mapping(doc["criteria"], ["criteria"], "at least one criterion, e.g. p99_ms: 20")
