@@ -1069,10 +1069,41 @@ class RunResult(Sequence[VolumeResult]):
         return iter(self._results)
 
     def to_pandas(self) -> "pd.DataFrame":
-        """One long DataFrame: a ``volume`` column (position) plus every output column."""
+        """One long DataFrame: a ``volume`` column (position) plus every output column.
+
+        A run of named targets adds two columns after ``volume``: ``target``, the name of the
+        target the volume belongs to, and ``member``, its index among a striped set's members
+        (``<NA>`` for a plain volume; pandas' nullable ``Int64``). A run of a list of volumes
+        has neither.
+
+        >>> import ebssim
+        >>> md0 = ebssim.striped([ebssim.gp3(100)] * 2)
+        >>> sim = ebssim.Simulation({"md0": md0, "log": ebssim.gp3(50)})
+        >>> run = sim.run({"md0": ebssim.ClosedLoop(16, "4k"), "log": ebssim.Idle()}, duration_s=2)
+        >>> df = run.to_pandas()
+        >>> print(df[["volume", "target", "member"]].drop_duplicates().to_string(index=False))
+         volume target  member
+              0    md0       0
+              1    md0       1
+              2    log    <NA>
+        >>> df.groupby("target", sort=False)["iops"].sum().to_dict()  # 8 in flight per member: 3,000 IOPS x 2 steps x 2
+        {'md0': 12000.0, 'log': 0.0}
+        """
         import pandas as pd
 
         frames = [r.to_pandas().reset_index().assign(volume=i) for i, r in enumerate(self._results)]
+        if self.targets is not None:
+            labels: List[Tuple[str, Optional[int]]] = []
+            for name, t in self.targets.items():
+                members = getattr(t, "members", None)  # a StripedResult's member results
+                if isinstance(members, tuple):
+                    labels.extend((name, k) for k in range(len(members)))
+                else:
+                    labels.append((name, None))
+            for f, (name, k) in zip(frames, labels):
+                at = f.columns.get_loc("volume") + 1
+                f.insert(at, "target", name)
+                f.insert(at + 1, "member", pd.array([k] * len(f), dtype="Int64"))
         return pd.concat(frames, ignore_index=True)
 
     def __repr__(self) -> str:

@@ -9,7 +9,7 @@ import dataclasses
 import math
 import threading
 from collections.abc import Iterable
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
 
@@ -160,14 +160,39 @@ class Simulation:
         with self._state():
             return float(self._sim.time_s)
 
-    def credits(self, i: int = 0) -> float:
+    @overload
+    def credits(self, i: int = 0) -> float: ...
+    @overload
+    def credits(self, i: str) -> Union[float, Tuple[float, ...]]: ...
+    def credits(self, i: Union[int, str] = 0) -> Union[float, Tuple[float, ...]]:
         """Credits in volume ``i``'s bucket now (I/O credits; MiB on st1 and sc1; 0 without one;
         waits for a run in progress in another thread).
 
-        ``i`` indexes :attr:`volumes` (negative from the end); outside them is an IndexError.
+        ``i`` indexes :attr:`volumes` (negative from the end); outside them is an IndexError. In a
+        simulation of named targets ``i`` may also be a target's name: a plain volume's credits,
+        or a striped set's members' as a tuple, one per member (a name it does not have is a
+        KeyError).
+
+        >>> import ebssim
+        >>> sim = ebssim.Simulation({"md0": ebssim.striped([ebssim.gp2(100)] * 2), "log": ebssim.gp2(50)})
+        >>> sim.credits("md0"), sim.credits("log"), sim.credits(2)   # full buckets: 5.4 M I/O credits each
+        ((5400000.0, 5400000.0), 5400000.0, 5400000.0)
         """
+        if isinstance(i, str):
+            if self.targets is None:
+                raise KeyError(f"{i!r}: this simulation's volumes have no names (Simulation([...])); give a position")
+            if i not in self.targets:
+                raise KeyError(f"{i!r} is not a target of the simulation: its targets are {', '.join(map(repr, self.targets))}")
+            first = 0
+            for name, t in self.targets.items():
+                n_t = len(t.members) if isinstance(t, VolumeGroup) else 1
+                if name == i:
+                    with self._state():
+                        got = tuple(float(self._sim.credits(first + k)) for k in range(n_t))
+                    return got if isinstance(t, VolumeGroup) else got[0]
+                first += n_t
         n = len(self.volumes)
-        k = integer(i, "i", "a volume index")
+        k = integer(i, "i", "a volume index or a target's name")
         if not -n <= k < n:
             raise IndexError(f"volume index {k} is out of range: the simulation has {n} volume{'s' * (n != 1)}")
         with self._state():

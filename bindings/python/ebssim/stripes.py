@@ -29,7 +29,10 @@ import math
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 import numpy as np
 import numpy.typing as npt
@@ -199,6 +202,88 @@ class StripedSet(VolumeGroup):
     def _group_result(self, workload: Any, run: RunResult) -> "StripedResult":
         split = self.split(workload.io_bytes) if isinstance(workload, ClosedLoop) else None
         return StripedResult(self, workload, split, run)
+
+    def member_metrics(
+        self, metrics: "pd.DataFrame", set_id: str, members: Optional[Sequence[str]] = None
+    ) -> "pd.DataFrame":
+        """One member's demand, as CloudWatch metrics under ``set_id``, from measured metrics
+        (:mod:`ebssim.aws`'s frame; :func:`ebssim.prometheus.read_metrics` gives the same).
+
+        With ``members`` (each member's VolumeId, once): the set's demand is its members'
+        VolumeReadOps/WriteOps/ReadBytes/WriteBytes Sums added period by period, and each member
+        takes an N-th of it (the set spreads its I/Os evenly over alike members); BurstBalance is
+        the emptiest member's. Without: the set's own counters under ``set_id`` (an md device's),
+        each period's I/Os split by the set's rule (:meth:`split` of the period's mean I/O size:
+        ``member_share`` times the I/Os, an N-th of the bytes). A ValueError names what the
+        metrics lack.
+
+        >>> import pandas as pd, ebssim
+        >>> md0 = ebssim.striped([ebssim.gp3(100)] * 2, chunk_kib=256)
+        >>> rows = [("2024-05-01T00:00Z", "md0", m, "Sum", 60, u, v) for m, u, v in [
+        ...     ("VolumeReadOps", "Count", 600), ("VolumeReadBytes", "Bytes", 600 * 2**20),
+        ...     ("VolumeWriteOps", "Count", 0), ("VolumeWriteBytes", "Bytes", 0)]]
+        >>> m = ebssim.aws.check_metrics(pd.DataFrame(rows, columns=ebssim.aws.COLUMNS))
+        >>> one = md0.member_metrics(m, "md0")      # 1 MiB I/Os: 4 chunks, 2 on each member
+        >>> one.set_index("metric")["value"].to_dict()   # 600 x 2 pieces; 600 MiB / 2
+        {'VolumeReadOps': 1200.0, 'VolumeReadBytes': 314572800.0, 'VolumeWriteOps': 0.0, 'VolumeWriteBytes': 0.0}
+        """
+        import pandas as pd
+
+        from . import aws
+
+        demand = list(aws.DEMAND_METRICS)
+        sums = metrics[metrics["metric"].isin(demand) & (metrics["stat"] == "Sum")]
+        keys = ["timestamp", "metric", "stat", "period_s", "unit"]
+        if members is not None:
+            ids = list(members)
+            if len(ids) != self.n or len(set(ids)) != self.n:
+                raise ValueError(
+                    f"members={ids!r} must name each of the set's {self.n} members once ({len(set(ids))} distinct ids)"
+                )
+            mine = sums[sums["volume_id"].isin(ids)]
+            lack = [m for m in ids if not (mine["volume_id"] == m).any()]
+            if lack:
+                have = sorted(set(metrics["volume_id"]))
+                raise ValueError(
+                    f"the metrics hold no VolumeReadOps/VolumeWriteOps/VolumeReadBytes/VolumeWriteBytes Sum of "
+                    f"{', '.join(lack)} (they hold {', '.join(have) or 'no volume'})"
+                )
+            # The set's demand is the members' sum; alike members each take an N-th of it.
+            one = mine.groupby(keys, as_index=False)["value"].sum().assign(volume_id=set_id)
+            one["value"] = one["value"] / self.n
+            balance = metrics[metrics["volume_id"].isin(ids) & (metrics["metric"] == "BurstBalance")]
+            if len(balance):  # the emptiest member's bucket
+                one = pd.concat(
+                    [one, balance.groupby(keys, as_index=False)["value"].min().assign(volume_id=set_id)],
+                    ignore_index=True,
+                )
+            return aws.check_metrics(one[list(aws.COLUMNS)])
+        own = sums[sums["volume_id"] == set_id]
+        if own.shape[0] == 0:
+            raise ValueError(
+                f"the metrics hold neither its members' (name them: members=[VolumeId, ...]) nor its own under "
+                f"{set_id!r} (e.g. its md device's from ebssim.prometheus, devices={{'md0': {set_id!r}}})"
+            )
+        wide = own.pivot(index="timestamp", columns="metric", values="value").reindex(columns=demand).fillna(0.0)
+        shares: Dict[float, float] = {}
+
+        def member_ops(ops: float, nbytes: float) -> float:
+            if ops <= 0:
+                return 0.0
+            io = nbytes / ops
+            if io <= 0:
+                return ops / self.n
+            if io not in shares:
+                shares[io] = float(self.split(io).member_share)
+            return ops * shares[io]
+
+        rows = []
+        period = float(own["period_s"].iloc[0])
+        for t, r in wide.iterrows():
+            for ops_m, bytes_m in (("VolumeReadOps", "VolumeReadBytes"), ("VolumeWriteOps", "VolumeWriteBytes")):
+                rows.append((t, set_id, ops_m, "Sum", period, "Count", member_ops(float(r[ops_m]), float(r[bytes_m]))))
+                rows.append((t, set_id, bytes_m, "Sum", period, "Bytes", float(r[bytes_m]) / self.n))
+        return aws.check_metrics(pd.DataFrame(rows, columns=list(aws.COLUMNS)))
 
     def monthly_cost(self, region: Union[str, RegionPrices], *, spec: Optional[str] = None) -> Cost:
         """Monthly list price of the set: the sum of its members' (:func:`ebssim.cost.monthly_cost`).

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -43,9 +43,12 @@ from .recording import BOUND_NAMES
 from .results import InstanceResult, RunResult, VolumeResult
 from .workloads import OpenLoop, PiecewiseOpenLoop
 
+if TYPE_CHECKING:
+    from .stripes import StripedResult
+
 __all__ = ["Plan", "PlanReport", "Check", "assert_plan", "check_plan"]
 
-Result = Union[VolumeResult, RunResult, Sequence[VolumeResult]]
+Result = Union[VolumeResult, "StripedResult", RunResult, Sequence[Union[VolumeResult, "StripedResult"]]]
 
 
 @dataclass(frozen=True)
@@ -223,11 +226,38 @@ class Plan:
 
     def check(self, result: Result) -> PlanReport:
         """Every criterion against ``result`` (a VolumeResult, a RunResult: each volume and the
-        instance, or a sequence of VolumeResults)."""
+        instance, or a sequence of VolumeResults).
+
+        A striped set's result (:class:`~ebssim.StripedResult`, alone or in the sequence) is one
+        subject: each criterion is checked on every member and holds for the set when it holds
+        on each (the set's latency is its slowest member's, its BurstBalance its emptiest
+        member's, and a member held back holds the set back); the set's line shows the first
+        member where it fails and how many fail, else member 0's figures."""
         subjects = []
         for r in _volume_results(result):
-            subjects.append(_Subject(_subject_name(r), tuple(self._check_volume(r))))
+            if isinstance(r, VolumeResult):
+                subjects.append(_Subject(_subject_name(r), tuple(self._check_volume(r))))
+            else:
+                subjects.append(_Subject(_set_subject_name(r), tuple(self._check_set(r))))
         return PlanReport(tuple(subjects))
+
+    def _check_set(self, r: "StripedResult") -> List[Check]:
+        per_member = [self._check_volume(m) for m in r.members]
+        out = []
+        for k, c0 in enumerate(per_member[0]):
+            cs = [checks[k] for checks in per_member]
+            bad = [i for i, c in enumerate(cs) if not c.ok]
+            i = bad[0] if bad else 0
+            c = cs[i]
+            if len(cs) == 1:
+                out.append(c)
+                continue
+            if not bad:
+                out.append(Check(c0.criterion, True, c.got, c.detail))
+                continue
+            which = f"all {len(cs)} members" if len(bad) == len(cs) else f"member {i}; {len(bad)} of {len(cs)} members"
+            out.append(Check(c0.criterion, False, f"{c.got} ({which})", c.detail))
+        return out
 
     def assert_met(self, result: Result) -> PlanReport:
         """:meth:`check`, raising AssertionError with the report when a criterion fails."""
@@ -319,23 +349,35 @@ def assert_plan(result: Result, **criteria: object) -> PlanReport:
 # --------------------------------------------------------------------------------------------
 
 
-def _volume_results(result: Result) -> List[VolumeResult]:
-    if isinstance(result, VolumeResult):
+def _volume_results(result: Result) -> List[Union[VolumeResult, "StripedResult"]]:
+    from .stripes import StripedResult
+
+    if isinstance(result, (VolumeResult, StripedResult)):
         return [result]
     if isinstance(result, (RunResult, Sequence)) and not isinstance(result, (str, bytes)):
         rs = list(result)
         for i, r in enumerate(rs):
-            if not isinstance(r, VolumeResult):
-                raise ValueError(f"result[{i}]={r!r} must be a VolumeResult")
+            if not isinstance(r, (VolumeResult, StripedResult)):
+                raise ValueError(f"result[{i}]={r!r} must be a VolumeResult (or a striped set's StripedResult)")
         if rs:
             return rs
-    raise ValueError(f"result={result!r} must be a VolumeResult, a RunResult or a sequence of VolumeResults")
+    raise ValueError(
+        f"result={result!r} must be a VolumeResult, a StripedResult, a RunResult or a sequence of VolumeResults"
+    )
 
 
 def _subject_name(r: VolumeResult) -> str:
     on = f" on {r.instance.instance.name}" if r.instance is not None else ""
     span = f"{_repr.when(r.n_steps * r.dt_s)} from t = {_repr.when(r.t0_s)}"
     return f"{r.volume}{on} under {r.workload}, {span}"
+
+
+def _set_subject_name(r: "StripedResult") -> str:
+    m = r.members[0]
+    on = f" on {m.instance.instance.name}" if m.instance is not None else ""
+    span = f"{_repr.when(m.n_steps * m.dt_s)} from t = {_repr.when(m.t0_s)}"
+    what = f"{r.workload}" if r.split is not None else f"{m.workload} on each member"
+    return f"{r.set}{on} under {what}, {span}"
 
 
 def _run_end(r: Union[VolumeResult, InstanceResult]) -> float:

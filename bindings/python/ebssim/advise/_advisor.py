@@ -883,66 +883,24 @@ def _set_metrics(
     vid: str, st: StripedSet, metrics: "pd.DataFrame", member_ids: Optional[List[str]]
 ) -> Tuple["pd.DataFrame", str]:
     """One member's demand metrics, under the set's id, and what they came from: the members'
-    metrics summed and divided by N, or the set's own counters split by the set's rule."""
-    import pandas as pd
-
-    demand = list(aws.DEMAND_METRICS)
-    sums = metrics[metrics["metric"].isin(demand) & (metrics["stat"] == "Sum")]
-    keys = ["timestamp", "metric", "stat", "period_s", "unit"]
+    metrics summed and divided by N, or the set's own counters split by the set's rule
+    (:meth:`ebssim.StripedSet.member_metrics`)."""
+    try:
+        one = st.member_metrics(metrics, vid, member_ids)
+    except ValueError as e:
+        where = f"members[{vid!r}]" if member_ids is not None else f"volumes[{vid!r}] is a striped set and"
+        raise ValueError(f"{where}: {e}") from None
     if member_ids is not None:
-        mine = sums[sums["volume_id"].isin(member_ids)]
-        lack = [m for m in member_ids if not (mine["volume_id"] == m).any()]
-        if lack:
-            have = sorted(set(metrics["volume_id"]))
-            raise ValueError(
-                f"members[{vid!r}]: the metrics hold no VolumeReadOps/VolumeWriteOps/VolumeReadBytes/VolumeWriteBytes "
-                f"Sum of {', '.join(lack)} (they hold {', '.join(have) or 'no volume'})"
-            )
-        # The set's demand is the members' sum; alike members each take an N-th of it.
-        one = (mine.groupby(keys, as_index=False)["value"].sum()).assign(volume_id=vid)
-        one["value"] = one["value"] / st.n
-        balance = metrics[metrics["volume_id"].isin(member_ids) & (metrics["metric"] == "BurstBalance")]
-        if len(balance):  # the emptiest member's bucket
-            one = pd.concat(
-                [one, balance.groupby(keys, as_index=False)["value"].min().assign(volume_id=vid)], ignore_index=True
-            )
         what = (
             f"the set's demand: the sum of its {st.n} members' metrics ({', '.join(member_ids)}), an N-th of it on "
             f"each member"
         )
-        return aws.check_metrics(one[list(aws.COLUMNS)]), what
-    own = sums[sums["volume_id"] == vid]
-    if own.shape[0] == 0:
-        raise ValueError(
-            f"volumes[{vid!r}] is a striped set and the metrics hold neither its members' (name them: "
-            f"members={{{vid!r}: [VolumeId, ...]}}) nor its own (e.g. its md device's from ebssim.prometheus, "
-            f"devices={{'md0': {vid!r}}})"
+    else:
+        what = (
+            f"the set's own counters (under {vid}, e.g. its md device's), each period's I/Os split by the set's "
+            f"rule ({st.chunk_kib:g} KiB chunks over {st.n} members)"
         )
-    wide = own.pivot(index="timestamp", columns="metric", values="value").reindex(columns=demand).fillna(0.0)
-    shares: Dict[float, float] = {}
-
-    def member_ops(ops: float, nbytes: float) -> float:
-        if ops <= 0:
-            return 0.0
-        io = nbytes / ops
-        if io <= 0:
-            return ops / st.n
-        if io not in shares:
-            shares[io] = float(st.split(io).member_share)
-        return ops * shares[io]
-
-    rows = []
-    period = float(own["period_s"].iloc[0])
-    for t, r in wide.iterrows():
-        for ops_m, bytes_m in (("VolumeReadOps", "VolumeReadBytes"), ("VolumeWriteOps", "VolumeWriteBytes")):
-            rows.append((t, vid, ops_m, "Sum", period, "Count", member_ops(float(r[ops_m]), float(r[bytes_m]))))
-            rows.append((t, vid, bytes_m, "Sum", period, "Bytes", float(r[bytes_m]) / st.n))
-    one = pd.DataFrame(rows, columns=list(aws.COLUMNS))
-    what = (
-        f"the set's own counters (under {vid}, e.g. its md device's), each period's I/Os split by the set's rule "
-        f"({st.chunk_kib:g} KiB chunks over {st.n} members)"
-    )
-    return aws.check_metrics(one), what
+    return one, what
 
 
 def _advise_set(

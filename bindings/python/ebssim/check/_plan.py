@@ -16,8 +16,11 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ..results import VolumeResult
+    from ..stripes import StripedResult, StripedSet
     from ..testing import Check, Plan, PlanReport
     from ..volumes import Volume
+
+    Target = Union[Volume, StripedSet]
 
 __all__ = ["CapacityPlan", "PlanOutcome", "read_plan", "parse_plan", "run", "MAX_PLAN_BYTES", "MAX_TRACE_BYTES"]
 
@@ -41,8 +44,9 @@ class CapacityPlan:
     """The plan's ``name``, else its file's name without the extension."""
     source: str
     """The plan file, or ``"<plan>"``."""
-    volumes: Dict[str, "Volume"]
-    """The volumes by their name in the plan, in the plan's order."""
+    volumes: Dict[str, "Target"]
+    """The volumes by their name in the plan, in the plan's order: each a :class:`~ebssim.Volume`,
+    or a :class:`~ebssim.StripedSet` (a ``raid0:`` SPEC, or an ``rds:`` SPEC's volumes)."""
     ids: Dict[str, str]
     """Each volume's id in its source (describe-volumes, manifests, metrics): its ``id``, else its name."""
     instance: Optional[str]
@@ -87,8 +91,8 @@ class PlanOutcome:
     """What :meth:`CapacityPlan.run` found: the results and the report of every criterion."""
 
     plan: CapacityPlan
-    results: Dict[str, "VolumeResult"]
-    """Each volume's result, by its name in the plan."""
+    results: Dict[str, Union["VolumeResult", "StripedResult"]]
+    """Each volume's result, by its name in the plan (a striped set's: a :class:`~ebssim.StripedResult`)."""
     report: "PlanReport"
     """:class:`ebssim.testing.PlanReport`: every criterion on every volume."""
     elapsed_s: float
@@ -291,7 +295,7 @@ def _build(
         from ..simulation import Simulation
 
         try:
-            Simulation(list(volumes.values()), instance=instance)
+            Simulation(dict(volumes), instance=instance)
         except ValueError as e:
             raise r.error(["instance"], str(e)) from None
     kind = doc["workload"]["kind"]
@@ -311,18 +315,19 @@ def _build(
     )
 
 
-def _volumes(entries: Dict[str, Any], r: _Reader) -> Tuple[Dict[str, "Volume"], Dict[str, str]]:
-    from .. import aws, k8s
-    from ..volumes import volume_from_spec
+def _volumes(entries: Dict[str, Any], r: _Reader) -> Tuple[Dict[str, "Target"], Dict[str, str]]:
+    from .. import aws, k8s, rds_from_spec
+    from ..stripes import target_from_spec
 
-    volumes: Dict[str, Volume] = {}
+    volumes: Dict[str, Target] = {}
     ids: Dict[str, str] = {}
     files: Dict[Tuple[str, str], Dict[str, Volume]] = {}
     for name, entry in entries.items():
         path: List[Any] = ["volumes", name]
         if isinstance(entry, str):
             try:
-                volumes[name] = volume_from_spec(entry)
+                # A volume, a striped set (raid0:...) or an RDS instance's storage (rds:..., its volumes).
+                volumes[name] = rds_from_spec(entry).volumes if entry.startswith("rds:") else target_from_spec(entry)
             except ValueError as e:
                 raise r.error(path, str(e)) from None
             ids[name] = name
@@ -372,9 +377,13 @@ class _Fio:
     volume's result, whose latency is its loop's. Several jobs on one volume, or a capped job,
     run as :class:`ebssim.SharedClosedLoops`, whose volume result describes what the volume
     serves but not each job's latency (:meth:`ebssim.SharedClosedLoops.split` has that), so a
-    plan refuses them rather than check a latency no job sees."""
+    plan refuses them rather than check a latency no job sees.
 
-    def __init__(self, w: Dict[str, Any], volumes: Dict[str, "Volume"], ids: Dict[str, str], r: _Reader) -> None:
+    A job on a striped set runs on the set as in ``ebssim fio``: the set's loop (its depth, the
+    job's I/Os) is split into its members' by the set's rule (:meth:`ebssim.StripedSet.member_workload`)
+    and the members run beside the plain volumes, on the one instance."""
+
+    def __init__(self, w: Dict[str, Any], volumes: Dict[str, "Target"], ids: Dict[str, str], r: _Reader) -> None:
         import math
 
         from ..fio import parse_run
@@ -434,20 +443,22 @@ class _Fio:
         if idle:
             raise r.error(["volumes", idle[0]], f"no job of {run} does I/O to it: give it a job or leave it out")
 
-    def run(self, plan: CapacityPlan) -> Dict[str, "VolumeResult"]:
+    def run(self, plan: CapacityPlan) -> Dict[str, Union["VolumeResult", "StripedResult"]]:
         import dataclasses
 
         from ..simulation import Simulation
+        from ..stripes import StripedSet
 
-        names = list(plan.volumes)
-        workloads = []
-        for n in names:
+        workloads = {}
+        for n, t in plan.volumes.items():
             job, share = self.jobs[n]  # a job on several files: an equal share on each, as fio spreads it
-            loop = job.offered_load(plan.volumes[n], share).loop
-            workloads.append(dataclasses.replace(loop, in_flight=loop.in_flight * job.numjobs))
-        sim = Simulation([plan.volumes[n] for n in names], dt=self.dt, instance=plan.instance)
+            # On a set: the job's loop on the set (alike members: a member's service time and counting
+            # rule for the job's I/Os), which the simulation splits into the members' by the set's rule.
+            loop = job.offered_load(t.members[0] if isinstance(t, StripedSet) else t, share).loop
+            workloads[n] = dataclasses.replace(loop, in_flight=loop.in_flight * job.numjobs)
+        sim = Simulation(dict(plan.volumes), dt=self.dt, instance=plan.instance)
         res = sim.run(workloads, self.duration_s)
-        return {n: res[i] for i, n in enumerate(names)}
+        return {n: res[n] for n in plan.volumes}
 
 
 def _read_trace(path: str, shown: str) -> "pd.DataFrame":
@@ -495,7 +506,8 @@ class _Trace:
     """``workload.trace``: each volume's trace, read by :meth:`ebssim.OpenLoop.from_pandas` and
     replayed until its work is done (:meth:`ebssim.Simulation.replay`)."""
 
-    def __init__(self, w: Dict[str, Any], volumes: Dict[str, "Volume"], ids: Dict[str, str], r: _Reader) -> None:
+    def __init__(self, w: Dict[str, Any], volumes: Dict[str, "Target"], ids: Dict[str, str], r: _Reader) -> None:
+        from ..stripes import StripedSet
         from ..workloads import OpenLoop
 
         opts = {k: w[k] for k in ("dt", "gaps", "max_in_flight", "io_size", "read_fraction") if k in w}
@@ -504,6 +516,13 @@ class _Trace:
             key: List[Any] = ["workload", "trace", name]
             if name not in volumes:
                 raise r.error(key, f"{name!r} is not one of the plan's volumes ({', '.join(volumes)})")
+            if isinstance(volumes[name], StripedSet):
+                raise r.error(
+                    key,
+                    f"{name!r} is a striped set, and traces on a striped set are not modelled yet (ebssim.Simulation "
+                    "runs a closed loop on a set, split by the set's rule): give its members' or its md device's "
+                    "metrics (workload.metrics or prometheus, split by the set's rule), or a fio job",
+                )
             try:
                 df = _read_trace(r.path(f), f)
                 self.traces[name] = OpenLoop.from_pandas(df, **opts)
@@ -519,44 +538,86 @@ class _Trace:
                 ["workload", "trace"], f"the traces have different steps ({shown}): give dt, a step all divide"
             )
 
-    def run(self, plan: CapacityPlan) -> Dict[str, "VolumeResult"]:
+    def run(self, plan: CapacityPlan) -> Dict[str, Union["VolumeResult", "StripedResult"]]:
         from ..simulation import Simulation
 
         names = list(plan.volumes)
         dt = next(iter(self.traces.values())).dt
         assert dt is not None  # from_pandas gives every trace its step
-        sim = Simulation([plan.volumes[n] for n in names], dt=dt, instance=plan.instance)
-        res = sim.replay([self.traces[n] for n in names])
-        return {n: res[i] for i, n in enumerate(names)}
+        sim = Simulation(dict(plan.volumes), dt=dt, instance=plan.instance)
+        res = sim.replay({n: self.traces[n] for n in names})
+        return {n: res[n] for n in names}
 
 
 class _Metrics:
     """``workload.metrics``: CloudWatch metrics read by :mod:`ebssim.aws` and replayed on the plan's
     volumes (:func:`ebssim.aws.replay`), matched by VolumeId (each volume's ``id``, else its name);
-    metrics of volumes the plan does not list are left out."""
+    metrics of volumes the plan does not list are left out.
+
+    A striped set's demand is its members' metrics summed (``workload.members``: SET: [VolumeId,
+    ...]) or its own counters under its name (an md device's), and each member replays its share
+    (:meth:`ebssim.StripedSet.member_metrics`, as ``ebssim advise`` does), beside the plain
+    volumes on the one instance; the set's result holds its members'."""
 
     kind = "metrics"
 
-    def __init__(self, w: Dict[str, Any], volumes: Dict[str, "Volume"], ids: Dict[str, str], r: _Reader) -> None:
-        from .. import aws
+    def __init__(self, w: Dict[str, Any], volumes: Dict[str, "Target"], ids: Dict[str, str], r: _Reader) -> None:
+        import pandas as pd
 
+        from .. import aws
+        from ..stripes import StripedSet
+
+        sets = {n: t for n, t in volumes.items() if isinstance(t, StripedSet)}
+        self.members: Dict[str, List[str]] = {}
+        for name, given in w.get("members", {}).items():
+            key: List[Any] = ["workload", "members", name]
+            if name not in sets:
+                what = "not one of the plan's volumes" if name not in volumes else "a volume, not a striped set"
+                raise r.error(key, f"{name!r} is {what} (the plan's striped sets: {', '.join(sets) or 'none'})")
+            n = sets[name].n
+            if len(given) != n or len(set(given)) != n:
+                raise r.error(key, f"{given!r} must name each of the set's {n} members once")
+            self.members[name] = list(given)
+        if sets and "max_in_flight" in w:
+            raise r.error(
+                ["workload", "max_in_flight"],
+                f"the plan has the striped set {next(iter(sets))!r}, whose members replay shares of its demand: a "
+                "bound on the application's outstanding I/Os is not split over a set's members; leave it out",
+            )
         metrics = self.read(w, ids, r)
-        wanted = set(ids.values())
         have = set(metrics["volume_id"])
         for name, vid in ids.items():
-            if vid not in have:
+            if name not in sets and vid not in have:
                 listed = ", ".join(sorted(have)) or "none"
                 raise r.error(
                     ["volumes", name], f"the metrics hold no datapoint of volume {vid!r} (they hold: {listed})"
                 )
-        self.metrics = metrics[metrics["volume_id"].isin(wanted)].reset_index(drop=True)
+        # Each member of a set replays its share of the set's demand, as a volume of its own.
+        self.by_id: Dict[str, Volume] = {}
+        for n, vid in ids.items():
+            t = volumes[n]
+            if not isinstance(t, StripedSet):
+                self.by_id[vid] = t
+        self.member_ids: Dict[str, List[str]] = {}
+        frames = [metrics[metrics["volume_id"].isin(list(self.by_id))]]
+        for name, st in sets.items():
+            given = self.members.get(name)
+            try:
+                one = st.member_metrics(metrics, ids[name], given)
+            except ValueError as e:
+                raise r.error(["workload", "members", name] if given else ["volumes", name], str(e)) from None
+            self.member_ids[name] = [f"{ids[name]}[{k}]" for k in range(st.n)]
+            for k, mid in enumerate(self.member_ids[name]):
+                frames.append(one.assign(volume_id=mid))
+                self.by_id[mid] = st.members[k]
+        self.metrics = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0].reset_index(drop=True)
         self.options = {k: w[k] for k in ("dt", "gaps", "max_in_flight", "initial_burst_balance") if k in w}
         # Checked now, not after the plan's other errors: the traces are cheap to build.
         try:
             aws.traces(
                 self.metrics,
                 **{k: v for k, v in self.options.items() if k != "initial_burst_balance"},
-                volumes={vid: volumes[n] for n, vid in ids.items()},
+                volumes=self.by_id,
             )
         except ValueError as e:
             raise r.error(["workload"], str(e)) from None
@@ -584,18 +645,26 @@ class _Metrics:
         except ValueError as e:
             raise r.error(key, str(e)) from None
 
-    def run(self, plan: CapacityPlan) -> Dict[str, "VolumeResult"]:
+    def run(self, plan: CapacityPlan) -> Dict[str, Union["VolumeResult", "StripedResult"]]:
         from .. import aws
+        from ..results import RunResult
+        from ..stripes import StripedResult, StripedSet
 
-        by_id = {plan.ids[n]: v for n, v in plan.volumes.items()}
         attachments = None
-        if plan.instance is not None:  # every volume on one instance of the plan's type
-            attachments = {vid: aws.Attachment("plan", plan.instance) for vid in by_id}
+        if plan.instance is not None:  # every volume (and every member of a set) on one instance of the plan's type
+            attachments = {vid: aws.Attachment("plan", plan.instance) for vid in self.by_id}
         try:
-            res = aws.replay(self.metrics, by_id, attachments, **self.options)
+            res = aws.replay(self.metrics, self.by_id, attachments, **self.options)
         except ValueError as e:
             raise PlanError(" ".join(str(e).split()), source=plan.source, key="workload") from None
-        return {n: res[plan.ids[n]] for n in plan.volumes}
+        out: Dict[str, Union[VolumeResult, StripedResult]] = {}
+        for n, t in plan.volumes.items():
+            if isinstance(t, StripedSet):
+                members = [res[mid] for mid in self.member_ids[n]]
+                out[n] = StripedResult(t, None, None, RunResult(members, members[0].instance))
+            else:
+                out[n] = res[plan.ids[n]]
+        return out
 
 
 class _Prometheus(_Metrics):
@@ -611,11 +680,13 @@ class _Prometheus(_Metrics):
 
         key: List[Any] = ["workload", "prometheus"]
         by_ref = {**{vid: vid for vid in ids.values()}, **ids}  # a plan volume's name or id -> its id
+        by_ref.update((m, m) for ms in self.members.values() for m in ms)  # a striped set's members, by VolumeId
         devices: Dict[Any, str] = {}
 
         def volume_of(ref: str, path: List[Any]) -> str:
             if ref not in by_ref:
-                raise r.error(path, f"{ref!r} is not one of the plan's volumes ({', '.join(ids)})")
+                also = " nor a member named in workload.members" if self.members else ""
+                raise r.error(path, f"{ref!r} is not one of the plan's volumes ({', '.join(ids)}){also}")
             return by_ref[ref]
 
         for dev, vol in w.get("devices", {}).items():

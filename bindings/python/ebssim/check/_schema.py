@@ -70,7 +70,12 @@ SCHEMA: Dict[str, Dict[str, Key]] = {
         "instance": Key(
             "string", "EC2 instance type whose EBS limits the volumes share, e.g. m5.xlarge (default: none)"
         ),
-        "volumes": Key("mapping", "NAME: SPEC, or NAME: {describe_volumes: FILE} or {kubernetes: FILE}", required=True),
+        "volumes": Key(
+            "mapping",
+            "NAME: SPEC (a volume's, a raid0: striped set's or an rds: instance's storage), or NAME: "
+            "{describe_volumes: FILE} or {kubernetes: FILE}",
+            required=True,
+        ),
         "workload": Key("mapping", "exactly one of fio, trace, metrics, prometheus, and their options", required=True),
         "criteria": Key("mapping", "what every volume must sustain: ebssim.testing.Plan's criteria", required=True),
     },
@@ -101,6 +106,11 @@ SCHEMA: Dict[str, Dict[str, Key]] = {
             "string", "prometheus: node_disk_info's answer (JSON): each device whose NVMe serial names a volume's id"
         ),
         "queries": Key("string", "metrics: the get-metric-data request's MetricDataQueries (JSON)"),
+        "members": Key(
+            "mapping",
+            "metrics, prometheus: SET: [VolumeId, ...] for a striped set whose members' metrics are its demand "
+            "(default: the set's own counters, under its name)",
+        ),
         "dt": Key(
             "number",
             "the simulation step in seconds (fio: default 1; trace, metrics, prometheus: default their period)",
@@ -125,8 +135,8 @@ SCHEMA: Dict[str, Dict[str, Key]] = {
 WORKLOAD_KINDS: Dict[str, Tuple[str, ...]] = {
     "fio": ("dt",),
     "trace": ("dt", "gaps", "max_in_flight", "io_size", "read_fraction"),
-    "metrics": ("queries", "dt", "gaps", "max_in_flight", "initial_burst_balance"),
-    "prometheus": ("devices", "disk_info", "dt", "gaps", "max_in_flight", "initial_burst_balance"),
+    "metrics": ("queries", "members", "dt", "gaps", "max_in_flight", "initial_burst_balance"),
+    "prometheus": ("devices", "disk_info", "members", "dt", "gaps", "max_in_flight", "initial_burst_balance"),
 }
 
 
@@ -332,6 +342,13 @@ def validate(doc: Any, source: str, lines: Mapping[Tuple[str, ...], int]) -> Dic
                     ["workload", "trace", name], f"the name {_shown(name)} is {_type_name(name)}: a volume's name"
                 )
             w["trace"][name] = v.string(f, ["workload", "trace", name], "a CSV or parquet file")
+    for name, ids in w.get("members", {}).items():
+        path = ["workload", "members", name]
+        if not isinstance(ids, list) or not ids:
+            got = "an empty list" if ids == [] else f"{_shown(ids)} is {_type_name(ids)}"
+            raise v.error(path, f"{got}: expected a list of the set's members' VolumeIds, one per member")
+        for i, x in enumerate(ids):
+            v.string(x, [*path, i], "a member's VolumeId")
     if kind == "prometheus":
         if "devices" not in w and "disk_info" not in w:
             raise v.error(
