@@ -219,13 +219,13 @@ class StripedSet(VolumeGroup):
 
         >>> import pandas as pd, ebssim
         >>> md0 = ebssim.striped([ebssim.gp3(100)] * 2, chunk_kib=256)
-        >>> rows = [("2024-05-01T00:00Z", "md0", m, "Sum", 60, u, v) for m, u, v in [
-        ...     ("VolumeReadOps", "Count", 600), ("VolumeReadBytes", "Bytes", 600 * 2**20),
-        ...     ("VolumeWriteOps", "Count", 0), ("VolumeWriteBytes", "Bytes", 0)]]
-        >>> m = ebssim.aws.check_metrics(pd.DataFrame(rows, columns=ebssim.aws.COLUMNS))
-        >>> one = md0.member_metrics(m, "md0")      # 1 MiB I/Os: 4 chunks, 2 on each member
-        >>> one.set_index("metric")["value"].to_dict()   # 600 x 2 pieces; 600 MiB / 2
-        {'VolumeReadOps': 1200.0, 'VolumeReadBytes': 314572800.0, 'VolumeWriteOps': 0.0, 'VolumeWriteBytes': 0.0}
+        >>> idx = pd.date_range("2024-05-01", periods=2, freq="1min", tz="UTC")  # the set's own counters
+        >>> wide = pd.DataFrame({"VolumeReadOps": 600.0, "VolumeReadBytes": 600.0 * 2**20,
+        ...                      "VolumeWriteOps": 0.0, "VolumeWriteBytes": 0.0}, index=idx)
+        >>> one = md0.member_metrics(ebssim.aws.metrics_from_wide(wide, "vol-0123456789abcdef0"), "vol-0123456789abcdef0")
+        >>> minute = one[one.timestamp == idx[0]].set_index("metric")["value"]
+        >>> float(minute["VolumeReadOps"]), float(minute["VolumeReadBytes"]) / 2**20  # 1 MiB: 4 chunks, 2 a member; 600 MiB / 2
+        (1200.0, 300.0)
         """
         import pandas as pd
 

@@ -232,7 +232,8 @@ class Plan:
         subject: each criterion is checked on every member and holds for the set when it holds
         on each (the set's latency is its slowest member's, its BurstBalance its emptiest
         member's, and a member held back holds the set back); the set's line shows the first
-        member where it fails and how many fail, else member 0's figures."""
+        member where it fails and how many fail, else the members' figures (one, when they
+        agree, as alike members under one workload do)."""
         subjects = []
         for r in _volume_results(result):
             if isinstance(r, VolumeResult):
@@ -252,8 +253,10 @@ class Plan:
             if len(cs) == 1:
                 out.append(c)
                 continue
-            if not bad:
-                out.append(Check(c0.criterion, True, c.got, c.detail))
+            if not bad:  # alike members under one workload agree; where they do not, each one's figures
+                gots = [m.got for m in cs]
+                got = c.got if len(set(gots)) == 1 else "; ".join(f"member {j}: {g}" for j, g in enumerate(gots))
+                out.append(Check(c0.criterion, True, got, c.detail))
                 continue
             which = f"all {len(cs)} members" if len(bad) == len(cs) else f"member {i}; {len(bad)} of {len(cs)} members"
             out.append(Check(c0.criterion, False, f"{c.got} ({which})", c.detail))
@@ -362,7 +365,8 @@ def _volume_results(result: Result) -> List[Union[VolumeResult, "StripedResult"]
         if rs:
             return rs
     raise ValueError(
-        f"result={result!r} must be a VolumeResult, a StripedResult, a RunResult or a sequence of VolumeResults"
+        f"result={result!r} must be a VolumeResult, a RunResult or a sequence of VolumeResults (or a striped set's "
+        f"StripedResult)"
     )
 
 

@@ -888,8 +888,9 @@ def _set_metrics(
     try:
         one = st.member_metrics(metrics, vid, member_ids)
     except ValueError as e:
-        where = f"members[{vid!r}]" if member_ids is not None else f"volumes[{vid!r}] is a striped set and"
-        raise ValueError(f"{where}: {e}") from None
+        if member_ids is not None:
+            raise ValueError(f"members[{vid!r}]: {e}") from None
+        raise ValueError(f"volumes[{vid!r}] is a striped set and {e}") from None
     if member_ids is not None:
         what = (
             f"the set's demand: the sum of its {st.n} members' metrics ({', '.join(member_ids)}), an N-th of it on "
