@@ -45,9 +45,7 @@ def test_to_pandas_of_an_unnamed_run_is_unchanged():
     df = run.to_pandas()
     assert "target" not in df.columns and "member" not in df.columns
     assert df["volume"].tolist() == [0, 0, 1, 1]
-    expected = pd.concat(
-        [r.to_pandas().reset_index().assign(volume=i) for i, r in enumerate(run)], ignore_index=True
-    )
+    expected = pd.concat([r.to_pandas().reset_index().assign(volume=i) for i, r in enumerate(run)], ignore_index=True)
     pd.testing.assert_frame_equal(df, expected)
 
 

@@ -1100,10 +1100,9 @@ class RunResult(Sequence[VolumeResult]):
                     labels.extend((name, k) for k in range(len(members)))
                 else:
                     labels.append((name, None))
-            for f, (name, k) in zip(frames, labels):
-                at = f.columns.get_loc("volume") + 1
-                f.insert(at, "target", name)
-                f.insert(at + 1, "member", pd.array([k] * len(f), dtype="Int64"))
+            for f, (name, k) in zip(frames, labels):  # after 'volume', the last column
+                f["target"] = name
+                f["member"] = pd.Series([k] * len(f), index=f.index, dtype="Int64")
         return pd.concat(frames, ignore_index=True)
 
     def __repr__(self) -> str:

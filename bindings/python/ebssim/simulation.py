@@ -182,7 +182,8 @@ class Simulation:
             if self.targets is None:
                 raise KeyError(f"{i!r}: this simulation's volumes have no names (Simulation([...])); give a position")
             if i not in self.targets:
-                raise KeyError(f"{i!r} is not a target of the simulation: its targets are {', '.join(map(repr, self.targets))}")
+                names = ", ".join(map(repr, self.targets))
+                raise KeyError(f"{i!r} is not a target of the simulation: its targets are {names}")
             first = 0
             for name, t in self.targets.items():
                 n_t = len(t.members) if isinstance(t, VolumeGroup) else 1

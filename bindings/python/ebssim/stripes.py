@@ -222,10 +222,13 @@ class StripedSet(VolumeGroup):
         >>> idx = pd.date_range("2024-05-01", periods=2, freq="1min", tz="UTC")  # the set's own counters
         >>> wide = pd.DataFrame({"VolumeReadOps": 600.0, "VolumeReadBytes": 600.0 * 2**20,
         ...                      "VolumeWriteOps": 0.0, "VolumeWriteBytes": 0.0}, index=idx)
-        >>> one = md0.member_metrics(ebssim.aws.metrics_from_wide(wide, "vol-0123456789abcdef0"), "vol-0123456789abcdef0")
+        >>> vid = "vol-0123456789abcdef0"
+        >>> one = md0.member_metrics(ebssim.aws.metrics_from_wide(wide, vid), vid)
         >>> minute = one[one.timestamp == idx[0]].set_index("metric")["value"]
-        >>> float(minute["VolumeReadOps"]), float(minute["VolumeReadBytes"]) / 2**20  # 1 MiB: 4 chunks, 2 a member; 600 MiB / 2
-        (1200.0, 300.0)
+        >>> float(minute["VolumeReadOps"])          # 1 MiB I/Os: 4 chunks, 2 on each member: 600 x 2
+        1200.0
+        >>> float(minute["VolumeReadBytes"]) / 2**20  # 600 MiB / 2
+        300.0
         """
         import pandas as pd
 

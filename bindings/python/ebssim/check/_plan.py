@@ -594,8 +594,8 @@ class _Metrics:
                 )
         # Each member of a set replays its share of the set's demand, as a volume of its own.
         self.by_id: Dict[str, Volume] = {}
-        for n, vid in ids.items():
-            t = volumes[n]
+        for vname, vid in ids.items():
+            t = volumes[vname]
             if not isinstance(t, StripedSet):
                 self.by_id[vid] = t
         self.member_ids: Dict[str, List[str]] = {}
