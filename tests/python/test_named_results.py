@@ -74,7 +74,7 @@ def test_credits_by_target_name():
 def test_credits_by_a_name_it_does_not_have():
     with pytest.raises(KeyError, match=r"'data' is not a target of the simulation: its targets are 'md0', 'log'"):
         _sim().credits("data")
-    with pytest.raises(KeyError, match=r"this simulation's volumes have no names"):
+    with pytest.raises(ValueError, match=r"^i='md0' must be a volume index"):  # unnamed: as before
         ebssim.Simulation([ebssim.gp2(100)]).credits("md0")
     with pytest.raises(IndexError, match=r"volume index 3 is out of range: the simulation has 3 volumes"):
         _sim().credits(3)

@@ -171,16 +171,14 @@ class Simulation:
         ``i`` indexes :attr:`volumes` (negative from the end); outside them is an IndexError. In a
         simulation of named targets ``i`` may also be a target's name: a plain volume's credits,
         or a striped set's members' as a tuple, one per member (a name it does not have is a
-        KeyError).
+        KeyError; in a simulation of a list of volumes, a name is a ValueError).
 
         >>> import ebssim
         >>> sim = ebssim.Simulation({"md0": ebssim.striped([ebssim.gp2(100)] * 2), "log": ebssim.gp2(50)})
         >>> sim.credits("md0"), sim.credits("log"), sim.credits(2)   # full buckets: 5.4 M I/O credits each
         ((5400000.0, 5400000.0), 5400000.0, 5400000.0)
         """
-        if isinstance(i, str):
-            if self.targets is None:
-                raise KeyError(f"{i!r}: this simulation's volumes have no names (Simulation([...])); give a position")
+        if isinstance(i, str) and self.targets is not None:
             if i not in self.targets:
                 names = ", ".join(map(repr, self.targets))
                 raise KeyError(f"{i!r} is not a target of the simulation: its targets are {names}")
@@ -193,7 +191,7 @@ class Simulation:
                     return got if isinstance(t, VolumeGroup) else got[0]
                 first += n_t
         n = len(self.volumes)
-        k = integer(i, "i", "a volume index or a target's name")
+        k = integer(i, "i", "a volume index" if self.targets is None else "a volume index or a target's name")
         if not -n <= k < n:
             raise IndexError(f"volume index {k} is out of range: the simulation has {n} volume{'s' * (n != 1)}")
         with self._state():
