@@ -290,3 +290,33 @@ def test_a_sets_check_names_the_first_failing_member():
     (check,) = Plan(min_burst_balance_pct=40).check([r]).checks
     assert check.ok
     assert check.got == "member 0: got 100 % (lowest, at 0 s); member 1: got 50 % (lowest, at 999 s (16.6 min))"
+
+
+# --- Prometheus: an md device's own counters -------------------------------------------------
+
+
+def test_prometheus_counters_of_a_set_are_split_over_its_members(tmp_path):
+    # The real node_exporter fixture (tests/data/prometheus, made by
+    # scripts/make_prometheus_fixtures.sh) as md0's own counters, replayed beside the plain volume
+    # of examples/plans/prometheus-gp3.yaml. Each member moves an N-th of the bytes: half the
+    # plain volume's. Its I/Os (34 KiB on average) are under the 512 KiB chunk: each is one piece,
+    # or two when it straddles a chunk boundary, which one of b bytes (aligned to b) does with
+    # probability at most b / chunk. So each member serves at least half the plain volume's I/Os
+    # and at most half of them plus half of bytes / chunk.
+    counters = ROOT / "tests" / "data" / "prometheus" / "counters.json"
+    plain = read_plan(PLANS / "prometheus-gp3.yaml").run().results["data"]
+    plan = parse_plan(
+        f"volumes:\n  md0: raid0:members=2+gp3:size=100\nworkload:\n  prometheus: {counters}\n  devices:\n"
+        "    vda: md0\ncriteria:\n  throttled_s: 0\n",
+        base_dir=tmp_path,
+    )
+    out = plan.run()
+    md0 = out.results["md0"]
+    total = plain.totals.served_ops
+    assert total > 0
+    nbytes = plain.totals.served_bytes
+    for m in md0.members:
+        assert m.totals.served_bytes == pytest.approx(nbytes / 2)
+        assert total / 2 < m.totals.served_ops <= (total + nbytes / (512 * KIB)) / 2 + 1e-6
+    assert out.exit_status == 0
+    assert _lines(out.to_text()) == {"never throttled": "PASS never bound"}
