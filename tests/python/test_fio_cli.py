@@ -105,6 +105,7 @@ def test_psync_vs_libaio_json(tmp_path: Path) -> None:
     assert list(ps["iops"]) == pytest.approx([1 / S16K] * 4, rel=1e-9)
     assert ps["iops"].sum() == pytest.approx(7763.09, abs=0.01)
     assert list(ps["clat_mean_ns"]) == pytest.approx([S16K * 1e9] * 4, rel=1e-9)
+    assert ps["slat_mean_ns"].isna().all()  # a synchronous engine: fio prints no slat (N 0)
     assert list(ps["total_ios"]) == pytest.approx([30 / S16K] * 4, abs=1)
     # libaio QD64 x 4 = 256 in flight, capped at 16,000: 4,000 per job, 256 / 16,000 = 16 ms of
     # lat; fio's slat is 0.84 / 64 = 0.013125 of the wait 16 - 0.51526 = 15.48474 ms (Nitro,

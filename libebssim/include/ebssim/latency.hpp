@@ -17,6 +17,7 @@
 /// mixture of the steps, weighted by the I/Os each completes.
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -89,6 +90,7 @@ struct LatencyModel {
 /// submission_share of the step's wait, max(0, m - s) with s the mean service time. The step's
 /// clat then averages m minus this (docs/model.md, "Submission latency"). NaN stays NaN.
 [[nodiscard]] inline double submission_latency_s(double mean_latency_s, const LatencyModel& model) noexcept {
+    if (std::isnan(mean_latency_s)) return mean_latency_s;
     return model.submission_share * std::max(0.0, mean_latency_s - model.mean_service_s());
 }
 
