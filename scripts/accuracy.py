@@ -323,9 +323,10 @@ _LATENCY = "beyond the latency model"
 _THROTTLED_SPREAD = (
     f"{_LATENCY}: io2's waits at 128 and 256 KiB (and md0's at 256 KiB), held by r5b.large's throughput "
     "(measured 1,320 MiB/s, above its documented 1,192), spread as widely as under a volume cap (clat p50 "
-    "0.74-0.92x, p99.9 4.1-4.7x the mean, as in the 25 volume-held runs of 05: 0.70-0.89x, 3.6-5.7x), while the model gives a "
-    "step the instance holds back the narrow instance_wait_cv 0.2 fitted on 03's 16-deep psync runs; no rule "
-    "founded on all three data sets separates the two (docs/model.md, \"Latency percentiles\")"
+    "0.74-0.92x, p99.9 4.1-4.7x the mean, as in the 25 volume-held runs of 05: 0.70-0.89x, 3.6-5.7x), while "
+    "the model gives a step the instance holds back the narrow instance_wait_cv 0.2 fitted on 03's 16-deep "
+    'psync runs; no rule founded on all three data sets separates the two (docs/model.md, "Latency '
+    'percentiles")'
 )
 _THROTTLED_MEDIAN = (
     f"{_LATENCY}: io2's throttled waits are skewed more than gp3's: its clat p50 is 0.70x the mean at 4 KiB "

@@ -697,7 +697,8 @@ def _log_windows(parts: List[_Clone], dt: float, paths: Dict[str, List[str]]) ->
     w_ops = ops[:n].reshape(-1, per).sum(axis=1)
 
     def mean(x: FloatArray) -> FloatArray:
-        return np.divide(x[:n].reshape(-1, per).sum(axis=1), w_ops, out=np.zeros_like(w_ops), where=w_ops > 0)
+        total = x[:n].reshape(-1, per).sum(axis=1)
+        return np.asarray(np.divide(total, w_ops, out=np.zeros_like(w_ops), where=w_ops > 0), dtype=np.float64)
 
     w_lat = mean(lat_ops)
     w_slat = mean(slat_ops) if not job.sync_engine else None
