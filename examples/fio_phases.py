@@ -66,7 +66,7 @@ def main() -> int:
         r, w = job["read"], job["write"]
         iops = r["iops"] + w["iops"]
         n = r["total_ios"] + w["total_ios"]
-        lat_ms = (r["clat_ns"]["mean"] * r["total_ios"] + w["clat_ns"]["mean"] * w["total_ios"]) / n / 1e6 if n else 0.0
+        lat_ms = (r["lat_ns"]["mean"] * r["total_ios"] + w["lat_ns"]["mean"] * w["total_ios"]) / n / 1e6 if n else 0.0
         eb = job["ebssim"]
         cliff = f"cliff at {eb['cliff_time_s']:.1f} s" if eb["cliff_time_s"] is not None else "no cliff"
         bb = eb["burst_balance_end_pct"]

@@ -23,21 +23,35 @@ void bind_latency(py::module_& m) {
             return py::make_tuple(w.volume_cv, w.instance_cv);
         },
         py::arg("nitro"));
+    m.def("default_submitting", &default_submitting, py::arg("nitro"));
+    m.def("submission_share", &submission_share, py::arg("depth"), py::arg("submitting"));
+    m.def(
+        "submission_latency_s",
+        [](const InArray& mean_latency_s, const LatencyModel& model) {
+            py::array_t<double> out(mean_latency_s.size());
+            const double* in = mean_latency_s.data();
+            double* o = out.mutable_data();
+            for (py::ssize_t i = 0; i < mean_latency_s.size(); ++i) o[i] = submission_latency_s(in[i], model);
+            return out;
+        },
+        py::arg("mean_latency_s"), py::arg("model"));
     py::class_<LatencyModel>(m, "LatencyModel")
         .def(py::init([](double read_service_s, double write_service_s, double read_fraction, double service_cv,
-                         double wait_cv, double instance_wait_cv) {
-                 LatencyModel lm{read_service_s, write_service_s, read_fraction, service_cv, wait_cv, instance_wait_cv};
+                         double wait_cv, double instance_wait_cv, double submission_share) {
+                 LatencyModel lm{read_service_s, write_service_s,  read_fraction,   service_cv,
+                                 wait_cv,        instance_wait_cv, submission_share};
                  check_latency_model(lm);
                  return lm;
              }),
              py::arg("read_service_s"), py::arg("write_service_s"), py::arg("read_fraction"), py::arg("service_cv"),
-             py::arg("wait_cv"), py::arg("instance_wait_cv"))
+             py::arg("wait_cv"), py::arg("instance_wait_cv"), py::arg("submission_share") = 0.0)
         .def_readonly("read_service_s", &LatencyModel::read_service_s)
         .def_readonly("write_service_s", &LatencyModel::write_service_s)
         .def_readonly("read_fraction", &LatencyModel::read_fraction)
         .def_readonly("service_cv", &LatencyModel::service_cv)
         .def_readonly("wait_cv", &LatencyModel::wait_cv)
         .def_readonly("instance_wait_cv", &LatencyModel::instance_wait_cv)
+        .def_readonly("submission_share", &LatencyModel::submission_share)
         .def("mean_service_s", &LatencyModel::mean_service_s);
     using U8Array = py::array_t<std::uint8_t, py::array::c_style | py::array::forcecast>;
     m.def(

@@ -15,6 +15,19 @@
 
 namespace ebssim {
 
+double submission_share(double depth, double submitting) {
+    if (!(depth >= 1 && depth < std::numeric_limits<double>::infinity())) {
+        throw ConfigError(fmt::format("depth={} must be a finite number >= 1 (the I/Os a job keeps in flight)", depth));
+    }
+    if (!(submitting >= 0 && submitting <= 1)) {
+        throw ConfigError(
+            fmt::format("submitting={} must be between 0 and 1 (the share of its time a held job "
+                        "spends submitting)",
+                        submitting));
+    }
+    return std::min(1.0, submitting / depth);
+}
+
 void check_latency_model(const LatencyModel& m) {
     auto service = [](double v, const char* name) {
         if (!(v > 0 && v <= max_service_time_s)) {
@@ -40,6 +53,12 @@ void check_latency_model(const LatencyModel& m) {
                             "wait under a limit; 0: every I/O waits the mean)",
                             name, v, max_cv));
         }
+    }
+    if (!(m.submission_share >= 0 && m.submission_share <= 1)) {
+        throw ConfigError(
+            fmt::format("submission_share={} must be between 0 and 1 (the share of the wait "
+                        "before submission)",
+                        m.submission_share));
     }
 }
 
@@ -131,14 +150,15 @@ LatencyMoments latency_moments(std::span<const double> mean_latency_s, std::span
     check_steps(mean_latency_s, completions, bound, model);
     const std::vector<Part> parts = parts_of(model, direction);
     const double sbar = model.mean_service_s();
-    // A step's I/Os of direction d have mean w + s_d, w = max(0, m - s); steps that complete
+    // A step's I/Os of direction d have mean w + s_d, w = max(0, m - s) less the wait before
+    // submission (fio's slat: 0 unless the model has a submission_share); steps that complete
     // nothing drop out.
     double n = 0, sum = 0;
     for (std::size_t k = 0; k < completions.size(); ++k) {
         const double c = completions[k];
         const double m = mean_latency_s[k];
         if (!(c > 0) || std::isnan(m)) continue;
-        const double w = std::max(0.0, m - sbar);
+        const double w = std::max(0.0, m - sbar) - submission_latency_s(m, model);
         for (const Part& d : parts) {
             n += c * d.p;
             sum += c * d.p * (w + d.s);
@@ -155,7 +175,7 @@ LatencyMoments latency_moments(std::span<const double> mean_latency_s, std::span
         const double c = completions[k];
         const double m = mean_latency_s[k];
         if (!(c > 0) || std::isnan(m)) continue;
-        const double w = std::max(0.0, m - sbar);
+        const double w = std::max(0.0, m - sbar) - submission_latency_s(m, model);
         const double cw = instance_held(bound, k) ? model.instance_wait_cv : model.wait_cv;
         for (const Part& d : parts) {
             const double dev = w + d.s - mean;
@@ -174,7 +194,8 @@ std::vector<double> latency_quantiles(std::span<const double> mean_latency_s, st
     }
     const std::vector<Part> parts = parts_of(model, direction);
     const double sbar = model.mean_service_s();
-    // Steps with about the same wait under the same kind of limit share one mixture component
+    // The wait after submission (fio's clat), as latency_moments. Steps with about the same wait
+    // under the same kind of limit share one mixture component
     // (bins 0.5 % wide on a log scale of wait / mean service time).
     struct Bin {
         double weight = 0;
@@ -185,7 +206,7 @@ std::vector<double> latency_quantiles(std::span<const double> mean_latency_s, st
         const double c = completions[k];
         const double m = mean_latency_s[k];
         if (!(c > 0) || std::isnan(m)) continue;
-        const double wait = std::max(0.0, m - sbar);
+        const double wait = std::max(0.0, m - sbar) - submission_latency_s(m, model);
         Bin& b = bins[{instance_held(bound, k), std::lround(200.0 * std::log1p(wait / sbar))}];
         b.weight += c;
         b.weighted_wait += c * wait;

@@ -32,7 +32,6 @@ struct ClosedSource {
     double in_flight_;
     double service_time_s;
     double think_time_s_;
-    double latency_s = 0;  // the volume's zero-byte latency at the loop's read share (unused: service_time_s is set)
     Offer operator()(std::int64_t) const noexcept { return offer; }  // validated up front
     void prefetch(std::int64_t) const noexcept {}
     [[nodiscard]] double in_flight(std::int64_t) const noexcept { return in_flight_; }
@@ -86,7 +85,6 @@ struct PhasedSource {
     double io_bytes;
     double counted_per_io;
     double dt;
-    double latency_s = 0;                              // as ClosedSource's
     Offer operator()(std::int64_t k) const noexcept {  // validated up front
         const double ops = users[k] / (service_time_s + think[k]) * dt;
         return {ops, ops * io_bytes, ops * counted_per_io, true};

@@ -378,11 +378,15 @@ private:
                      tot_->cliff_time_s);
     }
 
-    // Unloaded service time of an open loop's I/Os in a step: the workload's, else the volume's
-    // model at the mean size of the I/Os available.
+    // Unloaded service time of the I/Os in a step: a closed loop's own (always set), an open
+    // loop's when it gives one, else the volume's model at the mean size of the I/Os available.
     [[nodiscard]] double service_time(double ops, double bytes) const noexcept {
-        if (!std::isnan(src_.service_time_s)) return src_.service_time_s;
-        return model_service_time<ScalarOps>(src_.latency_s, ops, bytes, inv_transfer_);
+        if constexpr (Source::closed) {
+            return src_.service_time_s;
+        } else {
+            if (!std::isnan(src_.service_time_s)) return src_.service_time_s;
+            return model_service_time<ScalarOps>(src_.latency_s, ops, bytes, inv_transfer_);
+        }
     }
 
     const VolumeParams* p_;

@@ -551,6 +551,54 @@ TEST_SUITE("latency") {
         CHECK(contains(msg({s, s, 1.0, 0.5, 0.5, NaN}), "instance_wait_cv=nan"));
     }
 
+    TEST_CASE("submission share: submitting / depth, at most 1; Nitro 0.84, Xen 0.75") {
+        CHECK(default_submitting(true) == 0.84);
+        CHECK(default_submitting(false) == 0.75);
+        // 05: 16 jobs x iodepth 16 on r5b.large: 0.84 / 16 = 0.0525 of each wait is slat.
+        CHECK(submission_share(16, default_submitting(true)) == near(0.0525, 1e-15));
+        // 01: iodepth 32 on c4.xlarge (Xen): 0.75 / 32 = 0.0234375.
+        CHECK(submission_share(32, default_submitting(false)) == near(0.0234375, 1e-15));
+        CHECK(submission_share(1, 1.0) == 1.0);
+        CHECK(submission_share(1, 0.0) == 0.0);
+        CHECK(contains(config_error_message([] { (void)submission_share(0.5, 0.84); }), "depth=0.5"));
+        CHECK(contains(config_error_message([] { (void)submission_share(Inf, 0.84); }), "depth=inf"));
+        CHECK(contains(config_error_message([] { (void)submission_share(16, 1.5); }), "submitting=1.5"));
+        CHECK(contains(config_error_message([] { (void)submission_share(16, NaN); }), "submitting=nan"));
+    }
+
+    TEST_CASE("submission share: the wait before submission leaves clat's quantiles and moments") {
+        // gp3 at 3,000 IOPS with 32 in flight: mean 32 / 3,000 s, wait 32/3000 - s = 10.1629 ms; a
+        // share 0.0525 of it is slat: 0.0525 x 10.1629 = 0.53355 ms; clat waits the other
+        // 0.9475 x 10.1629 = 9.62931 ms, then the service (FIFO wait: every I/O waits that).
+        const double s = st_4k;
+        const double mean = 32.0 / 3000.0;
+        LatencyModel model = fifo(s);
+        model.submission_share = 0.0525;
+        CHECK(submission_latency_s(mean, model) == near(0.0525 * (mean - s), 1e-12));
+        CHECK(submission_latency_s(mean, model) == near(0.53355e-3, 1e-4));
+        CHECK(submission_latency_s(0.5 * s, model) == 0.0);  // no wait: no slat
+        CHECK(std::isnan(submission_latency_s(NaN, model)));
+        const double w = 0.9475 * (mean - s);
+        const Vec got = ebssim::latency_quantiles(Vec(10, mean), Vec(10, 3000.0), {}, model, five_q);
+        for (std::size_t i = 0; i < five_q.size(); ++i) {
+            CAPTURE(five_q[i]);
+            CHECK(got[i] == near(w + s * gamma4_inv(five_q[i]) / 4.0, 1e-9));
+        }
+        // p50 = 9.62931 + 0.46250 = 10.09181 ms
+        CHECK(got[0] == near(10.09181e-3, 1e-5));
+        // The mean is clat's: lat less slat, 10.66667 - 0.53355 = 10.13312 ms; the spread is the
+        // service's alone (s / 2: shape 4), the wait being constant.
+        const LatencyMoments m = ebssim::latency_moments(Vec(10, mean), Vec(10, 3000.0), {}, model);
+        CHECK(m.mean_s == near(mean - 0.0525 * (mean - s), 1e-12));
+        CHECK(m.mean_s == near(10.13312e-3, 1e-5));
+        CHECK(m.stddev_s == near(s / 2, 1e-9));
+        // Share 0: the whole latency, as before.
+        CHECK(ebssim::latency_moments(Vec(10, mean), Vec(10, 3000.0), {}, fifo(s)).mean_s == near(mean, 1e-12));
+        model.submission_share = 1.5;
+        CHECK(contains(config_error_message([&] { (void)ebssim::latency_moments(Vec{s}, Vec{1.0}, {}, model); }),
+                       "submission_share=1.5"));
+    }
+
     TEST_CASE("default wait spread: Nitro volume 0.65 and instance 0.2, Xen 0.1") {
         CHECK(default_wait_spread(true).volume_cv == 0.65);
         CHECK(default_wait_spread(true).instance_cv == 0.2);

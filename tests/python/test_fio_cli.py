@@ -10,6 +10,7 @@ Service times used below (gp2/gp3: 0.5 ms + size / 1,024 MiB/s): 4 KiB 0.503815 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -104,10 +105,17 @@ def test_psync_vs_libaio_json(tmp_path: Path) -> None:
     assert list(ps["iops"]) == pytest.approx([1 / S16K] * 4, rel=1e-9)
     assert ps["iops"].sum() == pytest.approx(7763.09, abs=0.01)
     assert list(ps["clat_mean_ns"]) == pytest.approx([S16K * 1e9] * 4, rel=1e-9)
+    assert ps["slat_mean_ns"].isna().all()  # a synchronous engine: fio prints no slat (N 0)
     assert list(ps["total_ios"]) == pytest.approx([30 / S16K] * 4, abs=1)
-    # libaio QD64 x 4 = 256 in flight, capped at 16,000: 4,000 per job, 256 / 16,000 = 16 ms.
+    # libaio QD64 x 4 = 256 in flight, capped at 16,000: 4,000 per job, 256 / 16,000 = 16 ms of
+    # lat; fio's slat is 0.84 / 64 = 0.013125 of the wait 16 - 0.51526 = 15.48474 ms (Nitro,
+    # docs/model.md "Submission latency"): 0.20324 ms; clat the rest, 15.79676 ms.
     assert list(aio["iops"]) == pytest.approx([4000.0] * 4, rel=1e-9)
-    assert list(aio["clat_mean_ns"]) == pytest.approx([16e6] * 4, rel=1e-9)
+    slat = 0.84 / 64 * (16e-3 - S16K)
+    assert slat == pytest.approx(0.20324e-3, rel=1e-4)
+    assert list(aio["lat_mean_ns"]) == pytest.approx([16e6] * 4, rel=1e-9)
+    assert list(aio["slat_mean_ns"]) == pytest.approx([slat * 1e9] * 4, rel=1e-9)
+    assert list(aio["clat_mean_ns"]) == pytest.approx([(16e-3 - slat) * 1e9] * 4, rel=1e-9)
     assert list(aio["total_ios"]) == pytest.approx([120_000] * 4, abs=1)
     assert list(aio["bw_kib_s"]) == pytest.approx([4000 * 16] * 4, abs=1)
     runs = [j["ebssim"]["run"] for j in res.raw["jobs"]]
@@ -131,13 +139,19 @@ def test_gp2_cliff_json_and_log(tmp_path: Path) -> None:
     assert row.iops == pytest.approx(2300.0, rel=1e-9)
     assert row.runtime_ms == 2_700_000
     assert row.total_ios == 6_210_000
-    # The same percentiles as the API's run of the same load (one latency model): p50 9.54 ms,
-    # below the 10.67 ms mean of the 6.0 M I/Os before the cliff; p99 130.5 ms, past the 106.7 ms
-    # mean of the 0.21 M after it (the waits under the cap spread, docs/model.md).
-    api = ebssim.simulate(ebssim.gp2(100), ebssim.ClosedLoop(32, "4k"), 2700).latency_percentiles([50, 99])
+    # The same percentiles as the API's run of the same load with the same share 0.84 / 32 of each
+    # wait in submission (libaio at iodepth 32 on Nitro: fio's slat, docs/model.md): p50 9.31 ms,
+    # below the 10.40 ms clat mean of the 6.0 M I/Os before the cliff (10.67 ms of lat less
+    # 0.02625 x 10.16 ms of slat); p99 past the 103.9 ms (106.7 - 0.02625 x 106.2) after it.
+    r = ebssim.simulate(ebssim.gp2(100), ebssim.ClosedLoop(32, "4k"), 2700)
+    share = 0.84 / 32
+    api = r.latency_percentiles([50, 99], model=dataclasses.replace(r.latency_model, submission_share=share))
     assert row.clat_p50_ns == pytest.approx(api[50] * 1e6, rel=1e-6)
     assert row.clat_p99_ns == pytest.approx(api[99] * 1e6, rel=1e-6)
-    assert 0.85 < row.clat_p50_ns / (32 / 3000 * 1e9) < 0.95 and 1.1 < row.clat_p99_ns / (32 / 300 * 1e9) < 1.3
+    s4k = 0.5e-3 + 4096 / (1024 * MiB)
+    before, after = 32 / 3000 - share * (32 / 3000 - s4k), 32 / 300 - share * (32 / 300 - s4k)
+    assert before == pytest.approx(10.3999e-3, rel=1e-4) and after == pytest.approx(103.880e-3, rel=1e-4)
+    assert 0.85 < row.clat_p50_ns / (before * 1e9) < 0.95 and 1.1 < row.clat_p99_ns / (after * 1e9) < 1.3
     eb = doc["jobs"][0]["ebssim"]
     assert eb["cliff_time_s"] == pytest.approx(2000.0, abs=1e-6)  # 5.4e6 / (3,000 - 300)
     assert eb["burst_balance_end_pct"] == pytest.approx(0.0, abs=1e-9)
@@ -188,7 +202,13 @@ def test_size_limited_json(cli: Any, extra: str, runtime_ms: int, io_bytes: int)
     assert read["io_bytes"] == io_bytes
     assert read["bw_bytes"] == 125 * MiB
     assert read["iops"] == pytest.approx(125.0, rel=1e-9)
-    assert read["clat_ns"]["mean"] == pytest.approx(8 / 125 * 1e9, rel=1e-9)  # 8 in flight / 125
+    assert read["lat_ns"]["mean"] == pytest.approx(8 / 125 * 1e9, rel=1e-9)  # 8 in flight / 125
+    # libaio at iodepth 8 (Nitro): slat is 0.84 / 8 = 0.105 of the wait 64 - s ms, s = 0.5 ms +
+    # 1 MiB / 1,024 MiB/s = 1.4766 ms: 0.105 x 62.5234 = 6.5650 ms; clat 57.4350 ms.
+    s1m = 0.5e-3 + 1 / 1024
+    assert read["slat_ns"]["mean"] == pytest.approx(0.105 * (8 / 125 - s1m) * 1e9, rel=1e-9)
+    assert read["clat_ns"]["mean"] == pytest.approx((8 / 125 - 0.105 * (8 / 125 - s1m)) * 1e9, rel=1e-9)
+    assert read["clat_ns"]["mean"] == pytest.approx(57.4350e6, rel=1e-5)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -280,7 +300,11 @@ def test_several_runs_carry_state_in_one_document(cli: Any) -> None:
     # drain spends the 5.4 M credits in exactly 2,000 s; rr starts at the cliff: 300 IOPS all along.
     assert doc["jobs"][0]["read"]["iops"] == pytest.approx(3000.0, rel=1e-9)
     assert doc["jobs"][1]["read"]["iops"] == pytest.approx(300.0, rel=1e-9)
-    assert doc["jobs"][1]["read"]["clat_ns"]["mean"] == pytest.approx(32 / 300 * 1e9, rel=1e-9)
+    assert doc["jobs"][1]["read"]["lat_ns"]["mean"] == pytest.approx(32 / 300 * 1e9, rel=1e-9)
+    # clat = lat less slat, 0.84 / 32 of the wait 106.667 - 0.504 ms (libaio on Nitro): 103.880 ms.
+    clat = 32 / 300 - 0.84 / 32 * (32 / 300 - (0.5e-3 + 4096 / (1024 * MiB)))
+    assert clat == pytest.approx(103.880e-3, rel=1e-5)
+    assert doc["jobs"][1]["read"]["clat_ns"]["mean"] == pytest.approx(clat * 1e9, rel=1e-9)
 
 
 def test_instance_m5_large(cli: Any) -> None:

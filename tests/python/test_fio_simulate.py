@@ -15,6 +15,7 @@ docs/model.md and the mapping in the comment at the top of ebssim/fio/prediction
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -174,13 +175,32 @@ def test_gp2_cliff_job(tmp_path: Path) -> None:
     # Mean latency weighted by I/Os: (6,000,000 x 32/3,000 + 210,000 x 32/300) / 6,210,000.
     mean = (6_000_000 * 32 / 3000 + 210_000 * 32 / 300) / 6_210_000
     assert j.latency_mean_s == pytest.approx(mean, rel=1e-9)
-    # 96.6 % of the I/Os complete before the cliff at 10.67 ms, 3.4 % after at 106.7 ms; the waits
-    # under the cap spread (Nitro, docs/model.md): p50 below the first, p99 past the second, the
-    # same as the API's run of the same load.
-    api = ebssim.simulate(ebssim.gp2(100), ebssim.ClosedLoop(32, "4k"), 2700).latency_percentiles([50, 99])
+    # libaio at iodepth 32 on Nitro: fio's slat is 0.84 / 32 = 0.02625 of each wait (docs/model.md,
+    # "Submission latency"). Service s = 0.5 ms + 4 KiB / 1,024 MiB/s = 0.50381 ms; waits
+    # 10.6667 - 0.5038 = 10.1629 ms before the cliff, 106.6667 - 0.5038 = 106.1629 ms after;
+    # slat 0.26678 and 2.78678 ms; mean (6e6 x 0.26678 + 2.1e5 x 2.78678) / 6.21e6 = 0.35200 ms.
+    s = 0.0005 + 4096 / 2**30
+    share = 0.84 / 32
+    slat = [share * (32 / 3000 - s), share * (32 / 300 - s)]
+    assert slat[0] == pytest.approx(0.26678e-3, rel=1e-4) and slat[1] == pytest.approx(2.78678e-3, rel=1e-4)
+    (st,) = j.by_direction.values()
+    assert st.slat_mean_s == pytest.approx((6_000_000 * slat[0] + 210_000 * slat[1]) / 6_210_000, rel=1e-9)
+    assert st.slat_mean_s == pytest.approx(0.35200e-3, rel=1e-4)
+    # clat = lat - slat: its mean, and its distribution the API's with the same share of each wait
+    # before submission. 96.6 % of the I/Os complete before the cliff at 10.40 ms of clat, 3.4 %
+    # after at 103.9 ms; the waits under the cap spread (Nitro): p50 below the first, p99 past the
+    # second.
+    assert st.mean_s + st.slat_mean_s == pytest.approx(mean, rel=1e-9)
+    r = ebssim.simulate(ebssim.gp2(100), ebssim.ClosedLoop(32, "4k"), 2700)
+    model = dataclasses.replace(r.latency_model, submission_share=share)
+    api = r.latency_percentiles([50, 99], model=model)
     assert j.percentiles_s[50.0] == pytest.approx(api[50] / 1e3, rel=1e-6)
     assert j.percentiles_s[99.0] == pytest.approx(api[99] / 1e3, rel=1e-6)
-    assert 0.85 < j.percentiles_s[50.0] / (32 / 3000) < 0.95 and 1.1 < j.percentiles_s[99.0] / (32 / 300) < 1.3
+    assert 0.85 < j.percentiles_s[50.0] / (32 / 3000 - slat[0]) < 0.95
+    assert 1.1 < j.percentiles_s[99.0] / (32 / 300 - slat[1]) < 1.3
+    doc = p.to_json()["jobs"][0]["read"]
+    assert doc["lat_ns"]["mean"] == pytest.approx(doc["slat_ns"]["mean"] + doc["clat_ns"]["mean"], rel=1e-12)
+    assert doc["lat_ns"]["mean"] == pytest.approx(mean * 1e9, rel=1e-9)
 
     iops = read_log(tmp_path / "rr_iops.1.log")
     assert len(iops) == 2700
@@ -190,12 +210,15 @@ def test_gp2_cliff_job(tmp_path: Path) -> None:
     assert (before["iops"] == 3000).all()
     assert (after["iops"] == 300).all()
     assert set(iops["direction"]) == {"read"}
-    clat = read_log(tmp_path / "rr_clat.1.log")
-    at = clat.set_index("time_ms")["clat_ns"]
-    assert at[2_000_000] == pytest.approx(32 / 3000 * 1e9, rel=1e-6)
-    assert at[2_001_000] == pytest.approx(32 / 300 * 1e9, rel=1e-6)
-    # Sync engine: no submission latency, fio leaves the slat log empty.
-    assert len(read_log(tmp_path / "rr_slat.1.log")) == 0
+    # The logs: lat = slat + clat in every window.
+    for kind, before_s, after_s in (
+        ("lat", 32 / 3000, 32 / 300),
+        ("clat", 32 / 3000 - slat[0], 32 / 300 - slat[1]),
+        ("slat", slat[0], slat[1]),
+    ):
+        at = read_log(tmp_path / f"rr_{kind}.1.log").set_index("time_ms")[f"{kind}_ns"]
+        assert at[2_000_000] == pytest.approx(before_s * 1e9, rel=1e-6)
+        assert at[2_001_000] == pytest.approx(after_s * 1e9, rel=1e-6)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -611,7 +634,13 @@ def test_to_json_round_trips_through_read_json() -> None:
         assert rows.loc[d, "io_bytes"] == pytest.approx(3000 * share * 30 * 16384, abs=1)
         assert rows.loc[d, "total_ios"] == pytest.approx(3000 * share * 30, abs=1)
         assert rows.loc[d, "bw_kib_s"] == pytest.approx(3000 * share * 16, abs=1)
-        assert rows.loc[d, "clat_mean_ns"] == pytest.approx(32 / 3000 * 1e9, rel=1e-9)
+        # libaio at iodepth 16 (Nitro): slat is 0.84 / 16 = 0.0525 of the wait 32 / 3,000 - s,
+        # s = 0.5 ms + 16 KiB / 1,024 MiB/s = 0.51526 ms: 0.0525 x 10.15141 = 0.53295 ms; clat the
+        # rest, 10.13372 ms; lat = slat + clat = 32 / 3,000.
+        slat = 0.0525 * (32 / 3000 - (0.0005 + 16384 / 2**30))
+        assert slat == pytest.approx(0.53295e-3, rel=1e-4)
+        assert rows.loc[d, "slat_mean_ns"] == pytest.approx(slat * 1e9, rel=1e-9)
+        assert rows.loc[d, "clat_mean_ns"] == pytest.approx((32 / 3000 - slat) * 1e9, rel=1e-9)
         assert rows.loc[d, "lat_mean_ns"] == pytest.approx(32 / 3000 * 1e9, rel=1e-9)
         assert rows.loc[d, "clat_p99_ns"] == pytest.approx(j.percentiles_s[99.0] * 1e9, abs=1)
     df = p.to_pandas()

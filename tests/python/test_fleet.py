@@ -242,6 +242,46 @@ def test_a_long_frame_gives_each_volume_what_its_rows_give_alone(layout: str) ->
     assert fleet.summary.loc["gap", "demanded_iops"] * 1800 == pytest.approx((ops.sum() - ops[7]))
 
 
+@pytest.mark.parametrize("broken", [False, True])
+def test_a_long_frame_sorted_by_time_in_one_volume_order(broken: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    # An export's usual layout: rows by time, every volume once at each time, in one order. The
+    # rows are grouped by a transpose (volume i: rows i, i + 3, ...), without hashing the ids;
+    # with one row gone the cycle breaks and the ids are hashed: both give each volume its trace.
+    t = pd.date_range("2024-05-01", periods=40, freq="1min", tz="UTC")
+    ops = np.stack([_diurnal(seed, 40, 60_000.0) for seed in (3, 4, 5)]).round()  # a row per volume
+    ids = ["vol-b", "vol-a", "vol-c"]  # not sorted: the cycle's order is the frame's
+    long = pd.DataFrame(
+        {
+            "volume_id": np.tile(ids, 40),
+            "time": np.repeat(t, 3),
+            "read_ops": ops.T.ravel(),
+            "write_ops": ops.T.ravel() / 4,
+        }
+    )
+    if broken:
+        long = long.drop(index=[61])  # vol-a's minute 20: a gap, taken as no I/O
+    vols = {v: ebssim.gp2(100 + 50 * i) for i, v in enumerate(ids)}
+    trace = {"period": "60s", "gaps": "zero", "io_size": "16k"}
+    alone = {v: _rows_alone(long[long.volume_id == v], **trace) for v in ids}
+    expected = simulate_fleet(vols, alone).summary
+    hashed = 0
+    real = pd.factorize
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        nonlocal hashed
+        hashed += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pd, "factorize", counted)
+    fleet = simulate_fleet(vols, long, **trace)
+    assert hashed == (1 if broken else 0)
+    pd.testing.assert_frame_equal(fleet.summary, expected, check_exact=True)
+    # Each volume's own rows: vol-a demanded its 40 (or 39) minutes of reads and a quarter more.
+    row = 1  # ops rows are the volumes in ids' order
+    minutes = ops[row].sum() - (ops[row, 20] if broken else 0.0)
+    assert fleet.summary.loc["vol-a", "demanded_iops"] * 2400 == pytest.approx(minutes * 1.25)
+
+
 def test_a_long_frame_is_read_once_not_volume_by_volume(monkeypatch: pytest.MonkeyPatch) -> None:
     # Issue 22: the long frame was read volume by volume (a from_pandas of each volume's rows after
     # a pyarrow take of every column), 25x the time of the same fleet given as workloads. Now the

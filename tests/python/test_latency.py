@@ -370,3 +370,46 @@ def test_percentile_100_of_a_trace_is_bounded():
         bound = (np.nanmax(r.latency_s) - r.service_time_s + 60 * r.service_time_s / 4) * 1e3
         fifo_model = dataclasses.replace(r.latency_model, wait_cv=0)
         assert r.latency_percentiles([100], model=fifo_model)[100.0] <= bound
+
+
+# ---------------------------------------------------------------------------------------------
+# Submission latency (docs/model.md, "Submission latency")
+# ---------------------------------------------------------------------------------------------
+
+
+def test_submission_share_is_submitting_over_depth():
+    from ebssim import submission_share
+
+    # 05 (r5b.large, Nitro): 16 jobs x iodepth 16: 0.84 / 16 = 0.0525 of each wait is slat.
+    assert submission_share(16) == pytest.approx(0.0525, rel=1e-15)
+    # 01 (c4.xlarge, Xen): iodepth 32: 0.75 / 32 = 0.0234375.
+    assert submission_share(32, nitro=False) == pytest.approx(0.0234375, rel=1e-15)
+    assert submission_share(1, submitting=1.0) == 1.0  # at most the whole wait
+    assert submission_share(4, submitting=0.0) == 0.0
+    with pytest.raises(ValueError, match=r"depth=0\.5 must be a finite number >= 1"):
+        submission_share(0.5)
+    with pytest.raises(ValueError, match=r"submitting=1\.5 must be between 0 and 1"):
+        submission_share(16, submitting=1.5)
+    with pytest.raises(ValueError, match="depth"):
+        submission_share("16")  # type: ignore[arg-type]
+
+
+def test_submission_share_leaves_clat_to_the_percentiles():
+    # gp3 at 3,000 IOPS, 32 in flight: lat 32/3000 = 10.6667 ms, wait 10.6667 - 0.5038 = 10.1629 ms.
+    # Share 0.0525: slat 0.53355 ms; clat waits 0.9475 x 10.1629 = 9.62931 ms then the service, so with
+    # a constant wait (wait_cv 0) p50 = 9.62931 + 0.50381 x 3.67206 / 4 = 10.09181 ms.
+    model = LatencyModel(S_4K, S_4K, service_cv=0.5, wait_cv=0.0, submission_share=0.0525)
+    lat = np.full(10, 32 / 3000)
+    done = np.full(10, 3000.0)
+    slat = model.submission_latency_s(lat)
+    assert slat == pytest.approx(np.full(10, 0.0525 * (32 / 3000 - S_4K)), rel=1e-12)
+    assert slat[0] == pytest.approx(0.53355e-3, rel=1e-4)
+    (p50,) = latency_quantiles(lat, done, [0.5], model)
+    assert p50 == pytest.approx(0.9475 * (32 / 3000 - S_4K) + S_4K * gamma4_inv(0.5) / 4, rel=1e-9)
+    assert p50 == pytest.approx(10.09181e-3, rel=1e-5)
+    from ebssim import latency_moments
+
+    mean, _ = latency_moments(lat, done, model)
+    assert mean + slat[0] == pytest.approx(32 / 3000, rel=1e-12)  # lat = slat + clat
+    with pytest.raises(ValueError, match=r"submission_share=-0\.1 must be between 0 and 1"):
+        LatencyModel(S_4K, S_4K, submission_share=-0.1)

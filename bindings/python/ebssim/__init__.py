@@ -28,7 +28,14 @@ if TYPE_CHECKING:
     from .analysis import Cliff
     from .burst import ClosedLoopRate, burst_duration_s, cliff_time_s, closed_loop_rate, counted_iops, refill_time_s
     from .instances import SHARE_POLICIES, Catalog, Instance, NoEbsLimitsWarning, instance, load_catalog
-    from .latency import LatencyModel, closed_loop_latency_s, default_wait_spread, latency_moments, latency_quantiles
+    from .latency import (
+        LatencyModel,
+        closed_loop_latency_s,
+        default_wait_spread,
+        latency_moments,
+        latency_quantiles,
+        submission_share,
+    )
     from .plot import plot
     from .recording import BOUND_NAMES, INSTANCE_SERIES, VOLUME_SERIES, Recording
     from .results import InstanceResult, LatencyPercentiles, RunResult, VolumeResult, VolumeSummary, WindowStats
@@ -117,6 +124,7 @@ __all__ = [
     "default_wait_spread",
     "latency_moments",
     "latency_quantiles",
+    "submission_share",
     "limits",
     "load_catalog",
     "sc1",
@@ -152,6 +160,7 @@ _EXPORTS = {
         "default_wait_spread",
         "latency_moments",
         "latency_quantiles",
+        "submission_share",
     ),
     ".plot": ("plot",),
     ".recording": ("BOUND_NAMES", "INSTANCE_SERIES", "VOLUME_SERIES", "Recording"),

@@ -512,9 +512,16 @@ class _LongFrame:
         self.data = data
         self.order: Optional[np.ndarray] = None  # rows in volume order, unless they are already
         runs = _runs(ids)
+        cycle = None if runs is not None else _cycle(ids)
         if runs is not None:  # each volume's rows together: no sort
             first, uniques = runs
             self.bounds = np.stack([first, np.append(first[1:], len(ids))], axis=1)
+        elif cycle is not None:  # rows by time, the volumes in one order at every time: no sort
+            uniques = cycle
+            n, k = len(ids), len(cycle)
+            self.order = np.arange(n, dtype=np.int64).reshape(-1, k).T.ravel()  # volume i: rows i, i + k, ...
+            ends = np.arange(1, k + 1, dtype=np.int64) * (n // k)
+            self.bounds = np.stack([ends - n // k, ends], axis=1)
         else:
             codes, uniques = pd.factorize(ids, sort=False)  # in order of first appearance; NaN: -1, left out
             codes = np.asarray(codes, dtype=np.int64)
@@ -570,9 +577,13 @@ class _LongFrame:
         vol = np.array(picked, dtype=np.int64)
         first_row, counts = self.bounds[vol, 0], self.bounds[vol, 1] - self.bounds[vol, 0]
         starts = np.cumsum(counts) - counts  # of each volume in this batch's rows
-        rows = _stretches(first_row, counts)
-        if self.order is not None:
-            rows = self.order[rows]
+        rows: Any  # the batch's rows of the frame: a slice where they are one stretch of it (no gather)
+        if self.order is None and bool(np.all(first_row[1:] == first_row[:-1] + counts[:-1])):
+            rows = slice(int(first_row[0]), int(first_row[0] + counts.sum()))
+        else:
+            rows = _stretches(first_row, counts)
+            if self.order is not None:
+                rows = self.order[rows]
         ns = self.ns[rows]
         ok = np.ones(vol.size, dtype=bool)
         everywhere = np.ones(vol.size, dtype=bool)
@@ -654,7 +665,8 @@ class _LongFrame:
             cut = np.cumsum(periods[m]) * k
             start_times: List[Any] = [None] * m.size
             if self.is_datetime:
-                start_times = list(self.data.index[rows[starts[m]]])
+                at = starts[m] + rows.start if isinstance(rows, slice) else rows[starts[m]]
+                start_times = list(self.data.index[at])
             pieces = whole._pieces(list(zip((cut - periods[m] * k).tolist(), cut.tolist())), start_times)
             for j, piece in zip(members, pieces):
                 self.ready[self.ids[int(vol[j])]] = piece
@@ -695,6 +707,30 @@ def _runs(ids: Any) -> Optional[Tuple[np.ndarray, List[Hashable]]]:
     except TypeError:
         return None
     return first, uniques
+
+
+def _cycle(ids: Any) -> Optional[List[Hashable]]:
+    """The ids of one cycle when the rows go round the same volumes in the same order (rows sorted
+    by time, each time holding every volume once, in one order: an export's usual layout), found
+    by comparing the ids with themselves one cycle on (cheaper than hashing every id, and the
+    rows then sort by a transpose); else None."""
+    values = ids.array
+    n = len(values)
+    if n < 2 or bool(ids.isna().any()):
+        return None
+    try:
+        again = np.flatnonzero(np.asarray(values[1 : min(n, 1 << 17)] == values[0], dtype=bool))
+        if not again.size:
+            return None
+        k = int(again[0]) + 1
+        if n % k or k == 1 or bool(np.asarray(values[k:] != values[:-k], dtype=bool).any()):
+            return None
+        uniques = list(values[:k])
+        if len(set(uniques)) != k:
+            return None
+    except (TypeError, ValueError):
+        return None
+    return uniques
 
 
 def _stretches(first: np.ndarray, counts: np.ndarray) -> np.ndarray:

@@ -31,6 +31,7 @@ __all__ = [
     "default_wait_spread",
     "latency_moments",
     "latency_quantiles",
+    "submission_share",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -47,11 +48,31 @@ def default_wait_spread(nitro: bool = True) -> Tuple[float, float]:
     return float(vol), float(inst)
 
 
+def submission_share(depth: float, nitro: bool = True, submitting: Optional[float] = None) -> float:
+    """The share of a held I/O's wait that fio reports as submission latency (``slat``) for a job
+    of an asynchronous engine (libaio) keeping ``depth`` I/Os in flight: ``submitting / depth``, at
+    most 1 (docs/model.md, "Submission latency"). ``submitting`` is the share of its time a held
+    job spends in ``io_submit``; by default the platform's, measured on Nitro (0.84) and Xen (0.75).
+
+    >>> round(submission_share(16), 4), round(submission_share(32, nitro=False), 4)
+    (0.0525, 0.0234)
+    """
+    d = real(depth, "depth", "a number of I/Os in flight")
+    sub = _core.default_submitting(flag(nitro, "nitro")) if submitting is None else real(submitting, "submitting")
+    try:
+        return float(_core.submission_share(d, sub))
+    except ValueError as e:
+        raise ValueError(f"submission_share: {e}") from None
+
+
 @dataclass(frozen=True)
 class LatencyModel:
     """The latency model of one run (C++ ``LatencyModel``): mean unloaded service times of a read
     and of a write (seconds), the share of reads, the service time's coefficient of variation,
-    and the wait's under the volume's and under the instance's limits. Checked on construction."""
+    and the wait's under the volume's and under the instance's limits; ``submission_share``, the
+    share of each wait spent before submission (fio's ``slat``, :func:`submission_share`): the
+    distributions then describe the rest, fio's ``clat`` (0: the whole latency). Checked on
+    construction."""
 
     read_service_s: float
     write_service_s: float
@@ -59,6 +80,7 @@ class LatencyModel:
     service_cv: float = 0.5
     wait_cv: float = 0.65
     instance_wait_cv: float = 0.2
+    submission_share: float = 0.0
 
     def __post_init__(self) -> None:
         self._native()  # a ValueError names the field
@@ -71,7 +93,20 @@ class LatencyModel:
             real(self.service_cv, "service_cv"),
             real(self.wait_cv, "wait_cv"),
             real(self.instance_wait_cv, "instance_wait_cv"),
+            real(self.submission_share, "submission_share"),
         )
+
+    def submission_latency_s(self, mean_latency_s: npt.ArrayLike) -> FloatArray:
+        """fio's mean submission latency (``slat``), seconds, of steps of these mean latencies:
+        ``submission_share`` of each step's wait ``max(0, m - s)`` (C++ ``submission_latency_s``;
+        docs/model.md, "Submission latency"). NaN (nothing completed) stays NaN.
+
+        >>> m = LatencyModel(0.001, 0.001, submission_share=0.05)  # 1 ms service; 41 ms: a 40 ms wait
+        >>> [round(float(v) * 1e3, 9) for v in m.submission_latency_s([0.041, 0.0008])]
+        [2.0, 0.0]
+        """
+        lat = np.asarray(real_array(mean_latency_s, "mean_latency_s"), dtype=np.float64)
+        return np.asarray(_core.submission_latency_s(lat, self._native()), dtype=np.float64)
 
     @property
     def mean_service_s(self) -> float:

@@ -17,6 +17,7 @@
 /// mixture of the steps, weighted by the I/Os each completes.
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -47,6 +48,23 @@ inline constexpr WaitSpread xen_wait_spread{0.1, 0.1};
     return nitro ? nitro_wait_spread : xen_wait_spread;
 }
 
+/// fio's submission latency (slat) under a limit (docs/model.md, "Submission latency"). A job of
+/// an asynchronous engine (libaio) submits one I/O at a time; while a limit holds the device's
+/// queue full, io_submit blocks until a request frees, so each job spends a share of its time in
+/// submission: `submitting`, measured as slat.mean x IOPS / jobs (Nitro r5b.large, 256 deep:
+/// 0.84; Xen c4.xlarge, 512 deep: 0.75). One I/O of each job's `depth` is in submission that
+/// share of the time, so by Little's law slat / lat = submitting / depth of the wait.
+inline constexpr double nitro_submitting = 0.84;
+inline constexpr double xen_submitting = 0.75;
+[[nodiscard]] constexpr double default_submitting(bool nitro) noexcept {
+    return nitro ? nitro_submitting : xen_submitting;
+}
+
+/// The share of a held I/O's wait that fio reports as submission latency: submitting / depth, at
+/// most 1, for a job of `depth` I/Os in flight (>= 1) of an asynchronous engine; `submitting` in
+/// 0..1 (default_submitting). Throws ConfigError naming the argument.
+[[nodiscard]] double submission_share(double depth, double submitting);
+
 /// The latency model of one run: service times per direction, their spread, the waits' spread.
 struct LatencyModel {
     double read_service_s = 0;                                ///< mean unloaded service time of a read, seconds (> 0)
@@ -55,6 +73,10 @@ struct LatencyModel {
     double service_cv = 0.5;                                  ///< coefficient of variation of the service time
     double wait_cv = nitro_wait_spread.volume_cv;             ///< of the wait under the volume's limits
     double instance_wait_cv = nitro_wait_spread.instance_cv;  ///< of the wait under the instance's limits
+    /// Share (0..1) of each I/O's wait spent before it was submitted (fio's slat: submission_share).
+    /// latency_quantiles and latency_moments describe the rest, wait x (1 - share) + service (fio's
+    /// clat); 0 (the default): the whole latency.
+    double submission_share = 0;
 
     /// The I/O-weighted mean service time (what the engine's Little's law uses). Exactly the
     /// service time when both directions take the same.
@@ -63,6 +85,14 @@ struct LatencyModel {
                                                  : write_service_s + read_fraction * (read_service_s - write_service_s);
     }
 };
+
+/// fio's mean submission latency (slat) in a step of mean latency `mean_latency_s`: the model's
+/// submission_share of the step's wait, max(0, m - s) with s the mean service time. The step's
+/// clat then averages m minus this (docs/model.md, "Submission latency"). NaN stays NaN.
+[[nodiscard]] inline double submission_latency_s(double mean_latency_s, const LatencyModel& model) noexcept {
+    if (std::isnan(mean_latency_s)) return mean_latency_s;
+    return model.submission_share * std::max(0.0, mean_latency_s - model.mean_service_s());
+}
 
 /// Which I/Os a distribution describes.
 enum class Direction : std::uint8_t { all = 0, read = 1, write = 2 };

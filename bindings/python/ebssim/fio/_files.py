@@ -115,13 +115,24 @@ def _hex_int(s: str) -> int:
 
 
 def _hex_column(values: "pd.Series") -> np.ndarray:
-    """A column read as categories whose fields are ``0x...`` (or decimal) integers, as int64:
-    each distinct field parsed once (fio's prio column holds a few classes in millions of rows);
-    ValueError for a missing field or one that is not such an integer."""
-    codes = values.cat.codes.to_numpy()
+    """A column of ``0x...`` (or decimal) integer fields, read as categories or as text, as int64:
+    each distinct field parsed once (fio's prio column holds a few classes in millions of rows;
+    one, as a rule: a column of text equal to its first field is one comparison, cheaper than
+    categories); ValueError for a missing field or one that is not such an integer."""
+    import pandas as pd
+
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        codes = values.cat.codes.to_numpy()
+        fields = list(values.cat.categories)
+    else:
+        first = values.iloc[0] if len(values) else None
+        if isinstance(first, str) and bool((values == first).all()):
+            return np.full(len(values), _hex_int(first), dtype=np.int64)
+        codes, uniques = pd.factorize(values)
+        fields = list(uniques)
     if codes.size and int(codes.min()) < 0:
         raise ValueError("a missing field")
-    parsed = np.array([_hex_int(str(u)) for u in values.cat.categories], dtype=np.int64)
+    parsed = np.array([_hex_int(str(u)) for u in fields], dtype=np.int64)
     if len(parsed) == 1:  # one class in the whole log, as usual
         return np.full(len(codes), parsed[0], dtype=np.int64)
     out: np.ndarray = parsed[codes.astype(np.intp)]  # a take by int8 codes is 2x slower
@@ -322,20 +333,12 @@ def _pandas_table(
                 return None
             out, rows = table, len(table)
         else:
-            # Decimal columns as pandas infers them (faster than asking for int64): anything but
-            # int64 (a field that is no integer, one past int64) is refused below.
-            dtypes = {i: "category" for i in range(n) if hex_cols[i]}
+            # Every column as pandas infers it (faster than asking for int64, or for categories in a
+            # hex column: _hex_column): a decimal column that is not int64 (a field that is no
+            # integer, one past int64) is refused below.
             with warnings.catch_warnings():
                 warnings.simplefilter("error")
-                df = pd.read_csv(
-                    path,
-                    header=None,
-                    names=list(range(n)),
-                    sep=",",
-                    dtype=dtypes or None,
-                    engine="c",
-                    quoting=csv.QUOTE_NONE,
-                )
+                df = pd.read_csv(path, header=None, names=list(range(n)), sep=",", engine="c", quoting=csv.QUOTE_NONE)
                 if any(df[i].dtype != np.int64 for i in range(n) if not hex_cols[i]):
                     return None
                 out = [_hex_column(df[i]) if hex_cols[i] else df[i].to_numpy() for i in range(n)]

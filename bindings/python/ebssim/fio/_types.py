@@ -64,13 +64,17 @@ class _Clone:
 
 @dataclass(frozen=True)
 class LatencyStats:
-    """The latency of one direction's I/Os in a :class:`JobPrediction`, seconds."""
+    """The latency of one direction's I/Os in a :class:`JobPrediction`, seconds: fio's completion
+    latency (``clat``), and ``slat_mean_s`` the mean submission latency (``slat``: 0 for a
+    synchronous engine; docs/model.md, "Submission latency"), so that fio's ``lat`` averages
+    ``mean_s + slat_mean_s``."""
 
     mean_s: float
     stddev_s: float
     min_s: float
     max_s: float
     percentiles_s: Dict[float, float]
+    slat_mean_s: float = 0.0
 
     def _rows(self) -> List[Tuple[str, str]]:
         rows = [(name, _repr.latency_s(getattr(self, f"{name}_s"))) for name in ("mean", "stddev", "min", "max")]

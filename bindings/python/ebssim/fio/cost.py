@@ -11,7 +11,7 @@ import math
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..volumes import Volume
-from .logs import EMPTY_WHEN_PREDICTED, window_steps
+from .logs import empty_when_predicted, window_steps
 
 if TYPE_CHECKING:
     from ._types import _Clone
@@ -101,7 +101,7 @@ class _Work:
                     logged.add(c.job.thread_number)
                     job = c.job
                     per = window_steps(job.log_avg_msec, dt)
-                    kinds = sum(1 for k in paths if k not in EMPTY_WHEN_PREDICTED)
+                    kinds = sum(1 for k in paths if not empty_when_predicted(k, job.sync_engine))
                     dirs = int(job.read_fraction > 0) + int(job.read_fraction < 1)
                     windows = math.floor(max(0.0, d - c.ramp_s) / dt / per + 1e-9) if math.isfinite(d) else math.inf
                     rows += windows * kinds * dirs * c.count

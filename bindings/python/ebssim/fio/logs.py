@@ -628,9 +628,14 @@ def read_logs(
 
 #: The layout predictions are written in: fio 3.18+'s default, ``time_ms, value, ddir, bs, prio``.
 _WRITTEN_LAYOUT = (False, False, True, False)
-#: Kinds a prediction writes empty: no submission latency or latency histogram is modelled (fio's
-#: sync engines leave their slat logs empty too).
-EMPTY_WHEN_PREDICTED = frozenset({"slat", "clat_hist"})
+#: Kinds a prediction writes empty: no latency histogram is modelled.
+EMPTY_WHEN_PREDICTED = frozenset({"clat_hist"})
+
+
+def empty_when_predicted(kind: str, sync_engine: bool) -> bool:
+    """Whether a prediction writes this log kind empty: the histogram logs, and a synchronous
+    engine's slat log (fio leaves it empty: it measures no submission latency for them)."""
+    return kind in EMPTY_WHEN_PREDICTED or (kind == "slat" and sync_engine)
 
 
 def window_steps(log_avg_msec: int, dt: float) -> int:
@@ -647,7 +652,10 @@ class WindowedLog:
     ``paths`` holds, by kind, one path per clone or one path that every clone appends to
     (``per_job_logs=0``); ``end_ms`` each window's end, in ms from the end of the job's ramp (fio's
     time base); ``directions`` the ``(ddir, share of the I/Os, bs)`` of each direction the job does;
-    ``copies`` the job's clones, which all log the same rows.
+    ``copies`` the job's clones, which all log the same rows; ``slat_s`` each window's mean
+    submission latency (an asynchronous engine's: the lat log holds ``latency_s``, the clat log
+    ``latency_s - slat_s``, the slat log ``slat_s``), None for a synchronous engine (its slat log
+    stays empty, as fio's does).
     """
 
     paths: Dict[str, List[str]]
@@ -657,17 +665,21 @@ class WindowedLog:
     window_s: float
     directions: List[Tuple[int, float, int]]
     copies: int
+    slat_s: Optional[FloatArray] = None
+
+    def _empty(self, kind: str) -> bool:
+        return empty_when_predicted(kind, self.slat_s is None)
 
     @property
     def rows(self) -> int:
         """Lines the logs hold together."""
-        kinds = sum(1 for k in self.paths if k not in EMPTY_WHEN_PREDICTED)
+        kinds = sum(1 for k in self.paths if not self._empty(k))
         return self.end_ms.size * len(self.directions) * kinds * self.copies
 
     def text(self, kind: str) -> str:
         """The lines of one log kind, one per window and direction: windowed I/Os per second, KiB/s
         or ns, as :func:`read_log` reads windowed logs (``bs`` 0, ``prio`` 0)."""
-        if kind in EMPTY_WHEN_PREDICTED or not self.end_ms.size or not self.directions:
+        if self._empty(kind) or not self.end_ms.size or not self.directions:
             return ""
         share = np.array([s for _, s, _ in self.directions], dtype=np.float64)
         ios = self.ios[:, None] * share[None, :]
@@ -676,7 +688,9 @@ class WindowedLog:
         elif kind == "bw":
             value = ios * np.array([bs for _, _, bs in self.directions], dtype=np.float64) / self.window_s / 1024
         else:
-            value = np.broadcast_to(self.latency_s[:, None] * 1e9, ios.shape)
+            slat = self.slat_s if self.slat_s is not None else np.zeros_like(self.latency_s)
+            lat = {"lat": self.latency_s, "clat": self.latency_s - slat, "slat": slat}[kind]
+            value = np.broadcast_to(lat[:, None] * 1e9, ios.shape)
         columns: Dict[str, npt.NDArray[Any]] = {
             "time_ms": np.rint(self.end_ms)[:, None],
             "value": np.rint(value),

@@ -37,7 +37,7 @@ from .. import _repr
 from .._outputs import input_at
 from .._rds import rds_from_spec
 from ..instances import Instance
-from ..latency import LatencyModel, latency_moments, latency_quantiles
+from ..latency import LatencyModel, latency_moments, latency_quantiles, submission_share
 from ..recording import BOUND_NAMES
 from ..simulation import Simulation
 from ..stripes import StripedSet, _target
@@ -173,8 +173,13 @@ def _clone(
 ) -> _Clone:
     load = job.offered_load(vol, share)  # the one mapping from a fio job to the model's load
     # Reads of bs_read and writes of bs_write: the model at the read size, the write's own time.
+    # An asynchronous engine's job spends part of each held I/O's wait in io_submit: fio's slat.
+    nitro = True if instance is None else bool(instance.nitro)
+    slat_share = 0.0 if job.sync_engine else submission_share(job.effective_depth, nitro)
     model = dataclasses.replace(
-        LatencyModel.of(vol, job.bs_read, job.read_fraction, instance=instance), write_service_s=load.write_service_s
+        LatencyModel.of(vol, job.bs_read, job.read_fraction, instance=instance),
+        write_service_s=load.write_service_s,
+        submission_share=slat_share,
     )
     size = job.size
     if size is None and job.size_percent is not None:
@@ -592,19 +597,25 @@ def _group_model(models: Sequence[LatencyModel], weight: Sequence[float]) -> Lat
 def _latency_stats(
     lat: FloatArray, ops: FloatArray, bound: npt.NDArray[np.uint8], model: LatencyModel, direction: str
 ) -> Tuple[bool, LatencyStats]:
-    """The latency of one direction's I/Os (``all``: every I/O) under ``model``; False when the
-    job does none of that direction."""
+    """The latency of one direction's I/Os (``all``: every I/O) under ``model``: fio's clat (the
+    wait after submission and the service) and the mean slat (the total's mean less clat's, so
+    that lat = slat + clat); False when the job does none of that direction."""
     share = {"all": 1.0, "read": model.read_fraction, "write": 1.0 - model.read_fraction}[direction]
     if share <= 0:
         return False, LatencyStats(math.nan, math.nan, math.nan, math.nan, {})
     b = bound if bound.size == lat.size else None
     mean, std = latency_moments(lat, ops, model, bound=b, direction=direction)
+    # Reads and writes wait alike: one slat for both directions, the I/O-weighted mean of the steps'.
+    slat = 0.0
+    if model.submission_share > 0:
+        done = np.isfinite(lat) & (ops > 0)
+        slat = float(np.average(model.submission_latency_s(lat[done]), weights=ops[done]))
     qs = latency_quantiles(
         lat, ops, np.array(FIO_PERCENTILES, dtype=float) / 100.0, model, bound=b, direction=direction
     )
     lo, hi = (float(v) for v in latency_quantiles(lat, ops, [1e-6, 1 - 1e-6], model, bound=b, direction=direction))
     pct = {float(p): float(v) for p, v in zip(FIO_PERCENTILES, qs)}
-    return True, LatencyStats(mean, std, lo, hi, pct)
+    return True, LatencyStats(mean, std, lo, hi, pct, slat)
 
 
 def _log_paths(job: FioJob, log_dir: PathLike, allow_outside: bool, inputs: Sequence[str]) -> Dict[str, List[str]]:
@@ -671,23 +682,33 @@ def _log_windows(parts: List[_Clone], dt: float, paths: Dict[str, List[str]]) ->
     t = np.concatenate(parts[0].t)
     ops = np.zeros_like(t)
     lat_ops = np.zeros_like(t)
+    slat_ops = np.zeros_like(t)
     for c in parts:
         o = np.concatenate(c.ops)[: t.size]
+        lat = np.concatenate(c.lat)[: o.size]
         ops[: o.size] += o
-        lat_ops[: o.size] += o * np.concatenate(c.lat)[: o.size]
+        lat_ops[: o.size] += o * lat
+        if c.model.submission_share > 0:  # fio's slat: part of the wait (docs/model.md)
+            slat_ops[: o.size] += np.where(o > 0, o * c.model.submission_latency_s(lat), 0.0)
     keep = t >= -1e-9  # fio logs nothing during the ramp
-    t, ops, lat_ops = t[keep], ops[keep], lat_ops[keep]
+    t, ops, lat_ops, slat_ops = t[keep], ops[keep], lat_ops[keep], slat_ops[keep]
     per = window_steps(job.log_avg_msec, dt)
     n = (t.size // per) * per
     w_ops = ops[:n].reshape(-1, per).sum(axis=1)
-    w_lat = np.divide(lat_ops[:n].reshape(-1, per).sum(axis=1), w_ops, out=np.zeros_like(w_ops), where=w_ops > 0)
+
+    def mean(x: FloatArray) -> FloatArray:
+        total = x[:n].reshape(-1, per).sum(axis=1)
+        return np.asarray(np.divide(total, w_ops, out=np.zeros_like(w_ops), where=w_ops > 0), dtype=np.float64)
+
+    w_lat = mean(lat_ops)
+    w_slat = mean(slat_ops) if not job.sync_engine else None
     w_end_ms = (t[:n].reshape(-1, per)[:, -1] + dt) * 1000
     dirs = [
         (d, share, bs)
         for d, share, bs in ((0, job.read_fraction, job.bs_read), (1, 1 - job.read_fraction, job.bs_write))
         if share > 0
     ]
-    return WindowedLog(paths, w_end_ms, w_ops, w_lat, per * dt, dirs, job.numjobs)
+    return WindowedLog(paths, w_end_ms, w_ops, w_lat, per * dt, dirs, job.numjobs, w_slat)
 
 
 def _write_logs(

@@ -760,6 +760,27 @@ def _lat_obj(j: JobPrediction, share: float, direction: Optional[str] = None) ->
     }
 
 
+def _slat_obj(j: JobPrediction, share: float, direction: Optional[str]) -> Dict[str, Any]:
+    """fio's slat: the model gives its mean only (docs/model.md, "Submission latency"); min, max
+    and stddev are those of a constant. None for a synchronous engine (N 0, as fio prints none)."""
+    slat = _latency(j, direction).slat_mean_s
+    n = int(round(j.total_ios * share))
+    if n == 0 or not slat > 0:
+        return {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}
+    return {"min": int(round(slat * 1e9)), "max": int(round(slat * 1e9)), "mean": slat * 1e9, "stddev": 0.0, "N": n}
+
+
+def _total_obj(j: JobPrediction, share: float, direction: Optional[str]) -> Dict[str, Any]:
+    """fio's lat = slat + clat: clat's statistics shifted by the mean slat."""
+    out = _lat_obj(j, share, direction)
+    slat = _latency(j, direction).slat_mean_s
+    if out["N"] and slat > 0:
+        out["mean"] += slat * 1e9
+        out["min"] += int(round(slat * 1e9))
+        out["max"] += int(round(slat * 1e9))
+    return out
+
+
 def _dir_json(j: JobPrediction, share: float, direction: Optional[str] = None) -> Dict[str, Any]:
     io_bytes = j.io_bytes * share
     runtime_ms = int(round(j.runtime_s * 1e3)) if share > 0 else 0
@@ -778,9 +799,9 @@ def _dir_json(j: JobPrediction, share: float, direction: Optional[str] = None) -
         "total_ios": int(round(j.total_ios * share)),
         "short_ios": 0,
         "drop_ios": 0,
-        "slat_ns": _lat_obj(j, 0.0),  # no submission latency is modelled
+        "slat_ns": _slat_obj(j, share, direction),
         "clat_ns": clat,
-        "lat_ns": _lat_obj(j, share, direction),
+        "lat_ns": _total_obj(j, share, direction),
     }
 
 
@@ -825,10 +846,19 @@ def _normal_report(jobs: Sequence[JobPrediction]) -> str:
                 f"({io / 2**20:.0f}MiB/{j.runtime_s * 1e3:.0f}msec)"
             )
             st = _latency(j, d)
+            sl = st.slat_mean_s
+            if sl > 0:  # the mean only (docs/model.md, "Submission latency")
+                us = sl * 1e6
+                lines.append(f"    slat (usec): min={us:.0f}, max={us:.0f}, avg={us:.2f}, stdev=0.00")
             lines.append(
                 f"    clat (usec): min={st.min_s * 1e6:.0f}, max={st.max_s * 1e6:.0f}, "
                 f"avg={st.mean_s * 1e6:.2f}, stdev={st.stddev_s * 1e6:.2f}"
             )
+            if sl > 0:  # lat = slat + clat
+                lines.append(
+                    f"     lat (usec): min={(st.min_s + sl) * 1e6:.0f}, max={(st.max_s + sl) * 1e6:.0f}, "
+                    f"avg={(st.mean_s + sl) * 1e6:.2f}, stdev={st.stddev_s * 1e6:.2f}"
+                )
             lines.append("    clat percentiles (usec):")
             items = [f"{p:5.2f}th=[{v * 1e6:7.0f}]" for p, v in st.percentiles_s.items()]
             for i in range(0, len(items), 3):
