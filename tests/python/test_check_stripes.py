@@ -4,12 +4,14 @@ figure is worked out by hand in the comment beside it."""
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import Any, Dict, Optional
 
 import ebssim
 import ebssim.aws as aws
+import numpy as np
 import pandas as pd
 import pytest
 from ebssim.check import PlanError, parse_plan, read_plan
@@ -161,6 +163,8 @@ def test_a_sets_demand_is_its_members_metrics_summed(tmp_path):
         assert m.mean_iops == pytest.approx(2200)
         assert m.credits[-1] == pytest.approx(2.7e6 - 1800 * 700)
     assert out.results["vol-0dddddddddddddddd"].mean_iops == pytest.approx(1000)
+    # How many set I/Os the members' own workloads make up is not known: NaN (n/a), not 0.
+    assert math.isnan(md0.mean_iops) and np.isnan(md0.iops).all() and "n/a" in repr(md0)
     names = [n for n, _ in out.checks]
     assert names == ["md0", "md0", "vol-0dddddddddddddddd", "vol-0dddddddddddddddd"]
     first = {c.criterion: c for n, c in out.checks if n == "md0"}

@@ -348,10 +348,13 @@ class StripedResult:
 
     @property
     def iops(self) -> FloatArray:
-        """Set I/Os completed per second, per step."""
+        """Set I/Os completed per second, per step. When the members ran workloads of their own
+        (a replay of their metrics) how many set I/Os they make up is not known: NaN in the steps
+        where a member completed any (0 where none did, as in a rest)."""
+        each = np.vstack([np.asarray(m.iops, dtype=np.float64) for m in self.members])
         if self.split is None:
-            return np.zeros_like(self.members[0].iops, dtype=np.float64)
-        slowest = np.min(np.vstack([np.asarray(m.iops, dtype=np.float64) for m in self.members]), axis=0)
+            return np.where((each == 0).all(axis=0), 0.0, np.nan)
+        slowest = np.min(each, axis=0)
         out: FloatArray = slowest / self.split.member_share
         return out
 
@@ -374,9 +377,9 @@ class StripedResult:
     @property
     def mean_iops(self) -> float:
         """Set I/Os completed per second over the run, from the members' totals (no series needed):
-        the slowest member's mean IOPS over ``member_share``."""
+        the slowest member's mean IOPS over ``member_share``; NaN (or 0) as for :attr:`iops`."""
         if self.split is None:
-            return 0.0
+            return 0.0 if all(m.mean_iops == 0 for m in self.members) else math.nan
         return min(m.mean_iops for m in self.members) / self.split.member_share
 
     @property
