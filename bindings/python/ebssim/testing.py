@@ -82,6 +82,23 @@ class _Subject:
     checks: Tuple[Check, ...]
 
 
+def checks_html(title: str, subject: str, checks: Sequence[Tuple[str, Check]]) -> str:
+    """A table of ``checks`` (each with the name of what it was checked on, in a column headed
+    ``subject``) for Jupyter: ok or FAIL, the criterion, what the run did, and why a failure
+    failed (:class:`PlanReport`'s and ``ebssim check``'s PlanOutcome's)."""
+    rows = [
+        [
+            name,
+            "ok" if c.ok else "FAIL",
+            c.criterion,
+            c.got,
+            c.detail.replace("\n", "; ") if c.detail and not c.ok else "",
+        ]
+        for name, c in checks
+    ]
+    return _repr.html_grid(title, [subject, "", "criterion", "got", "why"], rows)
+
+
 @dataclass(frozen=True)
 class PlanReport:
     """The outcome of :func:`check_plan`: every criterion against every result; ``str()`` is the
@@ -114,12 +131,7 @@ class PlanReport:
     def _repr_html_(self) -> str:
         n, bad = len(self.checks), len(self.failures)
         head = "capacity plan met" if bad == 0 else f"capacity plan not met ({bad} of {n} criteria fail)"
-        rows = []
-        for s in self.subjects:
-            for c in s.checks:
-                detail = c.detail.replace("\n", "; ") if c.detail and not c.ok else ""
-                rows.append([s.name, "ok" if c.ok else "FAIL", c.criterion, c.got, detail])
-        return _repr.html_grid(f"PlanReport: {head}", ["result", "", "criterion", "got", "why"], rows)
+        return checks_html(f"PlanReport: {head}", "result", [(s.name, c) for s in self.subjects for c in s.checks])
 
     def __str__(self) -> str:
         n, bad = len(self.checks), len(self.failures)

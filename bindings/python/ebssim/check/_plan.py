@@ -146,21 +146,13 @@ class PlanOutcome:
         )
 
     def _repr_html_(self) -> str:
-        rows = [
-            [
-                n,
-                "ok" if c.ok else "FAIL",
-                c.criterion,
-                c.got,
-                c.detail.replace("\n", "; ") if c.detail and not c.ok else "",
-            ]
-            for n, c in self.checks
-        ]
+        from ..testing import checks_html
+
         bad = sum(not c.ok for _, c in self.checks)
         head = f"plan {self.plan.name}: " + (
             "met" if bad == 0 else f"not met ({bad} of {len(self.checks)} criteria fail)"
         )
-        return _repr.html_grid(f"PlanOutcome: {head}", ["volume", "", "criterion", "got", "why"], rows)
+        return checks_html(f"PlanOutcome: {head}", "volume", self.checks)
 
     def to_junit(self) -> str:
         """The outcome as JUnit XML (one test suite, one test case per criterion and volume),
