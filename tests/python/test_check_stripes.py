@@ -123,6 +123,41 @@ criteria:
     assert out.exit_status == 1
 
 
+def test_a_db_instance_class_is_its_ec2_types_limits(tmp_path):
+    # RDS storage on db.m5.large: m5.large's EBS limits (18,750 IOPS burst, 3,600 baseline, a
+    # bucket of (18,750 - 3,600) x 1,800 s = 27.27 M I/Os). The set's 64 in flight at gp3's
+    # 3,000 IOPS per member ask 12,000 IOPS: the bucket drains by 12,000 - 3,600 = 8,400 a
+    # second and runs dry at 27.27 M / 8,400 = 3,246 s; after it the set gets the baseline.
+    def plan(instance: str) -> Any:
+        return parse_plan(
+            f"""
+instance: {instance}
+volumes:
+  /dev/db: rds:engine=postgres,type=gp3,size=400
+workload:
+  fio: fio --name=q --filename=/dev/db --rw=randread --bs=4k --ioengine=libaio --iodepth=64 --runtime=3600 --time_based
+criteria:
+  instance_bound_s: 0
+""",
+            base_dir=tmp_path,
+        )
+
+    db, ec2 = plan("db.m5.large"), plan("m5.large")
+    assert db.instance == "m5.large"
+    a, b = db.run(), ec2.run()
+    assert a.results["/dev/db"].members[0].instance_bound_s == b.results["/dev/db"].members[0].instance_bound_s
+    bound = a.results["/dev/db"].members[0].instance_bound_s
+    assert bound == pytest.approx(3600 - 15150 * 1800 / 8400, abs=2)  # the last 354 s
+    assert a.exit_status == 1
+    for bad, message in [
+        ("db.r5.large.tpc1.mem2x", "no documented EC2 counterpart"),
+        ("db.nosuch.large", "not in the catalog"),
+    ]:
+        with pytest.raises(PlanError, match=message) as e:
+            plan(bad)
+        assert e.value.key == "instance"
+
+
 # --- metrics of a striped set ----------------------------------------------------------------
 
 

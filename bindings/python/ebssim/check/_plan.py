@@ -283,6 +283,13 @@ def _build(
 
     volumes, ids = _volumes(doc["volumes"], r)
     instance = doc.get("instance")
+    if isinstance(instance, str) and instance.startswith("db."):  # an RDS class: its EC2 type's limits
+        from .._rds import db_instance
+
+        try:
+            instance = db_instance(instance).name
+        except ValueError as e:
+            raise r.error(["instance"], str(e)) from None
     if instance is not None:  # as the runs will take it: a type without EBS limits warns, and runs
         from ..simulation import Simulation
 

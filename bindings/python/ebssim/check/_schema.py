@@ -68,7 +68,9 @@ SCHEMA: Dict[str, Dict[str, Key]] = {
             "what the plan is about: the report's title, the JUnit test suite's name (default: the file's name)",
         ),
         "instance": Key(
-            "string", "EC2 instance type whose EBS limits the volumes share, e.g. m5.xlarge (default: none)"
+            "string",
+            "EC2 instance type whose EBS limits the volumes share, e.g. m5.xlarge, or an RDS DB instance "
+            "class, e.g. db.r5b.large (its EC2 type's limits) (default: none)",
         ),
         "volumes": Key(
             "mapping",
