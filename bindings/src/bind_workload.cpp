@@ -184,12 +184,12 @@ void bind_workload(py::module_& m) {
           "The closed loop each member runs for a closed loop on the striped set, members alike "
           "(stripe_member_loop, stripe.hpp).");
     auto array_of = [](std::vector<double> StripeMemberTrace::*f) {
-        return [f](const StripeMemberTrace& t) { return py::array_t<double>(py::ssize_t((t.*f).size()), (t.*f).data()); };
+        return
+            [f](const StripeMemberTrace& t) { return py::array_t<double>(py::ssize_t((t.*f).size()), (t.*f).data()); };
     };
     py::class_<StripeMemberTrace> member_trace(
         m, "StripeMemberTrace", "What each member of a striped set receives from a trace on the set (stripe.hpp).");
-    member_trace
-        .def_property_readonly("ops", array_of(&StripeMemberTrace::ops), "I/Os each member receives per step.")
+    member_trace.def_property_readonly("ops", array_of(&StripeMemberTrace::ops), "I/Os each member receives per step.")
         .def_property_readonly("bytes", array_of(&StripeMemberTrace::bytes), "Bytes each member receives per step.")
         .def_property_readonly("read_ops", array_of(&StripeMemberTrace::read_ops),
                                "The reads among ops (empty unless the set's reads are given).")
@@ -211,8 +211,8 @@ void bind_workload(py::module_& m) {
             return stripe_member_trace(as_span(o), as_span(b), chunk_bytes, members, span_of(mif), span_of(ro),
                                        span_of(rb));
         },
-        py::arg("ops"), py::arg("bytes"), py::arg("chunk_bytes"), py::arg("members"), py::arg("max_in_flight") = py::none(),
-        py::arg("read_ops") = py::none(), py::arg("read_bytes") = py::none(),
+        py::arg("ops"), py::arg("bytes"), py::arg("chunk_bytes"), py::arg("members"),
+        py::arg("max_in_flight") = py::none(), py::arg("read_ops") = py::none(), py::arg("read_bytes") = py::none(),
         "What each member of a RAID-0 of `members` volumes with chunks of chunk_bytes receives, per step, from a "
         "trace of ops and bytes on the set; max_in_flight: None, one bound or one per step (stripe_member_trace, "
         "stripe.hpp).");

@@ -88,21 +88,23 @@ StripeMemberTrace stripe_member_trace(std::span<const double> ops, std::span<con
     }
     const bool reads = !read_ops.empty();
     if (reads) {
-        for (auto [name, r, total] : {std::tuple{"read_ops", read_ops, ops}, std::tuple{"read_bytes", read_bytes, bytes}}) {
+        for (auto [name, r, total] :
+             {std::tuple{"read_ops", read_ops, ops}, std::tuple{"read_bytes", read_bytes, bytes}}) {
             if (r.size() != n) {
                 throw ConfigError(fmt::format("{} has {} steps but the trace has {}: same length", name, r.size(), n));
             }
             for (std::size_t i = 0; i < n; ++i) {
                 if (!(r[i] >= 0 && r[i] <= total[i])) {
-                    throw ConfigError(fmt::format("{}[{}]={} must be between 0 and the step's total {}", name, i,
-                                                  r[i], total[i]));
+                    throw ConfigError(
+                        fmt::format("{}[{}]={} must be between 0 and the step's total {}", name, i, r[i], total[i]));
                 }
             }
         }
     }
     if (max_in_flight.size() > 1 && max_in_flight.size() != n) {
-        throw ConfigError(fmt::format("max_in_flight has {} steps but the trace has {}: give one bound, or one per step",
-                                      max_in_flight.size(), n));
+        throw ConfigError(
+            fmt::format("max_in_flight has {} steps but the trace has {}: give one bound, or one per step",
+                        max_in_flight.size(), n));
     }
     for (std::size_t i = 0; i < max_in_flight.size(); ++i) {
         if (!(max_in_flight[i] > 0)) {
@@ -123,8 +125,8 @@ StripeMemberTrace stripe_member_trace(std::span<const double> ops, std::span<con
         if (reads) {
             // Reads and writes each at their own mean size (a write's remainder: at least 0).
             const double r = member_ops(read_ops[i], read_bytes[i], chunk_bytes, members);
-            const double w = member_ops(ops[i] - read_ops[i], std::max(0.0, bytes[i] - read_bytes[i]), chunk_bytes,
-                                        members);
+            const double w =
+                member_ops(ops[i] - read_ops[i], std::max(0.0, bytes[i] - read_bytes[i]), chunk_bytes, members);
             out.read_ops[i] = r;
             out.read_bytes[i] = read_bytes[i] / nm;
             out.ops[i] = r + w;
@@ -139,8 +141,8 @@ StripeMemberTrace stripe_member_trace(std::span<const double> ops, std::span<con
         out.max_in_flight = {std::numeric_limits<double>::infinity()};
         return out;
     }
-    const auto first = std::find_if(out.member_share.begin(), out.member_share.end(),
-                                    [](double s) { return !std::isnan(s); });
+    const auto first =
+        std::find_if(out.member_share.begin(), out.member_share.end(), [](double s) { return !std::isnan(s); });
     double share = first == out.member_share.end() ? 1 / nm : *first;
     std::vector<double> bound(n);
     for (std::size_t i = 0; i < n; ++i) {

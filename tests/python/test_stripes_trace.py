@@ -70,9 +70,7 @@ def test_a_varying_trace_is_split_step_by_step() -> None:
 def test_reads_and_writes_split_each_at_their_own_size() -> None:
     # 100 reads of 1 MiB (2 pieces on each member: 200) and 1,000 writes of 16 KiB (500 on each):
     # 700 member I/Os, 200 of them reads, for 1,100 set I/Os (member_share 7 / 11).
-    trace = ebssim.OpenLoop(
-        [1100.0], [100.0 * MIB + 1000 * 16 * KIB], read_ops=[100.0], read_bytes=[100.0 * MIB]
-    )
+    trace = ebssim.OpenLoop([1100.0], [100.0 * MIB + 1000 * 16 * KIB], read_ops=[100.0], read_bytes=[100.0 * MIB])
     one = md0().member_workload(trace)
     assert isinstance(one, ebssim.OpenLoop) and one.read_ops is not None
     assert one.ops.tolist() == [700.0] and one.read_ops.tolist() == [200.0]

@@ -493,7 +493,9 @@ class Simulation:
                 extra = self._steps_to_drain(traces_, first, limit, kw)
                 if extra > 0:
                     self._sim = before  # and again, with the steps it needs
-                    run = self._run_volumes([run_on_trace(w, extra) for w in traces_], None, labels, record=record, **kw)
+                    run = self._run_volumes(
+                        [run_on_trace(w, extra) for w in traces_], None, labels, record=record, **kw
+                    )
                 else:
                     run = first
             except BaseException:

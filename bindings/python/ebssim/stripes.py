@@ -1,12 +1,14 @@
 """Striped sets: a RAID-0 (Linux md, LVM striping, the storage behind an RDS instance) of alike
 volumes as one target, with a chunk size.
 
-The rule for what each member receives from the set's I/O is the C++ core's
-(``stripe_split``, ``stripe_member_loop`` in ``libebssim/include/ebssim/stripe.hpp``;
+The rule for what each member receives from the set's I/O is the C++ core's (``stripe_split``,
+``stripe_member_loop``, ``stripe_member_trace`` in ``libebssim/include/ebssim/stripe.hpp``;
 docs/model.md, "Striped sets"): an I/O splits at every chunk boundary it crosses, each piece is an
 I/O of the member holding it (counted by that member's rule), random I/O spreads evenly over the
-members, and a closed loop on the set puts ``in_flight x pieces / members`` I/Os in flight on each
-member. The members run as volumes of one :class:`~ebssim.Simulation`, sharing the instance.
+members, a closed loop on the set puts ``in_flight x pieces / members`` I/Os in flight on each
+member, and a trace gives each member, step by step, ``pieces / members`` I/Os per set I/O at the
+step's mean size and an N-th of the bytes. The members run as volumes of one
+:class:`~ebssim.Simulation`, sharing the instance.
 
 >>> import ebssim
 >>> md0 = ebssim.striped([ebssim.gp3(202, iops=4000, throughput_mib_s=1000)] * 2, chunk_kib=512)
