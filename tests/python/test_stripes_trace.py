@@ -163,3 +163,19 @@ def test_what_a_set_still_refuses_is_named() -> None:
     sim = ebssim.Simulation({"md0": md0(), "log": GP3})
     with pytest.raises(ValueError, match=r"workloads\['md0'\]: workload=PhasedClosedLoop"):
         sim.run({"md0": phased, "log": ebssim.Idle()})
+
+
+def test_a_run_without_series_still_gives_the_sets_mean() -> None:
+    # 100 x 1 MiB then 4,000 x 16 KiB: 200 + 2,000 member I/Os for 4,100 set I/Os in 2 s, all served.
+    trace = ebssim.OpenLoop([100.0, 4000.0], [100.0 * MIB, 4000 * 16.0 * KIB])
+    r = md0().simulate(trace, record=False)
+    assert r.iops.shape == (0,)
+    assert r.mean_iops == pytest.approx(2050.0, rel=1e-12)
+
+
+def test_simulate_steps_at_the_traces_own_step() -> None:
+    # one-minute sums: 6,000 reads of 16 KiB a minute, 100 a second, 50 a second on each member
+    trace = ebssim.OpenLoop([6000.0], [6000 * 16.0 * KIB], dt=60)
+    r = md0().simulate(trace)
+    assert r.members[0].dt_s == 60.0
+    assert r.iops.tolist() == pytest.approx([100.0], rel=1e-12)

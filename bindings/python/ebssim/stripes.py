@@ -226,8 +226,9 @@ class StripedSet(VolumeGroup):
         if t.max_in_flight.shape[0] > 1:
             raise ValueError(
                 f"max_in_flight={w.max_in_flight!r} on a striped set with segments of I/O sizes that split "
-                f"differently: each member's bound would change from segment to segment (max_in_flight x member_share), "
-                f"which a PiecewiseOpenLoop cannot hold; give the trace as an OpenLoop (a bound per step)"
+                f"differently: each member's bound would change from segment to segment (max_in_flight x "
+                f"member_share), which a PiecewiseOpenLoop cannot hold; give the trace as an OpenLoop (a bound per "
+                f"step)"
             )
         return PiecewiseOpenLoop(
             w.change_s,
@@ -237,7 +238,7 @@ class StripedSet(VolumeGroup):
             read_fraction=w.read_fraction,
             pattern=w.pattern,
             service_time_ms=w.service_time_ms,
-            max_in_flight=_bound(t.max_in_flight, w.max_in_flight is None),
+            max_in_flight=None if w.max_in_flight is None else float(t.max_in_flight[0]),
         )
 
     def simulate(
@@ -429,7 +430,8 @@ class StripedResult:
         if self._trace is None:
             m0 = self.members[0]
             n, every = m0.n_steps, m0.record_every
-            bounds = np.append(np.arange(0, n, every, dtype=np.int64), n)
+            # the recorded intervals' first steps, the run's end (no interval when not recorded)
+            bounds = np.append(np.minimum(np.arange(m0.n_values, dtype=np.int64) * every, n), n)
             w = self.workload
             if isinstance(w, OpenLoop):
                 t = self.set._split_trace(w)
@@ -444,6 +446,8 @@ class StripedResult:
                 at_s = np.interp(bounds, knots, np.concatenate([[0.0], np.cumsum(w.iops * steps)]))
                 at_m = np.interp(bounds, knots, np.concatenate([[0.0], np.cumsum(t.ops * steps)]))
             ds, dm = np.diff(at_s), np.diff(at_m)
+            if m0.n_values == 0:
+                ds, dm = ds[:0], dm[:0]
             share = np.full(ds.shape[0], np.nan)
             np.divide(dm, ds, out=share, where=ds > 0)
             known = np.flatnonzero(~np.isnan(share))
