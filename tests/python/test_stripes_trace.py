@@ -179,3 +179,16 @@ def test_simulate_steps_at_the_traces_own_step() -> None:
     r = md0().simulate(trace)
     assert r.members[0].dt_s == 60.0
     assert r.iops.tolist() == pytest.approx([100.0], rel=1e-12)
+
+
+def test_a_replays_figures_leave_out_the_steps_that_completed_nothing() -> None:
+    # 8,000 x 16 KiB for 2 s: each member asked 4,000 a second, serves 3,000; 2,000 left, done in
+    # 2,000 / 3,000 s of step 2; the replay runs a step more (its margin), which completes nothing:
+    # its latency is NaN and must not make the set's mean latency n/a.
+    sim = ebssim.Simulation({"md0": md0()})
+    s = sim.replay({"md0": ebssim.OpenLoop.constant(8000, "16k", 2)})["md0"]
+    assert isinstance(s, ebssim.StripedResult)
+    assert s.iops.tolist()[-1] == 0.0 and np.isnan(s.latency_s[-1])
+    w = s.window(0, float(s.time_s[-1]) + 1)
+    assert np.isfinite(w.latency_ms) and w.latency_ms > 0
+    assert "latency n/a" not in repr(s)

@@ -532,7 +532,8 @@ class StripedResult:
         ops = self.iops[k]
         lat = self.latency_s[k]
         served = float(ops.sum())
-        latency = float((lat * ops).sum() / served) * 1e3 if served > 0 else math.nan
+        done = ops > 0  # a step that completed nothing has no latency (NaN), and weighs nothing
+        latency = float((lat[done] * ops[done]).sum() / served) * 1e3 if served > 0 else math.nan
         return WindowStats(
             iops=float(ops.mean()), throughput_mib_s=float(self.throughput_mib_s[k].mean()), latency_ms=latency
         )
@@ -542,7 +543,8 @@ class StripedResult:
         dt = float(t[1] - t[0]) if len(t) > 1 else float("nan")
         ops = self.iops
         served = float(ops.sum())
-        mean_ms = float((self.latency_s * ops).sum() / served) * 1e3 if served > 0 else math.nan
+        done = ops > 0  # a step that completed nothing has no latency (NaN), and weighs nothing
+        mean_ms = float((self.latency_s[done] * ops[done]).sum() / served) * 1e3 if served > 0 else math.nan
         cliff = self.cliff_time_s
         return [
             ("set", f"{self.set.n} x {self.set.members[0]} in RAID-0, {self.set.chunk_kib:g} KiB chunks"),
