@@ -183,6 +183,39 @@ void bind_workload(py::module_& m) {
     m.def("stripe_member_loop", &stripe_member_loop, py::arg("set"), py::arg("chunk_bytes"), py::arg("members"),
           "The closed loop each member runs for a closed loop on the striped set, members alike "
           "(stripe_member_loop, stripe.hpp).");
+    auto array_of = [](std::vector<double> StripeMemberTrace::*f) {
+        return
+            [f](const StripeMemberTrace& t) { return py::array_t<double>(py::ssize_t((t.*f).size()), (t.*f).data()); };
+    };
+    py::class_<StripeMemberTrace> member_trace(
+        m, "StripeMemberTrace", "What each member of a striped set receives from a trace on the set (stripe.hpp).");
+    member_trace.def_property_readonly("ops", array_of(&StripeMemberTrace::ops), "I/Os each member receives per step.")
+        .def_property_readonly("bytes", array_of(&StripeMemberTrace::bytes), "Bytes each member receives per step.")
+        .def_property_readonly("read_ops", array_of(&StripeMemberTrace::read_ops),
+                               "The reads among ops (empty unless the set's reads are given).")
+        .def_property_readonly("read_bytes", array_of(&StripeMemberTrace::read_bytes),
+                               "The reads' bytes (empty unless the set's reads are given).")
+        .def_property_readonly("member_share", array_of(&StripeMemberTrace::member_share),
+                               "Member I/Os per set I/O in each step (NaN: a step without I/O).")
+        .def_property_readonly("max_in_flight", array_of(&StripeMemberTrace::max_in_flight),
+                               "Each member's bound on outstanding I/Os: one value, or one per step.");
+    def_fields_repr(member_trace);
+    m.def(
+        "stripe_member_trace",
+        [](const py::handle& ops, const py::handle& bytes, double chunk_bytes, std::int64_t members,
+           const py::handle& max_in_flight, const py::handle& read_ops, const py::handle& read_bytes) {
+            auto opt = [](const py::handle& h, const char* field) { return h.is_none() ? InArray() : as_1d(h, field); };
+            const InArray o = as_1d(ops, "ops"), b = as_1d(bytes, "bytes"), mif = opt(max_in_flight, "max_in_flight"),
+                          ro = opt(read_ops, "read_ops"), rb = opt(read_bytes, "read_bytes");
+            auto span_of = [](const InArray& a) { return a ? as_span(a) : std::span<const double>{}; };
+            return stripe_member_trace(as_span(o), as_span(b), chunk_bytes, members, span_of(mif), span_of(ro),
+                                       span_of(rb));
+        },
+        py::arg("ops"), py::arg("bytes"), py::arg("chunk_bytes"), py::arg("members"),
+        py::arg("max_in_flight") = py::none(), py::arg("read_ops") = py::none(), py::arg("read_bytes") = py::none(),
+        "What each member of a RAID-0 of `members` volumes with chunks of chunk_bytes receives, per step, from a "
+        "trace of ops and bytes on the set; max_in_flight: None, one bound or one per step (stripe_member_trace, "
+        "stripe.hpp).");
     m.attr("DEFAULT_STRIPE_CHUNK_BYTES") = default_stripe_chunk_bytes;
     m.def(
         "device_latency_s",

@@ -2,10 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
+#include <tuple>
 
 #include "ebssim/error.hpp"
+#include "ebssim/workload.hpp"
 #include "validate.hpp"
 
 namespace ebssim {
@@ -55,6 +59,100 @@ ClosedLoop stripe_member_loop(const ClosedLoop& set, double chunk_bytes, std::in
     m.io_bytes = s.piece_bytes;
     if (!std::isnan(set.counted_per_io)) m.counted_per_io = set.counted_per_io / s.pieces_per_io;
     return m;
+}
+
+namespace {
+
+// Member I/Os for `ops` set I/Os of `bytes` in all: ops x member_share at the mean size.
+double member_ops(double ops, double bytes, double chunk_bytes, std::int64_t members) {
+    if (ops == 0) return 0;
+    if (bytes == 0) return ops / static_cast<double>(members);  // no size known: each I/O whole on one member
+    const double mean = bytes / ops;
+    // Offsets multiples of the mean size (stripe_split's default), at least a byte.
+    const double align = std::max(1.0, std::round(mean));
+    return ops * stripe_split(mean, chunk_bytes, members, align).member_share;
+}
+
+}  // namespace
+
+StripeMemberTrace stripe_member_trace(std::span<const double> ops, std::span<const double> bytes, double chunk_bytes,
+                                      std::int64_t members, std::span<const double> max_in_flight,
+                                      std::span<const double> read_ops, std::span<const double> read_bytes) {
+    validate_stripe(chunk_bytes, members);
+    validate_trace(ops, bytes);
+    const std::size_t n = ops.size();
+    if (read_ops.empty() != read_bytes.empty()) {
+        throw ConfigError(fmt::format("{} is given without {}: a per-step read/write split needs both",
+                                      read_ops.empty() ? "read_bytes" : "read_ops",
+                                      read_ops.empty() ? "read_ops" : "read_bytes"));
+    }
+    const bool reads = !read_ops.empty();
+    if (reads) {
+        for (auto [name, r, total] :
+             {std::tuple{"read_ops", read_ops, ops}, std::tuple{"read_bytes", read_bytes, bytes}}) {
+            if (r.size() != n) {
+                throw ConfigError(fmt::format("{} has {} steps but the trace has {}: same length", name, r.size(), n));
+            }
+            for (std::size_t i = 0; i < n; ++i) {
+                if (!(r[i] >= 0 && r[i] <= total[i])) {
+                    throw ConfigError(
+                        fmt::format("{}[{}]={} must be between 0 and the step's total {}", name, i, r[i], total[i]));
+                }
+            }
+        }
+    }
+    if (max_in_flight.size() > 1 && max_in_flight.size() != n) {
+        throw ConfigError(
+            fmt::format("max_in_flight has {} steps but the trace has {}: give one bound, or one per step",
+                        max_in_flight.size(), n));
+    }
+    for (std::size_t i = 0; i < max_in_flight.size(); ++i) {
+        if (!(max_in_flight[i] > 0)) {
+            throw ConfigError(fmt::format("max_in_flight[{}]={} must be a positive number of I/Os (inf: no bound)", i,
+                                          max_in_flight[i]));
+        }
+    }
+    const double nm = static_cast<double>(members);
+    StripeMemberTrace out;
+    out.ops.resize(n);
+    out.bytes.resize(n);
+    out.member_share.resize(n);
+    if (reads) {
+        out.read_ops.resize(n);
+        out.read_bytes.resize(n);
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+        if (reads) {
+            // Reads and writes each at their own mean size (a write's remainder: at least 0).
+            const double r = member_ops(read_ops[i], read_bytes[i], chunk_bytes, members);
+            const double w =
+                member_ops(ops[i] - read_ops[i], std::max(0.0, bytes[i] - read_bytes[i]), chunk_bytes, members);
+            out.read_ops[i] = r;
+            out.read_bytes[i] = read_bytes[i] / nm;
+            out.ops[i] = r + w;
+        } else {
+            out.ops[i] = member_ops(ops[i], bytes[i], chunk_bytes, members);
+        }
+        out.bytes[i] = bytes[i] / nm;
+        out.member_share[i] = ops[i] > 0 ? out.ops[i] / ops[i] : std::numeric_limits<double>::quiet_NaN();
+    }
+    // The bound: max_in_flight x the share of the step's I/Os, or of the last step with I/O.
+    if (max_in_flight.empty()) {
+        out.max_in_flight = {std::numeric_limits<double>::infinity()};
+        return out;
+    }
+    const auto first =
+        std::find_if(out.member_share.begin(), out.member_share.end(), [](double s) { return !std::isnan(s); });
+    double share = first == out.member_share.end() ? 1 / nm : *first;
+    std::vector<double> bound(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (!std::isnan(out.member_share[i])) share = out.member_share[i];
+        bound[i] = max_in_flight[max_in_flight.size() == 1 ? 0 : i] * share;
+    }
+    if (n > 0 && std::all_of(bound.begin(), bound.end(), [&](double b) { return b == bound[0]; })) bound.resize(1);
+    if (n == 0) bound = {max_in_flight[0] / nm};
+    out.max_in_flight = std::move(bound);
+    return out;
 }
 
 }  // namespace ebssim

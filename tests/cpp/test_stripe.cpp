@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
+#include <vector>
 
 #include "ebssim/ebssim.hpp"
 #include "helpers.hpp"
@@ -81,4 +83,81 @@ TEST_CASE("validate_stripe: mdadm's rules, named") {
                          doctest::Contains("align_bytes=0.5 must be a whole number of bytes"), ConfigError);
     // 12 KiB is not a power of 2 but is a multiple of 4 KiB: md's RAID-0 takes it.
     CHECK_NOTHROW(validate_stripe(12 * 1024, 3));
+}
+
+TEST_CASE("stripe_member_trace: each step split at its own mean I/O size") {
+    // 2 members, 256 KiB chunks. Step 0: 100 I/Os of 1 MiB: 4 pieces of 256 KiB, 2 on each member:
+    // 100 x 2 = 200 member I/Os, 100 MiB / 2 = 50 MiB. Step 1: 300 I/Os of 16 KiB: one piece each,
+    // 300 x 1 / 2 = 150. Step 2: nothing. Step 3: 10 I/Os, no bytes: 10 / 2 = 5 (whole on one member).
+    const double mib = 1 << 20;
+    const std::vector<double> ops = {100, 300, 0, 10};
+    const std::vector<double> bytes = {100 * mib, 300 * 16384.0, 0, 0};
+    const StripeMemberTrace t = stripe_member_trace(ops, bytes, 256 * 1024, 2);
+    CHECK(t.ops == std::vector<double>{200, 150, 0, 5});
+    CHECK(t.bytes == std::vector<double>{50 * mib, 150 * 16384.0, 0, 0});
+    CHECK(t.member_share[0] == 2);
+    CHECK(t.member_share[1] == 0.5);
+    CHECK(std::isnan(t.member_share[2]));
+    CHECK(t.member_share[3] == 0.5);
+    CHECK(t.read_ops.empty());
+    CHECK(t.max_in_flight == std::vector<double>{std::numeric_limits<double>::infinity()});  // no bound
+}
+
+TEST_CASE("stripe_member_trace: the bound on outstanding I/Os follows the step's share") {
+    const double mib = 1 << 20;
+    // One size throughout (1 MiB, share 2 on 2 members of 256 KiB chunks): one bound, 32 x 2 = 64.
+    const std::vector<double> ops = {100, 0, 100};
+    const std::vector<double> one_mib = {100 * mib, 0, 100 * mib};
+    const std::vector<double> bound = {32};
+    CHECK(stripe_member_trace(ops, one_mib, 256 * 1024, 2, bound).max_in_flight == std::vector<double>{64});
+    // 16 KiB (share 0.5), nothing, 1 MiB (share 2): 32 x 0.5 = 16, the rest keeps 16, then 64.
+    const std::vector<double> mixed = {100 * 16384.0, 0, 100 * mib};
+    CHECK(stripe_member_trace(ops, mixed, 256 * 1024, 2, bound).max_in_flight == std::vector<double>{16, 16, 64});
+    // A bound per step: 8 x 0.5 = 4, 10 x 0.5 = 5 (the share of step 0), 12 x 2 = 24; inf stays inf.
+    const std::vector<double> steps = {8, 10, 12};
+    CHECK(stripe_member_trace(ops, mixed, 256 * 1024, 2, steps).max_in_flight == std::vector<double>{4, 5, 24});
+    const double inf = std::numeric_limits<double>::infinity();
+    const std::vector<double> some = {inf, 10, 12};
+    CHECK(stripe_member_trace(ops, mixed, 256 * 1024, 2, some).max_in_flight == std::vector<double>{inf, 5, 24});
+    // Steps before the first I/O take its share: nothing, then 4 KiB on 4 members (1 / 4): 8 x 0.25 = 2.
+    const std::vector<double> late = {0, 10};
+    const std::vector<double> late_bytes = {0, 40960};
+    CHECK(stripe_member_trace(late, late_bytes, 512 * 1024, 4, std::vector<double>{8}).max_in_flight ==
+          std::vector<double>{2});
+}
+
+TEST_CASE("stripe_member_trace: reads and writes split each at its own size") {
+    // 100 reads of 1 MiB (2 on each of 2 members of 256 KiB chunks: 200) and 50 writes of 4 KiB
+    // (1 / 2: 25): 225 member I/Os of the set's 150, a share of 225 / 150 = 1.5; the reads 200.
+    const double mib = 1 << 20;
+    const std::vector<double> ops = {150}, bytes = {100 * mib + 50 * 4096.0};
+    const std::vector<double> rops = {100}, rbytes = {100 * mib};
+    const StripeMemberTrace t = stripe_member_trace(ops, bytes, 256 * 1024, 2, {}, rops, rbytes);
+    CHECK(t.ops[0] == 225);
+    CHECK(t.read_ops[0] == 200);
+    CHECK(t.read_bytes[0] == 50 * mib);
+    CHECK(t.bytes[0] == near(50 * mib + 25 * 4096.0));
+    CHECK(t.member_share[0] == 1.5);
+}
+
+TEST_CASE("stripe_member_trace: errors name the field and value") {
+    const std::vector<double> ops = {10, 20}, bytes = {40960, 81920};
+    CHECK_THROWS_WITH_AS(static_cast<void>(stripe_member_trace(ops, bytes, 6000, 2)),
+                         doctest::Contains("chunk_bytes=6000"), ConfigError);
+    CHECK_THROWS_WITH_AS(static_cast<void>(stripe_member_trace(ops, bytes, 4096, 0)), doctest::Contains("members=0"),
+                         ConfigError);
+    const std::vector<double> bad = {10, -1};
+    CHECK_THROWS_WITH_AS(static_cast<void>(stripe_member_trace(bad, bytes, 4096, 2)), doctest::Contains("ops[1]=-1"),
+                         ConfigError);
+    const std::vector<double> three = {1, 2, 3};
+    CHECK_THROWS_WITH_AS(static_cast<void>(stripe_member_trace(ops, bytes, 4096, 2, three)),
+                         doctest::Contains("max_in_flight has 3 steps but the trace has 2"), ConfigError);
+    const std::vector<double> zero = {0};
+    CHECK_THROWS_WITH_AS(static_cast<void>(stripe_member_trace(ops, bytes, 4096, 2, zero)),
+                         doctest::Contains("max_in_flight[0]=0 must be a positive"), ConfigError);
+    const std::vector<double> rops = {11, 0};
+    CHECK_THROWS_WITH_AS(static_cast<void>(stripe_member_trace(ops, bytes, 4096, 2, {}, rops, bytes)),
+                         doctest::Contains("read_ops[0]=11 must be between 0 and the step's total 10"), ConfigError);
+    CHECK_THROWS_WITH_AS(static_cast<void>(stripe_member_trace(ops, bytes, 4096, 2, {}, rops)),
+                         doctest::Contains("read_ops is given without read_bytes"), ConfigError);
 }

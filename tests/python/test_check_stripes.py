@@ -288,14 +288,24 @@ def test_members_is_an_option_of_metrics_workloads_only(tmp_path):
     assert e.value.key == "workload.members"
 
 
-def test_a_trace_on_a_set_is_refused_by_its_key(tmp_path):
-    (tmp_path / "t.csv").write_text("time_s,read_ops\n0,1\n")
-    with pytest.raises(PlanError, match=r"'md0' is a striped set, and traces on a striped set are not modelled") as e:
-        parse_plan(
-            f"volumes:\n  md0: {GP2_SET}\nworkload:\n  trace:\n    md0: t.csv\ncriteria:\n  no_cliff: true\n",
-            base_dir=tmp_path,
-        )
-    assert e.value.key == "workload.trace.md0"
+def test_a_trace_on_a_set_is_the_sets_io_split_by_its_rule(tmp_path):
+    # md0's own I/O (its md device's, e.g. iostat's): 18,000 reads of 1 MiB a minute for 200
+    # minutes, 300 a second. In 64 KiB chunks 1 MiB is 16 pieces of 64 KiB, 8 on each member: each
+    # gp2 500 GiB is asked 2,400 I/Os a second (counted one each, <= 256 KiB; 150 MiB/s, under its
+    # 250), above its 1,500 baseline: its bucket of 5.4e6 drains 900 a second, dry at 6,000 s.
+    idx = pd.date_range("2024-05-01", periods=200, freq="1min", tz="UTC", name="time")
+    pd.DataFrame({"read_ops": 18_000.0, "read_bytes": 18_000.0 * 2**20}, index=idx).to_csv(tmp_path / "t.csv")
+    text = f"volumes:\n  md0: {GP2_SET}\nworkload:\n  trace:\n    md0: t.csv\ncriteria:\n  no_cliff_within_h: %s\n"
+    ok = parse_plan(text % 1, base_dir=tmp_path).run()
+    assert ok.ok, ok.checks
+    late = parse_plan(text % 2, base_dir=tmp_path).run()
+    assert not late.ok
+    # 2 h = 7,200 s; dry at 6,000 s: 20 min early, on both members
+    assert "ran dry at 6,000 s (100 min), 20 min early" in late.checks[0][1].got
+    r = late.results["md0"]
+    assert isinstance(r, ebssim.StripedResult)
+    # before the cliff the set completes 2,400 / member_share 8 = 300 I/Os a second
+    assert float(r.iops[0]) == pytest.approx(300.0, rel=1e-12)
 
 
 def test_a_bad_raid0_spec_names_the_volume(tmp_path):

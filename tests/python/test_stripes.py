@@ -155,9 +155,9 @@ def test_bad_sets_name_the_field() -> None:
         ebssim.striped([ebssim.gp3(100)] * 2, chunk_kib=0)
     with pytest.raises(ValueError, match="chunk_kib=True"):
         ebssim.striped([ebssim.gp3(100)] * 2, chunk_kib=True)
-    trace = ebssim.OpenLoop([1.0], [4096.0])
-    with pytest.raises(ValueError, match="workload=OpenLoop: a striped set runs a ClosedLoop or Idle"):
-        md0().simulate(trace, duration_s=1)  # type: ignore[arg-type]
+    phased = ebssim.PhasedClosedLoop([4.0])
+    with pytest.raises(ValueError, match="workload=PhasedClosedLoop: a striped set runs a ClosedLoop, an OpenLoop"):
+        md0().simulate(phased, duration_s=1)  # type: ignore[arg-type]
 
 
 def test_fio_on_md0() -> None:

@@ -163,8 +163,8 @@ def _mix() -> ebssim.Simulation:
             "workloads must be a mapping of target names to workloads: the simulation has the striped set 'md0'",
         ),
         (
-            {"md0": ebssim.OpenLoop([1.0], [4096.0]), "log": ebssim.Idle()},
-            r"workloads\['md0'\]: workload=OpenLoop: a striped set runs a ClosedLoop or Idle",
+            {"md0": ebssim.PhasedClosedLoop(np.array([4.0])), "log": ebssim.Idle()},
+            r"workloads\['md0'\]: workload=PhasedClosedLoop: a striped set runs a ClosedLoop, an OpenLoop",
         ),
         ({"md0": ebssim.Idle(), "log": "randread"}, r"workloads\['log'\]='randread' must be a ClosedLoop"),
     ],
@@ -175,8 +175,8 @@ def test_bad_workloads_name_the_target(workloads: object, message: str) -> None:
 
 
 def test_other_misuses_are_named() -> None:
-    with pytest.raises(ValueError, match="replay on a simulation with the striped set 'md0': traces on a striped"):
-        _mix().replay({"md0": ebssim.OpenLoop([1.0], [4096.0]), "log": ebssim.OpenLoop([1.0], [4096.0])})
+    with pytest.raises(ValueError, match=r"traces\['md0'\]=.* must be an OpenLoop: a replay goes on after"):
+        _mix().replay({"md0": ebssim.ClosedLoop(1, "4k"), "log": ebssim.OpenLoop([1.0], [4096.0])})  # type: ignore[dict-item]
     with pytest.raises(ValueError, match="workloads is a mapping but the simulation's volumes are a list"):
         ebssim.Simulation([GP3]).run({"a": ebssim.Idle()}, duration_s=1)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"volume is a StripedSet: simulate\(\) runs one volume"):

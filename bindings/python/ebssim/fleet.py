@@ -379,9 +379,9 @@ def _check_volumes(volumes: Any) -> Dict[Hashable, Volume]:
         if isinstance(v, VolumeGroup):
             raise ValueError(
                 f"volumes[{vid!r}] is a {type(v).__name__}: a fleet takes EBS volumes, each with its own trace, and "
-                f"a striped set is not supported (traces on a set are not modelled yet; a member's own metrics "
-                f"already hold its share of the set's I/O): give the members as volumes attached to one instance, "
-                f"or run the set beside other volumes with ebssim.Simulation({{'md0': set, 'log': volume}})"
+                f"a striped set is not supported (a member's own metrics already hold its share of the set's I/O): "
+                f"give the members as volumes attached to one instance, or run the set's trace beside other volumes "
+                f"with ebssim.Simulation({{'md0': set, 'log': volume}})"
             )
         if not isinstance(v, Volume):
             raise ValueError(f"volumes[{vid!r}] must be an ebssim.Volume, got {type(v).__name__}")

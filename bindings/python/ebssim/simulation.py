@@ -285,6 +285,34 @@ class Simulation:
                 "workloads is a mapping but the simulation's volumes are a list: give one workload per volume in a "
                 "list, or name the targets (Simulation({'data': ..., 'log': ...}))"
             )
+        out = self._run_volumes(
+            workloads,
+            duration_s,
+            labels,
+            record=record,
+            max_volume_steps=max_volume_steps,
+            max_memory_bytes=max_memory_bytes,
+            threads=threads,
+            jump=jump,
+            lockstep=lockstep,
+        )
+        return out if given is None else self._named(given, out)
+
+    def _run_volumes(
+        self,
+        workloads: Sequence[Union[Workload, SharedClosedLoops]],
+        duration_s: Optional[float],
+        labels: Optional[List[str]],
+        *,
+        record: Union[bool, Recording] = True,
+        max_volume_steps: Optional[float] = None,
+        max_memory_bytes: Optional[float] = None,
+        threads: Optional[int] = None,
+        jump: bool = True,
+        lockstep: bool = True,
+    ) -> RunResult:
+        """:meth:`run` with one workload per volume stepped (a striped set's members' already
+        split), ``labels`` naming each in errors; the result per volume, without targets."""
         ws, n = self._prepare(workloads, duration_s, labels)
         rec = resolve(record)
         every = rec.every_steps(self.dt) if rec is not None else 1
@@ -322,8 +350,7 @@ class Simulation:
                 raise _limits.LimitError(
                     f"{what}: {err} (keywords max_volume_steps= and max_memory_bytes=, or ebssim.limits)"
                 ) from None
-        out = self._result(ws, raw, recorded=rec is not None)
-        return out if given is None else self._named(given, out)
+        return self._result(ws, raw, recorded=rec is not None)
 
     def _by_name(self, workloads: Any) -> Dict[str, Any]:
         """A named simulation's workloads by target name: a mapping with every target's name and
@@ -429,15 +456,12 @@ class Simulation:
         (60, 101, 100.0, 1.6667)
         """
         names: Optional[List[str]] = None
+        by_name: Optional[Dict[str, Any]] = None
+        labels: Optional[List[str]] = None
         if self.targets is not None:
-            groups = [k for k, t in self.targets.items() if isinstance(t, VolumeGroup)]
-            if groups:
-                raise ValueError(
-                    f"replay on a simulation with the striped set {groups[0]!r}: traces on a striped set are not "
-                    f'modelled yet (a set runs a ClosedLoop or Idle; docs/model.md, "Striped sets")'
-                )
             names = list(self.targets)
-            given = list(self._by_name(traces).values())
+            by_name = self._by_name(traces)
+            given = list(by_name.values())
         elif isinstance(traces, Mapping):
             raise ValueError("traces is a mapping but the simulation's volumes are a list: give one trace per volume")
         else:
@@ -448,7 +472,9 @@ class Simulation:
                 raise ValueError(
                     f"traces[{at!r}]={w!r} must be an OpenLoop: a replay goes on after a trace until its work is done"
                 )
-        ws, n = self._prepare(given, None)
+        if by_name is not None:  # a striped set's trace split into its members' (StripedSet.member_workload)
+            given, labels = self._expand(by_name)
+        ws, n = self._prepare(given, None, labels)
         traces_ = [w for w in ws if isinstance(w, OpenLoop)]
         if max_run_on_s is None:
             limit = 9 * n
@@ -463,18 +489,20 @@ class Simulation:
         with self._state():
             before = self._sim.copy()
             try:
-                first = self.run(traces_, record=record, **kw)
+                first = self._run_volumes(traces_, None, labels, record=record, **kw)
                 extra = self._steps_to_drain(traces_, first, limit, kw)
                 if extra > 0:
                     self._sim = before  # and again, with the steps it needs
-                    run = self.run([run_on_trace(w, extra) for w in traces_], record=record, **kw)
+                    run = self._run_volumes(
+                        [run_on_trace(w, extra) for w in traces_], None, labels, record=record, **kw
+                    )
                 else:
                     run = first
             except BaseException:
                 self._sim = before
                 raise
         out = [dataclasses.replace(r, trace_steps=n) for r in run]
-        return RunResult(out, run.instance, targets=None if names is None else dict(zip(names, out)))
+        return RunResult(out, run.instance) if by_name is None else self._named(by_name, RunResult(out, run.instance))
 
     def _steps_to_drain(self, traces: List[OpenLoop], first: RunResult, limit: int, kw: Dict[str, Any]) -> int:
         """Steps after the traces (run on this simulation, which they left in ``first``'s state)
@@ -487,7 +515,9 @@ class Simulation:
         chunk = max(first[0].n_steps, 16)
         while done < limit:
             c = min(chunk, limit - done)
-            run = self.run([idle_tail(w, c) for w in traces], record=Recording(series=("backlog_ops",)), **kw)
+            run = self._run_volumes(
+                [idle_tail(w, c) for w in traces], None, None, record=Recording(series=("backlog_ops",)), **kw
+            )
             ends = []
             for i in left:
                 clear = np.flatnonzero(np.asarray(run[i].backlog_ops) <= 0)

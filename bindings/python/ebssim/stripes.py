@@ -1,12 +1,14 @@
 """Striped sets: a RAID-0 (Linux md, LVM striping, the storage behind an RDS instance) of alike
 volumes as one target, with a chunk size.
 
-The rule for what each member receives from the set's I/O is the C++ core's
-(``stripe_split``, ``stripe_member_loop`` in ``libebssim/include/ebssim/stripe.hpp``;
+The rule for what each member receives from the set's I/O is the C++ core's (``stripe_split``,
+``stripe_member_loop``, ``stripe_member_trace`` in ``libebssim/include/ebssim/stripe.hpp``;
 docs/model.md, "Striped sets"): an I/O splits at every chunk boundary it crosses, each piece is an
 I/O of the member holding it (counted by that member's rule), random I/O spreads evenly over the
-members, and a closed loop on the set puts ``in_flight x pieces / members`` I/Os in flight on each
-member. The members run as volumes of one :class:`~ebssim.Simulation`, sharing the instance.
+members, a closed loop on the set puts ``in_flight x pieces / members`` I/Os in flight on each
+member, and a trace gives each member, step by step, ``pieces / members`` I/Os per set I/O at the
+step's mean size and an N-th of the bytes. The members run as volumes of one
+:class:`~ebssim.Simulation`, sharing the instance.
 
 >>> import ebssim
 >>> md0 = ebssim.striped([ebssim.gp3(202, iops=4000, throughput_mib_s=1000)] * 2, chunk_kib=512)
@@ -25,11 +27,12 @@ RAID-0 of 2 x gp3 202 GiB (4000 IOPS, 1000 MiB/s), 512 KiB chunks
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple, Union
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,7 +48,7 @@ from .instances import Instance
 from .results import RunResult, VolumeResult, WindowStats
 from .simulation import Simulation
 from .volumes import Volume, _from_spec, volume_spec
-from .workloads import ClosedLoop, Idle, Workload
+from .workloads import ClosedLoop, Idle, OpenLoop, PiecewiseOpenLoop, Workload
 
 __all__ = ["StripedSet", "StripedResult", "striped", "target_from_spec", "target_spec", "STRIPE_SPEC_FORM"]
 
@@ -53,6 +56,16 @@ FloatArray = npt.NDArray[np.float64]
 
 #: mdadm's default chunk when it creates an array, KiB (mdadm(8), ``--chunk``), from the C++ core.
 DEFAULT_CHUNK_KIB = _core.DEFAULT_STRIPE_CHUNK_BYTES / 1024
+
+
+SetWorkload = Union[ClosedLoop, OpenLoop, PiecewiseOpenLoop, Idle]
+
+
+def _bound(member: FloatArray, unbounded: bool) -> Union[float, FloatArray, None]:
+    """A member trace's max_in_flight from the core's: None (no bound), one value, or one per step."""
+    if unbounded:
+        return None
+    return float(member[0]) if member.shape[0] == 1 else member
 
 
 def _split(io_bytes: float, chunk_bytes: float, members: int, align_bytes: float = 0.0) -> _core.StripeSplit:
@@ -156,16 +169,31 @@ class StripedSet(VolumeGroup):
         a = 0.0 if align is None else parse_size(align, "align")
         return _split(b, self._chunk_bytes, self.n, a)
 
-    def member_workload(self, workload: Union[ClosedLoop, Idle]) -> Union[ClosedLoop, Idle]:
-        """The workload each member runs for ``workload`` on the set (the C++ core's
-        ``stripe_member_loop``): a :class:`ClosedLoop` with ``in_flight x member_share`` I/Os of
-        ``piece_bytes``; :class:`Idle` stays Idle. Traces on a striped set are not modelled yet."""
+    def member_workload(self, workload: SetWorkload) -> SetWorkload:
+        """The workload each member runs for ``workload`` on the set: for a :class:`ClosedLoop`
+        (the C++ core's ``stripe_member_loop``), a closed loop with ``in_flight x member_share``
+        I/Os of ``piece_bytes``; for a trace (:class:`OpenLoop`, :class:`PiecewiseOpenLoop`; the
+        core's ``stripe_member_trace``), in each step ``ops x member_share`` I/Os at the step's
+        mean I/O size and an N-th of the bytes, reads and writes each at their own size when the
+        trace has ``read_ops``, and a bound ``max_in_flight x member_share`` on outstanding I/Os;
+        :class:`Idle` stays Idle. Phased and shared loops on a set are a ValueError.
+
+        >>> import ebssim
+        >>> md0 = ebssim.striped([ebssim.gp3(100)] * 2, chunk_kib=256)
+        >>> one = md0.member_workload(ebssim.OpenLoop.constant(1000, "1m", 2, max_in_flight=16))
+        >>> one.ops.tolist(), one.bytes.tolist(), one.max_in_flight   # 4 pieces, 2 on each: 1,000 x 2
+        ([2000.0, 2000.0], [524288000.0, 524288000.0], 32.0)
+        """
         if isinstance(workload, Idle):
             return workload
+        if isinstance(workload, OpenLoop):
+            return self._member_trace(workload)
+        if isinstance(workload, PiecewiseOpenLoop):
+            return self._member_piecewise(workload)
         if not isinstance(workload, ClosedLoop):
             raise ValueError(
-                f"workload={type(workload).__name__}: a striped set runs a ClosedLoop or Idle (traces, phased "
-                f"and shared loops on a striped set are not modelled yet)"
+                f"workload={type(workload).__name__}: a striped set runs a ClosedLoop, an OpenLoop or "
+                f"PiecewiseOpenLoop trace, or Idle (phased and shared loops on a striped set are not modelled yet)"
             )
         m = _core.stripe_member_loop(workload._native, self._chunk_bytes, self.n)
         return ClosedLoop(
@@ -178,20 +206,59 @@ class StripedSet(VolumeGroup):
             counted_per_io=None if math.isnan(m.counted_per_io) else m.counted_per_io,
         )
 
+    def _split_trace(self, w: OpenLoop) -> _core.StripeMemberTrace:
+        bound = None if w.max_in_flight is None else np.atleast_1d(np.asarray(w.max_in_flight, dtype=np.float64))
+        return _core.stripe_member_trace(
+            w.ops, w.bytes, self._chunk_bytes, self.n, max_in_flight=bound, read_ops=w.read_ops, read_bytes=w.read_bytes
+        )
+
+    def _member_trace(self, w: OpenLoop) -> OpenLoop:
+        t = self._split_trace(w)
+        kwargs = {f.name: getattr(w, f.name) for f in dataclasses.fields(w) if f.init}
+        kwargs.update(ops=t.ops, bytes=t.bytes, max_in_flight=_bound(t.max_in_flight, w.max_in_flight is None))
+        if w.read_ops is not None:
+            kwargs.update(read_ops=t.read_ops, read_bytes=t.read_bytes, read_fraction=1.0)
+        return OpenLoop(**kwargs)
+
+    def _member_piecewise(self, w: PiecewiseOpenLoop) -> PiecewiseOpenLoop:
+        bound = None if w.max_in_flight is None else [float(w.max_in_flight)]
+        t = _core.stripe_member_trace(w.iops, w.bytes_per_s, self._chunk_bytes, self.n, max_in_flight=bound)
+        if t.max_in_flight.shape[0] > 1:
+            raise ValueError(
+                f"max_in_flight={w.max_in_flight!r} on a striped set with segments of I/O sizes that split "
+                f"differently: each member's bound would change from segment to segment (max_in_flight x "
+                f"member_share), which a PiecewiseOpenLoop cannot hold; give the trace as an OpenLoop (a bound per "
+                f"step)"
+            )
+        return PiecewiseOpenLoop(
+            w.change_s,
+            t.ops,
+            bytes_per_s=t.bytes,
+            duration_s=w.duration_s,
+            read_fraction=w.read_fraction,
+            pattern=w.pattern,
+            service_time_ms=w.service_time_ms,
+            max_in_flight=None if w.max_in_flight is None else float(t.max_in_flight[0]),
+        )
+
     def simulate(
         self,
-        workload: Union[ClosedLoop, Idle],
-        duration_s: float,
+        workload: SetWorkload,
+        duration_s: Optional[float] = None,
         *,
-        dt: float = 1.0,
+        dt: Optional[float] = None,
         instance: Union[Instance, str, None] = None,
         record: bool = True,
     ) -> "StripedResult":
         """Run ``workload`` on the set from a fresh state: its members as the volumes of one
         :class:`~ebssim.Simulation` (sharing ``instance``'s EBS budget), each running
-        :meth:`member_workload`. Returns a :class:`StripedResult` (per member and for the set)."""
-        self.member_workload(workload)  # a workload the set cannot run, named as the set's
-        sim = Simulation({"set": self}, dt=dt, instance=instance)
+        :meth:`member_workload`. Returns a :class:`StripedResult` (per member and for the set).
+        ``dt`` defaults to an :class:`OpenLoop` trace's own step, else 1 s; ``duration_s`` may be
+        left out for an OpenLoop (its length)."""
+        if not isinstance(workload, OpenLoop):
+            self.member_workload(workload)  # a workload the set cannot run, named as the set's
+        step = dt if dt is not None else (workload.dt if isinstance(workload, OpenLoop) and workload.dt else 1.0)
+        sim = Simulation({"set": self}, dt=step, instance=instance)
         out = sim.run({"set": workload}, duration_s, record=record)["set"]
         assert isinstance(out, StripedResult)
         return out
@@ -268,25 +335,32 @@ class StripedSet(VolumeGroup):
                 f"{set_id!r} (e.g. its md device's from ebssim.prometheus, devices={{'md0': {set_id!r}}})"
             )
         wide = own.pivot(index="timestamp", columns="metric", values="value").reindex(columns=demand).fillna(0.0)
-        shares: Dict[float, float] = {}
-
-        def member_ops(ops: float, nbytes: float) -> float:
-            if ops <= 0:
-                return 0.0
-            io = nbytes / ops
-            if io <= 0:
-                return ops / self.n
-            if io not in shares:
-                shares[io] = float(self.split(io).member_share)
-            return ops * shares[io]
-
-        rows = []
         period = float(own["period_s"].iloc[0])
-        for t, r in wide.iterrows():
-            for ops_m, bytes_m in (("VolumeReadOps", "VolumeReadBytes"), ("VolumeWriteOps", "VolumeWriteBytes")):
-                rows.append((t, set_id, ops_m, "Sum", period, "Count", member_ops(float(r[ops_m]), float(r[bytes_m]))))
-                rows.append((t, set_id, bytes_m, "Sum", period, "Bytes", float(r[bytes_m]) / self.n))
-        return aws.check_metrics(pd.DataFrame(rows, columns=list(aws.COLUMNS)))
+        parts = []
+        for ops_m, bytes_m in (("VolumeReadOps", "VolumeReadBytes"), ("VolumeWriteOps", "VolumeWriteBytes")):
+            # Each period's I/Os at its mean size, by the core's rule (stripe_member_trace).
+            try:
+                t = _core.stripe_member_trace(
+                    wide[ops_m].to_numpy(np.float64), wide[bytes_m].to_numpy(np.float64), self._chunk_bytes, self.n
+                )
+            except ValueError as e:
+                raise ValueError(f"the metrics of {set_id!r}, {ops_m} and {bytes_m} per period: {e}") from None
+            for metric, values, unit in ((ops_m, t.ops, "Count"), (bytes_m, t.bytes, "Bytes")):
+                parts.append(
+                    pd.DataFrame(
+                        {
+                            "timestamp": wide.index,
+                            "volume_id": set_id,
+                            "metric": metric,
+                            "stat": "Sum",
+                            "period_s": period,
+                            "unit": unit,
+                            "value": values,
+                        }
+                    )
+                )
+        out = pd.concat(parts, ignore_index=True).sort_values("timestamp", kind="stable", ignore_index=True)
+        return aws.check_metrics(out[list(aws.COLUMNS)])
 
     def monthly_cost(self, region: Union[str, RegionPrices], *, spec: Optional[str] = None) -> Cost:
         """Monthly list price of the set: the sum of its members' (:func:`ebssim.cost.monthly_cost`).
@@ -332,6 +406,9 @@ class StripedResult:
     A set I/O completes when its slowest piece does: per step the set completes
     ``min(member IOPS) / member_share`` I/Os (the slowest member in chunk terms), moves that
     times the I/O size, and its latency is the slowest member's (with alike members, a member's).
+    For a trace (:class:`OpenLoop`, :class:`PiecewiseOpenLoop`) ``member_share`` is that of the
+    step's arrivals (of the last step with arrivals where none arrive: the backlog served is
+    theirs; exact for a trace of one I/O size), and the set moves N times the slowest member's bytes.
     """
 
     def __init__(self, stripe: StripedSet, workload: Any, split: Optional[_core.StripeSplit], run: RunResult) -> None:
@@ -341,6 +418,48 @@ class StripedResult:
         self.run = run
         self.members: Tuple[VolumeResult, ...] = tuple(run[i] for i in range(stripe.n))
         self.instance = run.instance
+        self._trace: Optional[Tuple[FloatArray, float]] = None
+
+    def _is_trace(self) -> bool:
+        return isinstance(self.workload, (OpenLoop, PiecewiseOpenLoop))
+
+    def _trace_shares(self) -> Tuple[FloatArray, float]:
+        """For a trace on the set: the member I/Os per set I/O of each recorded value (the
+        arrivals' within it, the core's ``stripe_member_trace``; where none arrived, the last
+        ones', whose backlog is then served) and over the run (the arrivals' of the whole run)."""
+        if self._trace is None:
+            m0 = self.members[0]
+            n, every = m0.n_steps, m0.record_every
+            # the recorded intervals' first steps, the run's end (no interval when not recorded)
+            bounds = np.append(np.minimum(np.arange(m0.n_values, dtype=np.int64) * every, n), n)
+            w = self.workload
+            if isinstance(w, OpenLoop):
+                t = self.set._split_trace(w)
+                cs = np.concatenate([[0.0], np.cumsum(w.ops)])
+                cm = np.concatenate([[0.0], np.cumsum(t.ops)])
+                k = np.minimum(bounds, cs.shape[0] - 1)
+                at_s, at_m = cs[k], cm[k]
+            else:
+                t = _core.stripe_member_trace(w.iops, w.bytes_per_s, self.set.chunk_bytes, self.set.n)
+                knots = np.append(np.minimum(w.change_steps(m0.dt_s), n), n).astype(np.float64)
+                steps = np.diff(knots) * m0.dt_s  # seconds of each segment within the run
+                at_s = np.interp(bounds, knots, np.concatenate([[0.0], np.cumsum(w.iops * steps)]))
+                at_m = np.interp(bounds, knots, np.concatenate([[0.0], np.cumsum(t.ops * steps)]))
+            ds, dm = np.diff(at_s), np.diff(at_m)
+            if m0.n_values == 0:
+                ds, dm = ds[:0], dm[:0]
+            share = np.full(ds.shape[0], np.nan)
+            np.divide(dm, ds, out=share, where=ds > 0)
+            known = np.flatnonzero(~np.isnan(share))
+            if known.size:  # carry the last arrivals' share forward, the first one's back
+                idx = np.maximum.accumulate(np.where(np.isnan(share), 0, np.arange(share.shape[0])))
+                idx[: known[0]] = known[0]
+                share = share[idx]
+            else:
+                share[:] = 1.0 / self.set.n
+            total = float(at_m[-1] / at_s[-1]) if at_s[-1] > 0 else 1.0 / self.set.n
+            self._trace = (share, total)
+        return self._trace
 
     @property
     def time_s(self) -> FloatArray:
@@ -352,6 +471,9 @@ class StripedResult:
         (a replay of their metrics) how many set I/Os they make up is not known: NaN in the steps
         where a member completed any (0 where none did, as in a rest)."""
         each = np.vstack([np.asarray(m.iops, dtype=np.float64) for m in self.members])
+        if self._is_trace():
+            traced: FloatArray = np.min(each, axis=0) / self._trace_shares()[0]
+            return traced
         if self.split is None:
             return np.where((each == 0).all(axis=0), 0.0, np.nan)
         slowest = np.min(each, axis=0)
@@ -360,7 +482,12 @@ class StripedResult:
 
     @property
     def throughput_mib_s(self) -> FloatArray:
-        """Set throughput, MiB/s, per step."""
+        """Set throughput, MiB/s, per step (for a trace: the slowest member's times N, each
+        member moving an N-th of the set's bytes)."""
+        if self._is_trace():
+            each = np.vstack([np.asarray(m.throughput_mib_s, dtype=np.float64) for m in self.members])
+            out: FloatArray = np.min(each, axis=0) * self.set.n
+            return out
         size = self.workload.io_bytes if isinstance(self.workload, ClosedLoop) else 0.0
         return self.iops * size / 2**20
 
@@ -377,7 +504,10 @@ class StripedResult:
     @property
     def mean_iops(self) -> float:
         """Set I/Os completed per second over the run, from the members' totals (no series needed):
-        the slowest member's mean IOPS over ``member_share``; NaN (or 0) as for :attr:`iops`."""
+        the slowest member's mean IOPS over ``member_share`` (for a trace, the run's: its member
+        I/Os over its set I/Os); NaN (or 0) as for :attr:`iops`."""
+        if self._is_trace():
+            return min(m.mean_iops for m in self.members) / self._trace_shares()[1]
         if self.split is None:
             return 0.0 if all(m.mean_iops == 0 for m in self.members) else math.nan
         return min(m.mean_iops for m in self.members) / self.split.member_share
@@ -402,7 +532,8 @@ class StripedResult:
         ops = self.iops[k]
         lat = self.latency_s[k]
         served = float(ops.sum())
-        latency = float((lat * ops).sum() / served) * 1e3 if served > 0 else math.nan
+        done = ops > 0  # a step that completed nothing has no latency (NaN), and weighs nothing
+        latency = float((lat[done] * ops[done]).sum() / served) * 1e3 if served > 0 else math.nan
         return WindowStats(
             iops=float(ops.mean()), throughput_mib_s=float(self.throughput_mib_s[k].mean()), latency_ms=latency
         )
@@ -412,7 +543,8 @@ class StripedResult:
         dt = float(t[1] - t[0]) if len(t) > 1 else float("nan")
         ops = self.iops
         served = float(ops.sum())
-        mean_ms = float((self.latency_s * ops).sum() / served) * 1e3 if served > 0 else math.nan
+        done = ops > 0  # a step that completed nothing has no latency (NaN), and weighs nothing
+        mean_ms = float((self.latency_s[done] * ops[done]).sum() / served) * 1e3 if served > 0 else math.nan
         cliff = self.cliff_time_s
         return [
             ("set", f"{self.set.n} x {self.set.members[0]} in RAID-0, {self.set.chunk_kib:g} KiB chunks"),

@@ -4,6 +4,8 @@
 /// `chunk_bytes`, and what its members receive from the set's I/O (the one home of the rule).
 
 #include <cstdint>
+#include <span>
+#include <vector>
 
 #include "ebssim/workload.hpp"
 
@@ -57,5 +59,41 @@ void validate_stripe(double chunk_bytes, std::int64_t members);
 /// member serves the same rate, so the set completes members / pieces_per_io set I/Os per member
 /// I/O, and its latency is a member's (docs/model.md, "Striped sets").
 [[nodiscard]] ClosedLoop stripe_member_loop(const ClosedLoop& set, double chunk_bytes, std::int64_t members);
+
+/// What each member of a striped set receives, step by step, from an open-loop trace on the set
+/// (stripe_member_trace).
+struct StripeMemberTrace {
+    std::vector<double> ops;           ///< I/Os each member receives in each step
+    std::vector<double> bytes;         ///< bytes each member receives in each step: the set's / members
+    std::vector<double> read_ops;      ///< the reads among ops (empty unless the set's reads are given)
+    std::vector<double> read_bytes;    ///< the reads' bytes (empty unless the set's reads are given)
+    std::vector<double> member_share;  ///< member I/Os per set I/O in each step: ops / set ops (NaN: no I/O)
+    /// Each member's bound on outstanding I/Os: one value when it is the same in every step (an
+    /// unbounded trace: infinity), else one per step.
+    std::vector<double> max_in_flight;
+};
+
+/// The open loop each member of a striped set runs for a trace (per-step I/Os and bytes, e.g.
+/// an md device's counters) on the set, the members alike (symmetric): the open-loop
+/// counterpart of stripe_member_loop. In each step the set's I/Os are taken at the step's mean
+/// size (bytes / ops, offsets multiples of it, as stripe_split's default): a member receives
+/// ops x member_share I/Os (ops / members where the step has I/Os but no bytes) and bytes /
+/// members bytes; a step without I/O gives none. With read_ops and read_bytes (both or neither,
+/// as long as ops), reads and writes are split each at its own mean size and summed, and the
+/// member's reads are returned too. member_share is then the member's I/Os over the set's.
+///
+/// max_in_flight (empty: no bound; one value; or one per step, infinity: none in that step)
+/// bounds the set I/Os outstanding: a member carries member_share of them (as in_flight in a
+/// closed loop), so its bound is max_in_flight x member_share of the step. A step without I/O
+/// keeps the share of the last step with I/O (its backlog is that step's I/Os; the steps before
+/// the first I/O take the first one's, and a trace without I/O 1 / members). The pattern, read
+/// fraction and service time are the set trace's (the caller carries them). Throws ConfigError
+/// for an invalid layout or trace (validate_trace), reads above the totals or a bound not > 0
+/// (naming the field, index and value).
+[[nodiscard]] StripeMemberTrace stripe_member_trace(std::span<const double> ops, std::span<const double> bytes,
+                                                    double chunk_bytes, std::int64_t members,
+                                                    std::span<const double> max_in_flight = {},
+                                                    std::span<const double> read_ops = {},
+                                                    std::span<const double> read_bytes = {});
 
 }  // namespace ebssim

@@ -597,8 +597,9 @@ def advise(
     I/Os evenly over alike members); or, when ``members`` does not name the set's, its own
     counters under its id (an md device's, from :func:`ebssim.prometheus.read_metrics` with
     ``devices={"md0": SET_ID}``), each period's set I/Os split by the set's rule
-    (:meth:`ebssim.StripedSet.split` of the period's mean I/O size: ``member_share`` times the
-    I/Os, an N-th of the bytes). The advice's ``load`` says which.
+    (:meth:`ebssim.StripedSet.member_metrics`, the C++ core's ``stripe_member_trace``: at the
+    period's mean I/O size, ``member_share`` times the I/Os, an N-th of the bytes). The advice's
+    ``load`` says which.
 
     Parameters
     ----------

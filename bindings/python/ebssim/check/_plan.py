@@ -503,10 +503,11 @@ def _read_trace(path: str, shown: str) -> "pd.DataFrame":
 
 class _Trace:
     """``workload.trace``: each volume's trace, read by :meth:`ebssim.OpenLoop.from_pandas` and
-    replayed until its work is done (:meth:`ebssim.Simulation.replay`)."""
+    replayed until its work is done (:meth:`ebssim.Simulation.replay`); a striped set's trace is
+    the set's (an md device's I/O), split into its members' by the set's rule
+    (:meth:`ebssim.StripedSet.member_workload`)."""
 
     def __init__(self, w: Dict[str, Any], volumes: Dict[str, "Target"], ids: Dict[str, str], r: _Reader) -> None:
-        from ..stripes import StripedSet
         from ..workloads import OpenLoop
 
         opts = {k: w[k] for k in ("dt", "gaps", "max_in_flight", "io_size", "read_fraction") if k in w}
@@ -515,13 +516,6 @@ class _Trace:
             key: List[Any] = ["workload", "trace", name]
             if name not in volumes:
                 raise r.error(key, f"{name!r} is not one of the plan's volumes ({', '.join(volumes)})")
-            if isinstance(volumes[name], StripedSet):
-                raise r.error(
-                    key,
-                    f"{name!r} is a striped set, and traces on a striped set are not modelled yet (ebssim.Simulation "
-                    "runs a closed loop on a set, split by the set's rule): give its members' or its md device's "
-                    "metrics (workload.metrics or prometheus, split by the set's rule), or a fio job",
-                )
             try:
                 df = _read_trace(r.path(f), f)
                 self.traces[name] = OpenLoop.from_pandas(df, **opts)
