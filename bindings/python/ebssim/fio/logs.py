@@ -371,32 +371,6 @@ def read_log(
         text), fields that fit no fio layout, or a path that is not a regular file or holds more than
         :data:`MAX_LOG_BYTES`.
     """
-    return _read_log(
-        path,
-        kind,
-        log_offset=log_offset,
-        window_value_both=window_value_both,
-        issue_time=issue_time,
-        per_io=per_io,
-        fio_version=fio_version,
-        options=options,
-        stacklevel=3,
-    )
-
-
-def _read_log(
-    path: PathLike,
-    kind: Optional[str],
-    *,
-    log_offset: Optional[bool],
-    window_value_both: Optional[bool],
-    issue_time: Optional[bool],
-    per_io: Optional[bool],
-    fio_version: VersionLike,
-    options: Optional[Mapping[str, str]],
-    stacklevel: int,
-) -> pd.DataFrame:
-    """:func:`read_log`; ``stacklevel`` makes its warning point at the public caller's line."""
     data, attrs = _read_log_columns(
         path,
         kind,
@@ -406,7 +380,7 @@ def _read_log(
         per_io=per_io,
         fio_version=fio_version,
         options=options,
-        stacklevel=stacklevel + 1,
+        stacklevel=3,  # the warning points at read_log's caller
     )
     return _log_frame(data, attrs)
 
