@@ -123,19 +123,23 @@ def read_bounded(path: str, limit: int, what: str, limit_name: str) -> bytes:
         The file cannot be opened or read.
     """
     fd, st = _open_regular(path, what)
-    too_big = (
-        f"{path}: holds more than {limit:,} bytes, the limit for {what} ({limit_name}); "
-        f"split the file, or raise {limit_name} if it really is that large"
-    )
     try:
         if st.st_size > limit:
-            raise ValueError(too_big)
+            raise ValueError(_too_big(path, limit, what, limit_name))
         data = _read_up_to(fd, limit + 1, st.st_size)  # the file may have grown since fstat
     finally:
         os.close(fd)
     if len(data) > limit:
-        raise ValueError(too_big)
+        raise ValueError(_too_big(path, limit, what, limit_name))
     return data
+
+
+def _too_big(path: str, limit: int, what: str, limit_name: str) -> str:
+    """The message for a file of more than ``limit`` bytes (:func:`read_bounded`, :func:`head_bounded`)."""
+    return (
+        f"{path}: holds more than {limit:,} bytes, the limit for {what} ({limit_name}); "
+        f"split the file, or raise {limit_name} if it really is that large"
+    )
 
 
 def head_bounded(path: str, limit: int, what: str, limit_name: str, n: int) -> bytes:
@@ -145,10 +149,7 @@ def head_bounded(path: str, limit: int, what: str, limit_name: str, n: int) -> b
     fd, st = _open_regular(path, what)
     try:
         if st.st_size > limit:
-            raise ValueError(
-                f"{path}: holds more than {limit:,} bytes, the limit for {what} ({limit_name}); "
-                f"split the file, or raise {limit_name} if it really is that large"
-            )
+            raise ValueError(_too_big(path, limit, what, limit_name))
         return _read_up_to(fd, n)
     finally:
         os.close(fd)
