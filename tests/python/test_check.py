@@ -13,10 +13,11 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, List, Tuple
 
 import ebssim
 import pytest
+from check_report import criterion_lines
 from ebssim.check import CRITERIA, SCHEMA, PlanError, parse_plan, read_plan
 from ebssim.cli import main
 from ebssim.testing import Plan
@@ -41,16 +42,6 @@ def _plan(tmp_path: Path, text: str, name: str = "plan.yaml") -> Path:
     return p
 
 
-def _lines(out: str) -> Dict[str, str]:
-    """The criterion lines of a report, by criterion: 'PASS'/'FAIL' and the rest."""
-    found = {}
-    for line in out.splitlines():
-        m = re.match(r"^(PASS|FAIL)  (\S+)\s+(.*?)\s{2,}(.*)$", line)
-        if m:
-            found[m.group(3)] = f"{m.group(1)} {m.group(4)}"
-    return found
-
-
 # --- the example plans ----------------------------------------------------------------------
 
 
@@ -58,7 +49,7 @@ def test_the_failing_example_fails_with_status_1(cli):
     r = cli("check", str(FAILS))
     assert r.returncode == 1, r.stderr
     assert r.stderr == ""
-    got = _lines(r.stdout)
+    got = criterion_lines(r.stdout)
     # gp3 2000 GiB at its defaults: 3,000 IOPS. The job: 16 workers (numjobs, psync: one I/O each)
     # thinking 2.7 ms between I/Os of 16 KiB (service time 0.5153 ms on gp3), offering
     # 16 / 3.2153 ms = 4,976 I/Os a second: the IOPS cap binds in every one of the 7,200 steps.
@@ -77,7 +68,7 @@ def test_the_failing_example_fails_with_status_1(cli):
 def test_the_fixed_example_passes_with_status_0(cli):
     r = cli("check", str(FIXED))
     assert r.returncode == 0, r.stderr
-    got = _lines(r.stdout)
+    got = criterion_lines(r.stdout)
     # 6,000 IOPS and 250 MiB/s: the 4,976 IOPS of 16 KiB (78 MiB/s) pass unthrottled.
     assert got["never throttled"] == "PASS never bound"
     assert got["p99 latency <= 5 ms"].startswith("PASS got ")
@@ -209,7 +200,7 @@ criteria:
 """
     r = cli("check", str(_plan(tmp_path, text.replace("{}", "25"))))
     assert r.returncode == 1, r.stderr
-    got = _lines(r.stdout)
+    got = criterion_lines(r.stdout)
     assert got["BurstBalance >= 25 %"] == "FAIL got 20 % (lowest)"
     assert got["no cliff"] == "PASS no bucket ran dry"
     assert cli("check", str(_plan(tmp_path, text.replace("{}", "20")))).returncode == 0
@@ -245,7 +236,7 @@ criteria:
     r = cli("check", str(_plan(tmp_path, text)))
     assert r.returncode == 1, r.stderr
     # 10 x 120,000 after the last minute of the trace, whose step starts at 540 s
-    assert _lines(r.stdout)["backlog <= 100,000 I/Os"] == "FAIL got 1,200,000 I/Os at most, at 540 s (9 min)"
+    assert criterion_lines(r.stdout)["backlog <= 100,000 I/Os"] == "FAIL got 1,200,000 I/Os at most, at 540 s (9 min)"
 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])

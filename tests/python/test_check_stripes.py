@@ -5,7 +5,6 @@ figure is worked out by hand in the comment beside it."""
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 from typing import Any, Dict, Optional
 
@@ -14,6 +13,7 @@ import ebssim.aws as aws
 import numpy as np
 import pandas as pd
 import pytest
+from check_report import criterion_lines
 from ebssim.check import PlanError, parse_plan, read_plan
 from ebssim.testing import Plan
 
@@ -26,23 +26,13 @@ IDX = pd.date_range("2024-05-01", periods=30, freq="1min", tz="UTC")  # 30 one-m
 GP2_SET = "raid0:chunk=64,members=2+gp2:size=500"  # 2 x gp2 500 GiB: 1,500 IOPS baseline, burst 3,000
 
 
-def _lines(out: str) -> Dict[str, str]:
-    """The criterion lines of a report, by criterion: 'PASS'/'FAIL' and the rest."""
-    found = {}
-    for line in out.splitlines():
-        m = re.match(r"^(PASS|FAIL)  (\S+)\s+(.*?)\s{2,}(.*)$", line)
-        if m:
-            found[m.group(3)] = f"{m.group(1)} {m.group(4)}"
-    return found
-
-
 # --- the example plans: data set 05's md0 on r5b.large ---------------------------------------
 
 
 def test_the_md0_example_passes_with_status_0(cli):
     r = cli("check", str(PLANS / "md0-r5b.yaml"))
     assert r.returncode == 0, r.stderr
-    lines = _lines(r.stdout)
+    lines = criterion_lines(r.stdout)
     assert list(lines) == [
         "p99 latency <= 120 ms",
         "no cliff within 4 h",
@@ -76,7 +66,7 @@ def test_the_md0_example_splits_the_job_over_the_members():
 def test_the_failing_md0_example_fails_with_status_1(cli):
     r = cli("check", str(PLANS / "md0-r5b-fails.yaml"))
     assert r.returncode == 1, r.stderr
-    lines = _lines(r.stdout)
+    lines = criterion_lines(r.stdout)
     assert len(lines) == 4
     # 68,248,800 / 2,583 = 26,422.3 s: the instance's bucket is dry 8 h - 26,422 s = 39.6 min
     # before the end; then 5,417 IOPS, 2,708.5 on each member.
@@ -117,7 +107,7 @@ criteria:
     assert r.members[0].mean_latency_ms == pytest.approx(16 / 3000 * 1e3)
     assert r.mean_iops == pytest.approx(12000)
     text = out.to_text()
-    lines = _lines(text)
+    lines = criterion_lines(text)
     assert lines["p99 latency <= 50 ms"].startswith("PASS got ")
     assert lines["never throttled"] == "FAIL bound 60 s (100% of the run) (all 4 members)"
     assert out.exit_status == 1
@@ -368,4 +358,4 @@ def test_prometheus_counters_of_a_set_are_split_over_its_members(tmp_path):
         assert m.totals.served_bytes == pytest.approx(nbytes / 2)
         assert total / 2 < m.totals.served_ops <= (total + nbytes / (512 * KIB)) / 2 + 1e-6
     assert out.exit_status == 0
-    assert _lines(out.to_text()) == {"never throttled": "PASS never bound"}
+    assert criterion_lines(out.to_text()) == {"never throttled": "PASS never bound"}

@@ -17,9 +17,9 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Dict
 
 import pytest
+from check_report import criterion_lines
 from ebssim.check import PlanError, parse_plan, read_plan
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,15 +27,6 @@ PLANS = ROOT / "examples" / "plans"
 DATA = ROOT / "tests" / "data" / "prometheus"
 COUNTERS = DATA / "counters.json"
 VOL = "vol-0123456789abcdef0"
-
-
-def _lines(out: str) -> Dict[str, str]:
-    found = {}
-    for line in out.splitlines():
-        m = re.match(r"^(PASS|FAIL)  (\S+)\s+(.*?)\s{2,}(.*)$", line)
-        if m:
-            found[m.group(3)] = f"{m.group(1)} {m.group(4)}"
-    return found
 
 
 # --- ebssim check --------------------------------------------------------------------------
@@ -46,7 +37,7 @@ def test_the_gp3_example_passes_with_status_0(cli):
     # 3,000 IOPS and 125 MiB/s, so nothing is held back and nothing waits.
     r = cli("check", str(PLANS / "prometheus-gp3.yaml"))
     assert r.returncode == 0, r.stderr
-    got = _lines(r.stdout)
+    got = criterion_lines(r.stdout)
     assert got["never throttled"] == "PASS never bound"
     assert got["backlog <= 0 I/Os"].startswith("PASS got 0 I/Os at most")
     assert "Prometheus metrics ../../tests/data/prometheus/counters.json" in r.stdout
@@ -61,7 +52,7 @@ def test_the_io1_example_fails_with_status_1(cli):
     # (13,065 + 14,316 + 12,657 + 7,431 + 6,360) / 50 = 1,077 arriving.
     r = cli("check", str(PLANS / "prometheus-io1-fails.yaml"))
     assert r.returncode == 1, r.stderr
-    assert _lines(r.stdout)["never throttled"] == "FAIL bound 50 s (45% of the run)"
+    assert criterion_lines(r.stdout)["never throttled"] == "FAIL bound 50 s (45% of the run)"
     assert "the first from 40 s for 50 s, serving 1,000 IOPS of 1,077 arriving" in r.stdout
 
 
