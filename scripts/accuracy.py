@@ -320,22 +320,12 @@ def _all_figures() -> Tuple[List[Figure], Dict[str, str]]:
 # The reasons of the known misses, each "title: details" (the tests' xfail reason is the title). Those
 # the latency model of issue 21 is to fix have its name as their title.
 _LATENCY = "beyond the latency model"
-_THROTTLED_SPREAD = (
-    f"{_LATENCY}: io2's waits at 128 and 256 KiB (and md0's at 256 KiB), held by r5b.large's throughput "
-    "(measured 1,320 MiB/s, above its documented 1,192), spread as widely as under a volume cap (clat p50 "
-    "0.74-0.92x, p99.9 4.1-4.7x the mean, as in the 25 volume-held runs of 05: 0.70-0.89x, 3.6-5.7x), while "
-    "the model gives a step the instance holds back the narrow instance_wait_cv 0.2 fitted on 03's 16-deep "
-    'psync runs; no rule founded on all three data sets separates the two (docs/model.md, "Latency '
-    'percentiles")'
-)
 _THROTTLED_MEDIAN = (
     f"{_LATENCY}: io2's throttled waits are skewed more than gp3's: its clat p50 is 0.70x the mean at 4 KiB "
     "(gp3 0.80-0.87x) with a p99 alike (3.4x; gp3 2.8-3.4x); an io2 wait_cv near its runs' median fit (0.72) "
     "leaves this p50 at +31 %, only this run's own fit (0.75) passes it (docs/model.md); the run also served "
     "10 % more than the cap the model applies (17,584 IOPS for 16,000: PROVENANCE 05, short-run overshoot)"
 )
-_NARROW_SPREAD = _THROTTLED_SPREAD
-_READ_SERVICE_TIME = _THROTTLED_SPREAD
 _RANDRW_MIX = (
     "randrw mix shifted by 01's read artefact (not latency): reads of unwritten extents complete in microseconds "
     "and free their queue slots for writes, so the device served 2 to 26 writes per read (Disk stats); the "
@@ -365,20 +355,14 @@ KNOWN_MISSES: Dict[str, str] = {
     "01/io1-600/16k-randrw/write/mib_s": _RANDRW_MIX,
     "01/io1-600/4k-randrw/write/iops": _RANDRW_MIX,
     "01/io1-600/4k-randrw/write/mib_s": _RANDRW_MIX,
-    # 01 and 05: tails of throttled volumes
-    "05/io2-16000/128k-randwrite/write/clat_p99_9": _THROTTLED_SPREAD,
-    "05/io2-16000/256k-randwrite/write/clat_p99_9": _THROTTLED_SPREAD,
     # 01: randrw on 1 MiB
     "01/gp2-100/1m-randrw/write/iops": _XEN_BOTH_DIRECTIONS,
     "01/gp2-100/1m-randrw/write/mib_s": _XEN_BOTH_DIRECTIONS,
     "01/gp2-100/1m-randrw/write/clat_mean": _XEN_BOTH_DIRECTIONS,
     "01/gp2-100/1m-randrw/write/lat_mean": _XEN_BOTH_DIRECTIONS,
     "01/io1-600/1m-randrw/total/device_mib_s": _XEN_BOTH_DIRECTIONS,
-    # 05: md0 (issue 23) under the instance, as io2 at 128 and 256 KiB
-    "05/md0/256k-randwrite/write/clat_p99_9": _THROTTLED_SPREAD,
     # 05: medians
     "05/io2-16000/4k-randwrite/write/clat_p50": _THROTTLED_MEDIAN,
-    "05/io2-16000/128k-randwrite/write/clat_p50": _THROTTLED_SPREAD,
 }
 
 #: Figures not compared, with the reason (filled from the runs; see _figures_of).

@@ -18,11 +18,17 @@ void bind_latency(py::module_& m) {
     m.attr("max_cv") = max_cv;
     m.def(
         "default_wait_spread",
-        [](bool nitro) {
+        [](bool nitro, double in_flight) {
             const WaitSpread w = default_wait_spread(nitro);
-            return py::make_tuple(w.volume_cv, w.instance_cv);
+            return py::make_tuple(w.volume_cv, instance_wait_cv_at(w, in_flight));
         },
-        py::arg("nitro"));
+        py::arg("nitro"), py::arg("in_flight"));
+    m.def(
+        "held_in_flight",
+        [](const InArray& mean_latency_s, const InArray& iops, double service_s) {
+            return held_in_flight(as_span(mean_latency_s), as_span(iops), service_s);
+        },
+        py::arg("mean_latency_s"), py::arg("iops"), py::arg("service_s"));
     m.def("default_submitting", &default_submitting, py::arg("nitro"));
     m.def("submission_share", &submission_share, py::arg("depth"), py::arg("submitting"));
     m.def(

@@ -62,7 +62,7 @@ InstanceParams make_instance(const InstanceSpec& s) {
     p.bytes_earn_idle = p.bytes_capacity / s.refill_s;
     p.io_initial = p.io_capacity * s.io_balance_pct / 100.0;
     p.bytes_initial = p.bytes_capacity * s.byte_balance_pct / 100.0;
-    p.wait_cv = std::isnan(s.wait_cv) ? default_wait_spread(s.nitro).instance_cv : s.wait_cv;
+    p.wait_cv = s.wait_cv;  // NaN: the platform's, by the I/Os in flight (instance_wait_cv_at)
     return p;
 }
 

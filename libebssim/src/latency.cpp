@@ -28,6 +28,41 @@ double submission_share(double depth, double submitting) {
     return std::min(1.0, submitting / depth);
 }
 
+double instance_wait_cv_at(const WaitSpread& spread, double in_flight) {
+    if (!(in_flight >= 0)) {
+        throw ConfigError(
+            fmt::format("in_flight={} must be a number >= 0 (the I/Os in flight while a limit holds them)", in_flight));
+    }
+    if (in_flight <= spread.shallow_in_flight) return spread.shallow_cv;
+    if (in_flight >= spread.deep_in_flight) return spread.deep_cv;
+    const double x =
+        std::log(in_flight / spread.shallow_in_flight) / std::log(spread.deep_in_flight / spread.shallow_in_flight);
+    return spread.shallow_cv + x * (spread.deep_cv - spread.shallow_cv);
+}
+
+double held_in_flight(std::span<const double> mean_latency_s, std::span<const double> iops, double service_s) {
+    if (mean_latency_s.size() != iops.size()) {
+        throw ConfigError(fmt::format("mean_latency_s has {} steps and iops {}: one value per step each",
+                                      mean_latency_s.size(), iops.size()));
+    }
+    double held = 0, all = 0;
+    std::size_t n_held = 0, n_all = 0;
+    for (std::size_t k = 0; k < iops.size(); ++k) {
+        const double m = mean_latency_s[k];
+        const double r = iops[k];
+        if (!(r > 0) || !std::isfinite(m) || !std::isfinite(r)) continue;
+        all += r * m;
+        ++n_all;
+        if (m > service_s * (1 + 1e-5)) {  // above the service time by more than float32 rounding
+            held += r * m;
+            ++n_held;
+        }
+    }
+    if (n_held > 0) return held / static_cast<double>(n_held);
+    if (n_all > 0) return all / static_cast<double>(n_all);
+    return std::numeric_limits<double>::quiet_NaN();
+}
+
 void check_latency_model(const LatencyModel& m) {
     auto service = [](double v, const char* name) {
         if (!(v > 0 && v <= max_service_time_s)) {

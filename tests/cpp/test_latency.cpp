@@ -599,10 +599,39 @@ TEST_SUITE("latency") {
                        "submission_share=1.5"));
     }
 
-    TEST_CASE("default wait spread: Nitro volume 0.65 and instance 0.2, Xen 0.1") {
+    TEST_CASE("default wait spread: Nitro volume 0.65; instance 0.2 up to 16 in flight, 0.65 from 256; Xen 0.1") {
         CHECK(default_wait_spread(true).volume_cv == 0.65);
-        CHECK(default_wait_spread(true).instance_cv == 0.2);
         CHECK(default_wait_spread(false).volume_cv == 0.1);
-        CHECK(default_wait_spread(false).instance_cv == 0.1);
+        const WaitSpread nitro = default_wait_spread(true);
+        CHECK(instance_wait_cv_at(nitro, 0) == 0.2);
+        CHECK(instance_wait_cv_at(nitro, 1) == 0.2);
+        CHECK(instance_wait_cv_at(nitro, 16) == 0.2);
+        // Linear in log(in flight): 64 is halfway from 16 to 256, 0.2 + 0.45 / 2; 32 a quarter.
+        CHECK(instance_wait_cv_at(nitro, 64) == near(0.425, 1e-12));
+        CHECK(instance_wait_cv_at(nitro, 32) == near(0.3125, 1e-12));
+        CHECK(instance_wait_cv_at(nitro, 256) == 0.65);
+        CHECK(instance_wait_cv_at(nitro, 1e6) == 0.65);
+        CHECK(instance_wait_cv_at(nitro, std::numeric_limits<double>::infinity()) == 0.65);
+        for (double n : {1.0, 64.0, 512.0}) CHECK(instance_wait_cv_at(default_wait_spread(false), n) == 0.1);
+        for (double bad : {-1.0, NaN}) {
+            CAPTURE(bad);
+            CHECK(contains(config_error_message([&] { (void)instance_wait_cv_at(nitro, bad); }), "in_flight="));
+        }
+    }
+
+    TEST_CASE("held_in_flight: Little's law over the steps a limit holds") {
+        const double s = 0.0005;
+        // A closed loop of 16: unheld at 32,000 IOPS (latency = the service time), then held at
+        // 1,000 IOPS (16 ms): the held steps give 1,000 x 0.016 = 16.
+        CHECK(held_in_flight(Vec{s, 0.016, 0.016}, Vec{32000, 1000, 1000}, s) == near(16.0, 1e-12));
+        // Held steps of 8 and 24 in flight: their mean, 16; the idle step (no I/O) drops out.
+        CHECK(held_in_flight(Vec{0.008, NaN, 0.024}, Vec{1000, 0, 1000}, s) == near(16.0, 1e-12));
+        // Nothing held: every step that completes I/O, 2,000 x 0.5 ms = 1 and 4,000 x 0.5 ms = 2.
+        CHECK(held_in_flight(Vec{s, s}, Vec{2000, 4000}, s) == near(1.5, 1e-12));
+        CHECK(std::isnan(held_in_flight(Vec{NaN}, Vec{0.0}, s)));
+        CHECK(contains(config_error_message([&] {
+                           (void)held_in_flight(Vec{s, s}, Vec{1.0}, s);
+                       }),
+                       "one value per step"));
     }
 }  // TEST_SUITE

@@ -724,3 +724,36 @@ def test_shared_log_keeps_every_clone(tmp_path: Path) -> None:
     assert len(log) == 10
     assert list(log["time_ms"]) == [1000, 1000, 2000, 2000, 3000, 3000, 4000, 4000, 5000, 5000]
     assert (log["iops"] == 1500).all()
+
+
+def test_instance_spread_takes_the_phases_ios_in_flight_on_the_volume() -> None:
+    # psync writes of 16 KiB on io2 40,000 IOPS under m5a.xlarge's 16,000: every job's I/O waits
+    # for the instance. The instance's spread is the platform's at the I/Os in flight on the
+    # volume, all the phase's jobs together (docs/model.md): two jobs of 8 clones keep 16 in
+    # flight, as one job of 16 does (cv 0.2); two jobs of 32 keep 64 (cv 0.425, halfway from 16 to
+    # 256 on a log scale). Each clone's latency is N / 16,000, its wait N / 16,000 - s; the jobs'
+    # p99 is then that of W + S with the instance's cv and io2's write service time (cv 0.12), as
+    # the public latency_quantiles gives it for one such step held by the instance (bound 3).
+    vol = {"/dev/x": ebssim.io2(100, iops=40000)}
+    m5a = ebssim.instance("m5a.xlarge")
+    s = 0.335e-3 + 16384 / 2**30
+
+    def jobs(numjobs: Sequence[int]) -> ebssim.fio.FioPrediction:
+        cmds = " ".join(
+            f"--name=j{i} --filename=/dev/x --rw=randwrite --bs=16k --ioengine=psync --numjobs={n} "
+            "--runtime=60 --time_based --group_reporting"
+            for i, n in enumerate(numjobs)
+        )
+        return ebssim.fio.predict([f"fio {cmds}"], vol, instance=m5a, log_dir=None)
+
+    one, two = jobs([16]), jobs([8, 8])
+    assert one.jobs[0].percentiles_s[99.0] == pytest.approx(two.jobs[0].percentiles_s[99.0], rel=1e-9)
+    for p, (n, cv) in ((one, (16, 0.2)), (jobs([32, 32]), (64, 0.425))):
+        for j in p.jobs:
+            assert j.latency_mean_s == pytest.approx(n / 16000, rel=1e-9)
+            q = ebssim.latency_quantiles(
+                [n / 16000], [1.0], [0.99], ebssim.LatencyModel(s, s, 0.0, 0.12, 0.65, cv), bound=[3]
+            )
+            assert j.percentiles_s[99.0] == pytest.approx(float(q[0]), rel=1e-6), n
+    # The wider spread at 64 in flight: p99 / mean further from 1 than at 16.
+    assert jobs([32, 32]).jobs[0].percentiles_s[99.0] / (64 / 16000) > one.jobs[0].percentiles_s[99.0] / (16 / 16000)

@@ -46,13 +46,18 @@ def test_instance_wait_cv_defaults_and_overrides() -> None:
     vol = ebssim.io2(100, iops=40000)
     m5a = ebssim.instance("m5a.xlarge")  # Nitro
     assert m5a.wait_cv is None
-    # The platform's defaults (docs/model.md): Nitro 0.2, Xen 0.1 under the instance's limits.
-    assert ebssim.LatencyModel.of(vol, 16384, 0.0, instance=m5a).instance_wait_cv == 0.2
+    # The platform's defaults (docs/model.md) under the instance's limits: on Nitro 0.2 with 16 in
+    # flight, 0.65 with 256 or a backlog without bound (no in_flight), halfway (0.425) at 64,
+    # halfway from 16 to 256 on a log scale; Xen 0.1.
+    assert ebssim.LatencyModel.of(vol, 16384, 0.0, instance=m5a, in_flight=16).instance_wait_cv == 0.2
+    assert ebssim.LatencyModel.of(vol, 16384, 0.0, instance=m5a, in_flight=64).instance_wait_cv == pytest.approx(0.425)
+    assert ebssim.LatencyModel.of(vol, 16384, 0.0, instance=m5a, in_flight=256).instance_wait_cv == 0.65
+    assert ebssim.LatencyModel.of(vol, 16384, 0.0, instance=m5a).instance_wait_cv == 0.65
     c4 = ebssim.instance("c4.xlarge")  # Xen
     assert ebssim.LatencyModel.of(ebssim.gp2(100), 16384, 0.0, instance=c4).instance_wait_cv == 0.1
     set_ = ebssim.instance("m5a.xlarge", wait_cv=0.3)
-    model = ebssim.LatencyModel.of(vol, 16384, 0.0, instance=set_)
-    assert model.instance_wait_cv == 0.3
+    model = ebssim.LatencyModel.of(vol, 16384, 0.0, instance=set_, in_flight=256)
+    assert model.instance_wait_cv == 0.3  # the instance's own, at any depth
     assert model.wait_cv == 0.65  # the volume's spread is the volume's, not the instance's
     assert m5a.with_(wait_cv=0).wait_cv == 0
 

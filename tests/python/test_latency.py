@@ -16,6 +16,7 @@ import dataclasses
 import math
 import re
 
+import ebssim
 import numpy as np
 import pytest
 from ebssim import (
@@ -26,6 +27,7 @@ from ebssim import (
     Simulation,
     gp2,
     gp3,
+    io2,
     latency_quantiles,
     simulate,
 )
@@ -263,16 +265,18 @@ def test_gp3_percentiles_are_the_shifted_service_spread(gp3_steady):
 
 def test_default_model_spreads_the_wait(gp3_steady):
     # The run's model: 4 KiB reads and writes 0.5038 ms on gp3, cv 0.5; Nitro's wait cv 0.65 under
-    # the volume's cap. Every step waits w = 32/3000 - s = 10.163 ms: the quantiles are those of
-    # W + S, the exact convolution within 2 %; p50 below the mean (10.67 ms), p99 near 3 x it, as
-    # the throttled runs of data set 05 show (docs/model.md).
+    # the volume's cap; under the instance's, the platform's at the run's 32 in flight, a quarter
+    # of the way from 16 to 256 on a log scale: 0.2 + 0.45 / 4 = 0.3125. Every step waits
+    # w = 32/3000 - s = 10.163 ms: the quantiles are those of W + S, the exact convolution within
+    # 2 %; p50 below the mean (10.67 ms), p99 near 3 x it, as the throttled runs of data set 05
+    # show (docs/model.md).
     m = gp3_steady.latency_model
     assert (m.read_service_s, m.write_service_s, m.service_cv, m.wait_cv, m.instance_wait_cv) == (
         S_4K,
         S_4K,
         0.5,
         0.65,
-        0.2,
+        pytest.approx(0.3125, rel=1e-6),
     )
     s, w = S_4K, 32 / 3000 - S_4K
     got = gp3_steady.latency_percentiles([50, 99, 99.9])
@@ -413,3 +417,54 @@ def test_submission_share_leaves_clat_to_the_percentiles():
     assert mean + slat[0] == pytest.approx(32 / 3000, rel=1e-12)  # lat = slat + clat
     with pytest.raises(ValueError, match=r"submission_share=-0\.1 must be between 0 and 1"):
         LatencyModel(S_4K, S_4K, submission_share=-0.1)
+
+
+# The instance's wait spread grows with the I/Os in flight (docs/model.md, "Why depth, and only
+# under the instance's limits").
+
+
+@pytest.mark.parametrize(("in_flight", "cv"), [(16, 0.2), (64, 0.425), (256, 0.65)])
+def test_instance_spread_grows_with_the_ios_in_flight(in_flight: int, cv: float) -> None:
+    # io2 40,000 IOPS on m5a.xlarge, whose EBS maximum is 16,000 IOPS (inside its 30-minute burst):
+    # every step of a closed loop of N 16 KiB writes is held by the instance and waits
+    # w = N / 16,000 - s, s = 0.335 ms + 16 KiB / 1,024 MiB/s (io2's write service time, cv 0.12).
+    # The instance's spread: 0.2 up to 16 in flight, 0.65 from 256, at 64 halfway on a log scale.
+    r = simulate(io2(100, iops=40000), ClosedLoop(in_flight, "16k", read_fraction=0), 60, instance="m5a.xlarge")
+    assert r.bound_s["instance_iops"] == 60
+    assert r.latency_model.instance_wait_cv == pytest.approx(cv, rel=1e-9)
+    s = 0.335e-3 + 16384 / 2**30
+    w = in_flight / 16000 - s
+    got = r.latency_percentiles([50, 99])
+    for p in (50, 99):
+        assert got[p] == pytest.approx(exact_sum_quantile(w, cv, s, 0.12, p / 100) * 1e3, rel=0.02), p
+
+
+def test_an_instances_own_wait_cv_holds_at_any_depth() -> None:
+    m5a = ebssim.instance("m5a.xlarge", wait_cv=0.3)
+    for n in (16, 256):
+        r = simulate(io2(100, iops=40000), ClosedLoop(n, "16k", read_fraction=0), 10, instance=m5a)
+        assert r.latency_model.instance_wait_cv == 0.3
+
+
+def test_open_loop_depth_is_its_backlog() -> None:
+    # An open loop asking 20,000 IOPS of a gp3 capped at 3,000 for 20 s: the backlog grows by
+    # 17,000 I/Os a second, so the I/Os in flight of its held steps (Little's law) are far past 256
+    # and the instance's spread is the deep end's.
+    r = simulate(gp3(100), OpenLoop.constant(20000, "4k", 20), 20, instance="m5.large")
+    n = ebssim.held_in_flight(r.latency_s, r.iops, r.service_time_s)
+    assert n > 17000 * 5
+    assert r.latency_model.instance_wait_cv == 0.65
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: ebssim.default_wait_spread(True, -1), r"in_flight=-1"),
+        (lambda: ebssim.default_wait_spread(True, math.nan), r"in_flight=nan"),
+        (lambda: ebssim.held_in_flight([0.001, 0.002], [1.0], 0.0005), r"one value per step"),
+        (lambda: ebssim.LatencyModel.of(gp3(100), 4096, 1.0, in_flight="many"), r"in_flight='many'"),
+    ],
+)
+def test_depth_arguments_refused(call, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        call()

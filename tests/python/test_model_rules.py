@@ -178,7 +178,9 @@ def test_latency_model_comes_from_the_core():
     p = gp2(100)._params
     assert (m.read_service_s, m.write_service_s) == (p.service_time_s(4096, 1.0), p.service_time_s(4096, 0.0))
     assert (m.service_cv, m.wait_cv) == (p.latency_cv, p.wait_cv)
-    assert (m.wait_cv, m.instance_wait_cv) == ebssim.default_wait_spread(True)
+    # The default spreads at the run's 32 in flight (Little's law of its held steps).
+    assert ebssim.held_in_flight(r.latency_s, r.iops, r.service_time_s) == pytest.approx(32, rel=1e-5)
+    assert (m.wait_cv, m.instance_wait_cv) == pytest.approx(ebssim.default_wait_spread(True, 32))
     got = r.latency_percentiles([50, 99])
     q = ebssim.latency_quantiles(r.latency_s, r.iops * r.dt_s, [0.5, 0.99], m, bound=r.bound)
     assert got == {50.0: pytest.approx(q[0] * 1e3, rel=1e-15), 99.0: pytest.approx(q[1] * 1e3, rel=1e-15)}

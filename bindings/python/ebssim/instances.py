@@ -78,8 +78,9 @@ class Instance:
         fraction of what it asks (default), or max-min fair (small demands met in full).
     wait_cv : float, optional
         Coefficient of variation of the wait of I/Os the instance's EBS limits hold back, 0 to 10
-        (the latency model's ``instance_wait_cv``; default: the platform's,
-        :func:`ebssim.default_wait_spread`, 0.2 on Nitro and 0.1 on Xen). It shapes latency
+        (the latency model's ``instance_wait_cv``; default: the platform's at the I/Os in flight
+        on the volume, :func:`ebssim.default_wait_spread`: on Nitro 0.2 up to 16, 0.65 from 256;
+        0.1 on Xen). It shapes latency
         percentiles only, never the rates (docs/model.md, "Latency percentiles");
         ``ebssim fit --instance`` estimates it from jobs the instance held back.
     """

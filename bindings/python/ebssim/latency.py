@@ -5,13 +5,15 @@ it back and is then served in ``S``. ``S`` is gamma-distributed with the read or
 time as its mean and coefficient of variation ``service_cv``; ``W`` is gamma-distributed with mean
 ``max(0, m - s)`` (``s`` the I/O-weighted mean service time, so a step's mean stays ``m``) and
 coefficient of variation ``wait_cv`` (``instance_wait_cv`` in steps the instance's limits hold
-back). Over a run the distribution mixes the steps, weighted by the I/Os each completes. These
+back; by default the platform's, the instance's at the run's I/Os in flight:
+:func:`default_wait_spread`). Over a run the distribution mixes the steps, weighted by the I/Os each completes. These
 functions take per-step series, so callers that assemble their own (fio predictions) use the same
 model as :meth:`VolumeResult.latency_percentiles`.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
@@ -29,6 +31,7 @@ __all__ = [
     "LatencyModel",
     "closed_loop_latency_s",
     "default_wait_spread",
+    "held_in_flight",
     "latency_moments",
     "latency_quantiles",
     "submission_share",
@@ -40,12 +43,43 @@ FloatArray = npt.NDArray[np.float64]
 DIRECTIONS: Tuple[str, ...] = ("all", "read", "write")
 
 
-def default_wait_spread(nitro: bool = True) -> Tuple[float, float]:
+def default_wait_spread(nitro: bool = True, in_flight: float = math.inf) -> Tuple[float, float]:
     """The default coefficients of variation of the wait under a volume's and under an instance's
-    limits, on Nitro (``nitro=True``) or Xen instances: ``(0.65, 0.2)`` and ``(0.1, 0.1)``
-    (docs/model.md, "Latency percentiles", with the measurements behind them)."""
-    vol, inst = _core.default_wait_spread(bool(nitro))
+    limits, on Nitro (``nitro=True``) or Xen instances, with ``in_flight`` I/Os in flight on the
+    volume (C++ ``default_wait_spread``, ``instance_wait_cv_at``; docs/model.md, "Latency
+    percentiles", with the measurements behind them). Nitro: 0.65 under a volume's limits; under
+    the instance's 0.2 up to 16 in flight, 0.65 from 256, linear in log(in flight) between
+    (``math.inf``, the default: a backlog without bound). Xen: 0.1 and 0.1.
+
+    >>> [tuple(round(v, 4) for v in default_wait_spread(in_flight=n)) for n in (16, 64, 256)]
+    [(0.65, 0.2), (0.65, 0.425), (0.65, 0.65)]
+    >>> default_wait_spread(False, 16)
+    (0.1, 0.1)
+    """
+    n = real(in_flight, "in_flight", "a number of I/Os in flight")
+    try:
+        vol, inst = _core.default_wait_spread(flag(nitro, "nitro"), n)
+    except ValueError as e:
+        raise ValueError(f"default_wait_spread: {e}") from None
     return float(vol), float(inst)
+
+
+def held_in_flight(mean_latency_s: npt.ArrayLike, iops: npt.ArrayLike, service_s: float) -> float:
+    """The I/Os a run keeps in flight while a limit holds it (C++ ``held_in_flight``, Little's
+    law): the mean over the steps whose mean latency ``mean_latency_s`` exceeds ``service_s`` of
+    ``iops x latency``; over every step that completes I/O when none was held; NaN when none
+    does. A closed loop of N I/Os (no think time) gives N.
+
+    >>> held_in_flight([0.0005, 0.016, 0.016], [32000, 1000, 1000], 0.0005)  # 16 in flight, held
+    16.0
+    """
+    lat = np.asarray(real_array(mean_latency_s, "mean_latency_s"), dtype=np.float64)
+    rate = np.asarray(real_array(iops, "iops"), dtype=np.float64)
+    s = real(service_s, "service_s", "a number of seconds")
+    try:
+        return float(_core.held_in_flight(lat, rate, s))
+    except ValueError as e:
+        raise ValueError(f"held_in_flight: {e}") from None
 
 
 def submission_share(depth: float, nitro: bool = True, submitting: Optional[float] = None) -> float:
@@ -79,7 +113,7 @@ class LatencyModel:
     read_fraction: float = 1.0
     service_cv: float = 0.5
     wait_cv: float = 0.65
-    instance_wait_cv: float = 0.2
+    instance_wait_cv: float = 0.65
     submission_share: float = 0.0
 
     def __post_init__(self) -> None:
@@ -123,14 +157,16 @@ class LatencyModel:
         nitro: Optional[bool] = None,
         service_time_s: Optional[float] = None,
         instance: Optional[Instance] = None,
+        in_flight: Optional[float] = None,
     ) -> "LatencyModel":
         """The model of I/Os of ``io_bytes`` with this share of reads on ``volume`` attached to
         ``instance`` (an :class:`ebssim.Instance`; or, without one, a Nitro (``nitro=True``, the
         default) or Xen instance): its service times per direction, their spread, and the waits'
-        spread under the volume's limits (its ``wait_cv``, else the platform's default: the core's
-        rule, as the engine builds the volume) and under the instance's (the instance's
-        ``wait_cv``, else the platform's); ``service_time_s`` a workload's own service time for
-        both directions."""
+        spread under the volume's limits (its ``wait_cv``, else the platform's default: the
+        core's rule, as the engine builds the volume) and under the instance's (the instance's
+        ``wait_cv``, else the platform's with ``in_flight`` I/Os in flight on the volume,
+        :func:`default_wait_spread`; None: a backlog without bound, the widest);
+        ``service_time_s`` a workload's own service time for both directions."""
         if not isinstance(volume, Volume):
             raise ValueError(f"volume must be an ebssim.Volume, got {type(volume).__name__}")
         if instance is not None:
@@ -150,8 +186,11 @@ class LatencyModel:
         else:
             size = real(io_bytes, "io_bytes", "a number of bytes")
             rs, ws = float(p.service_time_s(size, 1.0)), float(p.service_time_s(size, 0.0))
-        # The instance's wait spread: its own (make_instance applies the platform's default).
-        inst = float(instance._params.wait_cv) if instance is not None else default_wait_spread(nitro)[1]
+        # The instance's spread: its own, else the platform's at this depth (make_instance leaves it NaN).
+        depth = math.inf if in_flight is None else real(in_flight, "in_flight", "a number of I/Os in flight")
+        inst = float(instance._params.wait_cv) if instance is not None else math.nan
+        if math.isnan(inst):
+            inst = default_wait_spread(nitro, 0.0 if math.isnan(depth) else depth)[1]
         return cls(rs, ws, read_fraction, float(p.latency_cv), float(p.wait_cv), inst)
 
 

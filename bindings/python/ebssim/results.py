@@ -41,7 +41,7 @@ from . import _core, _repr
 from ._core import CliffEpisode, InstanceSeries, InstanceTotals, VolumeSeries, VolumeTotals
 from ._units import real
 from .instances import Instance
-from .latency import LatencyModel, latency_quantiles
+from .latency import LatencyModel, held_in_flight, latency_quantiles
 from .recording import BOUND_NAMES, DEFAULT_INSTANCE_SERIES, DEFAULT_VOLUME_SERIES, _need_per_step
 from .volumes import Volume
 from .workloads import ClosedLoop, OpenLoop, PhasedClosedLoop, PiecewiseOpenLoop, Workload
@@ -677,16 +677,21 @@ class VolumeResult(_RecordedAxis):
         """The latency model of this run (docs/model.md, "Latency percentiles"): the service
         times of a read and a write of the workload's I/O size (or the workload's own service
         time), the share of reads, the volume's service-time spread, and the waits' spread under
-        the volume's limits and the instance's (the volume's ``wait_cv`` if given, else the
-        platform's default: the instance's, Nitro without one; under the instance's limits the
-        instance's ``wait_cv``, else its platform's)."""
+        the volume's limits and the instance's (the volume's ``wait_cv`` and the instance's if
+        given, else the platform's default, Nitro without an instance, at the I/Os this run kept
+        in flight while held: :func:`ebssim.held_in_flight` of its series)."""
         own = getattr(self.workload, "service_time_ms", None)
+        in_flight: Optional[float] = None
+        if "iops" in self.recorded and "latency_s" in self.recorded:
+            n = held_in_flight(self.latency_s, self.iops, self.service_time_s)
+            in_flight = None if math.isnan(n) else n
         return LatencyModel.of(
             self.volume,
             self._io_bytes(),
             float(getattr(self.workload, "read_fraction", 1.0)),
             instance=None if self.instance is None else self.instance.instance,
             service_time_s=None if own is None else float(own) / 1e3,
+            in_flight=in_flight,
         )
 
     def latency_percentiles(

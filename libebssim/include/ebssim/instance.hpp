@@ -32,7 +32,7 @@ struct InstanceSpec {
     double byte_balance_pct = 100;  ///< initial EBSByteBalance%
     SharePolicy share = SharePolicy::proportional;
     /// Coefficient of variation of the wait of I/Os the instance's EBS limits hold back (NaN: the
-    /// platform's, default_wait_spread(nitro).instance_cv in latency.hpp). Read after the run by
+    /// platform's, by the I/Os in flight: instance_wait_cv_at in latency.hpp). Read after the run by
     /// the latency model (LatencyModel::instance_wait_cv), never by the step loop.
     double wait_cv = unset;
 };
@@ -47,7 +47,7 @@ struct InstanceParams {
     double io_capacity = 0, bytes_capacity = 0;    ///< bucket sizes (0: no burst)
     double io_earn_idle = 0, bytes_earn_idle = 0;  ///< per second, at idle
     double io_initial = 0, bytes_initial = 0;
-    double wait_cv = 0;  ///< of the wait under the instance's limits (the spec's, else the platform's)
+    double wait_cv = unset;  ///< of the wait under the instance's limits (the spec's; NaN: the platform's, by depth)
 };
 
 /// Validate and derive; throws ConfigError naming the field, value and rule.

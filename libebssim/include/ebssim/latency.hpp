@@ -10,8 +10,9 @@
 ///   - W is gamma-distributed with mean w = max(0, m - s), s = the I/O-weighted mean service time
 ///     (so a step's mean stays m exactly), and coefficient of variation wait_cv: the limiter does
 ///     not release the I/Os it holds back in arrival order (0: first come, first served, every
-///     I/O waits w; 1: exponential waits, service in random order among many). The cv depends on
-///     what binds (the volume's limits or the instance's) and on the platform (Nitro or Xen).
+///     I/O waits w; 1: exponential waits, service in random order among many). By default the cv
+///     depends on the platform (Nitro or Xen), on what binds (the volume's limits or the
+///     instance's) and, under the instance's, on the I/Os in flight (WaitSpread).
 /// W + S is a sum of two gammas; each step's distribution is the shifted gamma with its first
 /// three cumulants (exact when either part is constant). Over a run the distribution is the
 /// mixture of the steps, weighted by the I/Os each completes.
@@ -37,16 +38,39 @@ inline constexpr double min_service_cv = 1e-3;
 inline constexpr double max_cv = 10.0;
 
 /// Default spread of the wait under a limit, by platform and by what binds (docs/model.md,
-/// "Latency percentiles", with the measurements behind each).
+/// "Latency percentiles", with the measurements behind each). Under the volume's own limits one
+/// coefficient of variation at any depth; under the instance's, one that grows with the I/Os in
+/// flight on the volume: `shallow_cv` at `shallow_in_flight` or fewer, `deep_cv` at
+/// `deep_in_flight` or more, linear in log(in flight) between the two (an assumption: the data
+/// hold only the two ends).
 struct WaitSpread {
-    double volume_cv;    ///< under the volume's own limits
-    double instance_cv;  ///< under the instance's EBS limits
+    double volume_cv;          ///< under the volume's own limits
+    double shallow_in_flight;  ///< under the instance's: I/Os in flight at or below which it spreads least
+    double shallow_cv;         ///< the instance's cv there
+    double deep_in_flight;     ///< I/Os in flight at or above which it spreads most
+    double deep_cv;            ///< the instance's cv there
 };
-inline constexpr WaitSpread nitro_wait_spread{0.65, 0.2};
-inline constexpr WaitSpread xen_wait_spread{0.1, 0.1};
+/// Nitro: 0.65 under a volume's caps with 256 libaio I/Os in flight (data set 05, the median fit of
+/// 21 runs); under the instance's, 0.2 with 16 psync jobs (data set 03, fitted 0.193 +- 0.016) and
+/// 0.65 with 256 (data set 05's runs r5b.large's throughput held, as wide as the volume-held).
+inline constexpr WaitSpread nitro_wait_spread{0.65, 16, 0.2, 256, 0.65};
+/// Xen: 0.1 under either limit with 512 in flight (data set 01); no shallower run, so flat.
+inline constexpr WaitSpread xen_wait_spread{0.1, 16, 0.1, 256, 0.1};
 [[nodiscard]] constexpr WaitSpread default_wait_spread(bool nitro) noexcept {
     return nitro ? nitro_wait_spread : xen_wait_spread;
 }
+
+/// The spread's coefficient of variation under the instance's limits with `in_flight` I/Os in
+/// flight (>= 0; infinity: a backlog without bound, the deep end). Throws ConfigError naming the
+/// argument.
+[[nodiscard]] double instance_wait_cv_at(const WaitSpread& spread, double in_flight);
+
+/// The I/Os a run keeps in flight while a limit holds it, by Little's law: the mean, over the
+/// steps whose mean latency exceeds `service_s` (something held their I/Os back), of iops x
+/// mean latency; over every step that completes I/O when none was held; NaN when none completes.
+/// A closed loop of N I/Os without think time gives N. `iops` per second, as the engine records.
+[[nodiscard]] double held_in_flight(std::span<const double> mean_latency_s, std::span<const double> iops,
+                                    double service_s);
 
 /// fio's submission latency (slat) under a limit (docs/model.md, "Submission latency"). A job of
 /// an asynchronous engine (libaio) submits one I/O at a time; while a limit holds the device's
@@ -67,12 +91,12 @@ inline constexpr double xen_submitting = 0.75;
 
 /// The latency model of one run: service times per direction, their spread, the waits' spread.
 struct LatencyModel {
-    double read_service_s = 0;                                ///< mean unloaded service time of a read, seconds (> 0)
-    double write_service_s = 0;                               ///< of a write
-    double read_fraction = 1;                                 ///< share of the I/Os that are reads, 0..1
-    double service_cv = 0.5;                                  ///< coefficient of variation of the service time
-    double wait_cv = nitro_wait_spread.volume_cv;             ///< of the wait under the volume's limits
-    double instance_wait_cv = nitro_wait_spread.instance_cv;  ///< of the wait under the instance's limits
+    double read_service_s = 0;                            ///< mean unloaded service time of a read, seconds (> 0)
+    double write_service_s = 0;                           ///< of a write
+    double read_fraction = 1;                             ///< share of the I/Os that are reads, 0..1
+    double service_cv = 0.5;                              ///< coefficient of variation of the service time
+    double wait_cv = nitro_wait_spread.volume_cv;         ///< of the wait under the volume's limits
+    double instance_wait_cv = nitro_wait_spread.deep_cv;  ///< of the wait under the instance's limits
     /// Share (0..1) of each I/O's wait spent before it was submitted (fio's slat: submission_share).
     /// latency_quantiles and latency_moments describe the rest, wait x (1 - share) + service (fio's
     /// clat); 0 (the default): the whole latency.

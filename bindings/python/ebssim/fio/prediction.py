@@ -210,6 +210,26 @@ def _clone(
     )
 
 
+def _wait_spreads(clones_by_run: List[List[_Clone]], vols: Sequence[Volume], instance: Optional[Instance]) -> None:
+    """Each clone's wait spread at the I/Os its phase keeps in flight on its volume, every job of
+    the run in that phase together (the platform's default by depth, docs/model.md, "Latency
+    percentiles"; a volume's or instance's own ``wait_cv`` stays)."""
+    for clones in clones_by_run:
+        depth: Dict[Tuple[int, int], float] = {}
+        for c in clones:
+            key = (c.job.phase, c.volume)
+            depth[key] = depth.get(key, 0.0) + float(c.loop.in_flight) * c.count
+        for c in clones:
+            m = LatencyModel.of(
+                vols[c.volume],
+                c.job.bs_read,
+                c.job.read_fraction,
+                instance=instance,
+                in_flight=depth[(c.job.phase, c.volume)],
+            )
+            c.model = dataclasses.replace(c.model, wait_cv=m.wait_cv, instance_wait_cv=m.instance_wait_cv)
+
+
 def _member_clone(
     job: FioJob, run: int, label: str, vi: int, stripe: StripedSet, share: float, instance: Optional[Instance]
 ) -> _Clone:
@@ -364,6 +384,8 @@ def _predict(
                     c.count = job.numjobs
                     clones.append(c)
         clones_by_run.append(clones)
+
+    _wait_spreads(clones_by_run, vols, sim.instance)
 
     # Log paths are checked before anything is simulated, so that a refused path costs nothing.
     inputs = _input_files(jobsets)
