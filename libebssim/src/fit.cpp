@@ -297,6 +297,28 @@ LevelsFit fit_levels(const Windows& w, const std::vector<Segment>& segments, con
         for (std::size_t i = 0; i < n; ++i) pred[i] /= (w.end_s[i] - w.start_s[i]);
         return cover;
     };
+    // One series of windows is one rate: segments that overlap in time would add their levels in
+    // the windows they share (concurrent jobs' logs are fitted one job at a time).
+    {
+        std::vector<std::pair<double, std::size_t>> starts;
+        std::vector<double> ends(K);
+        for (std::size_t k = 0; k < K; ++k) {
+            const Segment& s = segments[k];
+            const double a = s.start_change >= 0 ? x0[K + static_cast<std::size_t>(s.start_change)] : s.start_s;
+            ends[k] = s.end_change >= 0 ? x0[K + static_cast<std::size_t>(s.end_change)] : s.end_s;
+            starts.emplace_back(a, k);
+        }
+        std::sort(starts.begin(), starts.end());
+        for (std::size_t i = 1; i < K; ++i) {
+            const std::size_t p = starts[i - 1].second, k = starts[i].second;
+            if (starts[i].first < ends[p] - 1e-9 * std::max(1.0, std::abs(ends[p]))) {
+                throw ConfigError(fmt::format(
+                    "fit_levels: segments {} ({}, {}) and {} ({}, {}) overlap: the windows are one rate, so "
+                    "segments follow one another (fit concurrent jobs' windows one job at a time)",
+                    p, starts[i - 1].first, ends[p], k, starts[i].first, ends[k]));
+            }
+        }
+    }
     {
         std::vector<double> pred;
         const auto cover = predict(x0, pred);

@@ -60,6 +60,28 @@ TEST_CASE("fit_levels: a change of rate inside a window is placed within it") {
     CHECK(r.change_s[0] == doctest::Approx(4.25).epsilon(1e-6));
 }
 
+TEST_CASE("fit_levels: segments that overlap are refused (one rate, not concurrent jobs)") {
+    // Two jobs' logs at once: job A at 100/s and job B at 10/s over (0, 10]. As one series, each
+    // window would be predicted as A + B = 110/s, which neither log measured.
+    Windows w;
+    for (int i = 0; i < 10; ++i) {
+        w.start_s.push_back(i);
+        w.end_s.push_back(i + 1);
+        w.value.push_back(100.0);
+        w.weight.push_back(1.0);
+    }
+    const std::vector<Segment> concurrent{{0, 10, -1, -1}, {0, 10, -1, -1}};
+    CHECK_THROWS_WITH_AS(fit_levels(w, concurrent, {90, 12}, {}), doctest::Contains("overlap"), ConfigError);
+    const std::vector<Segment> partly{{0, 6, -1, -1}, {5, 10, -1, -1}};
+    CHECK_THROWS_WITH_AS(fit_levels(w, partly, {90, 12}, {}), doctest::Contains("segments 0 (0, 6) and 1 (5, 10)"),
+                         ConfigError);
+    // Back to back (one ends where the next starts): one rate, fitted.
+    const std::vector<Segment> follow{{0, 5, -1, -1}, {5, 10, -1, -1}};
+    const LevelsFit r = fit_levels(w, follow, {90, 12}, {});
+    CHECK(r.level[0] == doctest::Approx(100).epsilon(1e-9));
+    CHECK(r.level[1] == doctest::Approx(100).epsilon(1e-9));
+}
+
 TEST_CASE("fit_bucket_volume: a 100 GiB gp2 from its own engine's rates") {
     // A saturating load: 3,000 IOPS until 5.4e6 x 10 % / 2,700 = 200 s, then 300.
     Windows w;

@@ -93,7 +93,9 @@ struct LevelsFit {
 };
 /// Fit piecewise-constant levels (one per segment) and the free change times between them to
 /// the windows: a window's prediction is the exact mean of the piecewise-constant rate over it.
-/// Windows not covered by any segment are an error.
+/// The windows are one rate, so the segments follow one another: segments that overlap (the
+/// jobs of one phase, each with its own log) and windows not covered by any segment are
+/// ConfigErrors.
 LevelsFit fit_levels(const Windows& w, const std::vector<Segment>& segments, const std::vector<double>& level0,
                      const std::vector<double>& change0);
 

@@ -76,9 +76,8 @@ def fit_levels(capture: Capture) -> Tuple[List[Level], float, int]:
 
     Returns the levels, the weighted sum of squares and its degrees of freedom. Windows are
     weighted by their length over the variance of their level's jitter. Jobs share no parameter
-    (their ends are fixed), so each is fitted on its own windows: the core's least squares
-    predicts a window from every segment that overlaps it in time, which would mix the windows
-    of jobs that ran at the same time.
+    (their ends are fixed), so each is fitted on its own windows: the core fits one rate, and
+    refuses segments that overlap in time (jobs that ran at the same time).
     """
     levels: List[Level] = []
     ssr, dof = 0.0, 0
