@@ -201,7 +201,7 @@ def test_errors() -> None:
     vector["data"]["resultType"] = "vector"
     with pytest.raises(ValueError, match=r"resultType='vector' must be 'matrix'"):
         prometheus.read_query_range(vector)
-    with pytest.raises(ValueError, match=r"no __name__ label .*pass metric="):
+    with pytest.raises(ValueError, match=r"no __name__ label .*give its metric \(metric= in Python"):
         prometheus.read_query_range(DATA / "rate_node_disk_read_bytes_total.json")
     with pytest.raises(ValueError, match=r"metric='node_disk_io_now' is not a disk metric"):
         prometheus.read_query_range(COUNTERS, metric="node_disk_io_now")

@@ -89,6 +89,34 @@ def test_devices_by_instance_by_id_and_by_serial(tmp_path):
     assert str(tmp_path / "disk_info.json") in plan.inputs
 
 
+RATE_METRICS = (
+    "node_disk_reads_completed_total",
+    "node_disk_writes_completed_total",
+    "node_disk_read_bytes_total",
+    "node_disk_written_bytes_total",
+)
+
+
+def test_a_plan_takes_rate_answers_as_metric_equals_file(tmp_path):
+    # rate() drops the metric name, so each answer comes as METRIC=FILE (as `advise --metrics`
+    # takes it). The plan replays what ebssim.prometheus.read_metrics reads from the same pairs.
+    from ebssim import prometheus
+
+    pairs = [(m, str(DATA / f"rate_{m}.json")) for m in RATE_METRICS]
+    listed = "".join(f"\n    - {m}={f}" for m, f in pairs)
+    plan = parse_plan(_plan_text(f"  prometheus:{listed}\n  devices: {{vda: data}}\n"), base_dir=tmp_path)
+    o = plan.run()
+    assert o.exit_status == 0  # at most ~1,400 IOPS: below gp3's 3,000
+    frame = prometheus.read_metrics(*pairs, devices={"vda": "data"})
+    ops = frame[frame.metric.isin(["VolumeReadOps", "VolumeWriteOps"])].value.sum()
+    r = o.results["data"]
+    assert float((r.iops * r.dt_s).sum()) == pytest.approx(float(ops), rel=1e-9)
+    assert set(plan.inputs) >= {f for _, f in pairs}
+    # Without METRIC=, the error says how to give it.
+    with pytest.raises(PlanError, match=r"METRIC=FILE in `ebssim advise --metrics` and check plans"):
+        parse_plan(_plan_text(f"  prometheus: {pairs[0][1]}\n  devices: {{vda: data}}\n"), base_dir=tmp_path)
+
+
 @pytest.mark.parametrize(
     "workload, volumes, expected",
     [

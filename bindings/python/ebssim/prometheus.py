@@ -39,6 +39,7 @@ __all__ = [
     "to_metrics",
     "read_metrics",
     "is_answer",
+    "source_of",
 ]
 
 #: Largest JSON file the readers read (a day of 10 s steps of 7 metrics of 100 devices is about
@@ -169,8 +170,9 @@ def read_query_range(
             if name is None:
                 if metric is None:
                     raise ValueError(
-                        f"{w}: the series has no __name__ label ({dict(labels)}; rate() drops it): pass metric= "
-                        f"(one of {', '.join(METRICS)})"
+                        f"{w}: the series has no __name__ label ({dict(labels)}; rate() drops it): give its metric "
+                        f"(metric= in Python, METRIC=FILE in `ebssim advise --metrics` and check plans; one of "
+                        f"{', '.join(METRICS)})"
                     )
                 name = metric
             elif metric is not None and name != metric:
@@ -374,6 +376,20 @@ def to_metrics(
         )
     df = df.sort_values(["volume_id", "metric", "stat", "timestamp"], kind="stable").reset_index(drop=True)
     return check_metrics(df)
+
+
+def source_of(text: str) -> Union[str, Tuple[str, str]]:
+    """A source as ``ebssim advise --metrics`` and ``ebssim check`` plans write it: ``METRIC=FILE``
+    (``METRIC`` one of :data:`METRICS`) is the pair ``(METRIC, FILE)``, an answer whose series
+    have no ``__name__`` (``rate()`` drops it); anything else is a path, as given.
+
+    >>> source_of("node_disk_reads_completed_total=r.json"), source_of("counters.json")
+    (('node_disk_reads_completed_total', 'r.json'), 'counters.json')
+    >>> source_of("a=b.json")   # not a metric: a file whose name holds '='
+    'a=b.json'
+    """
+    metric, eq, file = text.partition("=")
+    return (metric, file) if eq and metric in METRICS else text
 
 
 def is_answer(source: Source) -> bool:

@@ -235,9 +235,9 @@ def _metrics(paths: List[str], queries: Any, devices: List[str], disk_info: Any)
     frames = []
     answers: List[Any] = []
     for p in paths:
-        metric, eq, file = p.partition("=")
-        if eq and metric in prometheus.METRICS:  # METRIC=FILE: a rate() answer
-            answers.append((metric, file))
+        src = prometheus.source_of(p)
+        if isinstance(src, tuple):  # METRIC=FILE: a rate() answer
+            answers.append(src)
         elif prometheus.is_answer(p):
             answers.append(p)
         elif p.endswith(".csv"):

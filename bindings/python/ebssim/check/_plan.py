@@ -695,13 +695,17 @@ class _Prometheus(_Metrics):
                 prometheus.device_volumes(disk_info)
             except (ValueError, OSError) as e:
                 raise r.error(["workload", "disk_info"], str(e)) from None
-        paths = [r.path(f) for f in w["prometheus"]]
-        for i, p in enumerate(paths):
+        sources: List[Any] = []  # a path, or (metric, path) for METRIC=FILE (a rate() answer)
+        for i, f in enumerate(w["prometheus"]):
+            src = prometheus.source_of(f)
+            metric, path = src if isinstance(src, tuple) else (None, src)
+            path = r.path(path)
+            sources.append(path if metric is None else (metric, path))
             try:
-                prometheus.read_query_range(p)
+                prometheus.read_query_range(path, metric=metric)
             except (ValueError, OSError) as e:
-                raise r.error(key if len(paths) == 1 else [*key, i], str(e)) from None
+                raise r.error(key if len(w["prometheus"]) == 1 else [*key, i], str(e)) from None
         try:
-            return prometheus.read_metrics(*paths, devices=devices, disk_info=disk_info)
+            return prometheus.read_metrics(*sources, devices=devices, disk_info=disk_info)
         except (ValueError, OSError) as e:
             raise r.error(key, str(e)) from None

@@ -97,7 +97,7 @@ SCHEMA: Dict[str, Dict[str, Key]] = {
         "prometheus": Key(
             "strings",
             "Prometheus query_range answers (JSON) of node_exporter's disk counters, one file or a list "
-            "(ebssim.prometheus)",
+            "(ebssim.prometheus); METRIC=FILE for an answer of rate(), whose series have no metric name",
         ),
         "devices": Key(
             "mapping",
