@@ -52,7 +52,7 @@ struct WaitSpread {
 };
 /// Nitro: 0.65 under a volume's caps with 256 libaio I/Os in flight (data set 05, the median fit of
 /// 21 runs); under the instance's, 0.2 with 16 psync jobs (data set 03, fitted 0.193 +- 0.016) and
-/// 0.65 with 256 (data set 05's runs r5b.large's throughput held, as wide as the volume-held).
+/// 0.65 with 256 (data set 05's runs r5b.large's throughput held: io2's two fitted 0.65 +- 0.04).
 inline constexpr WaitSpread nitro_wait_spread{0.65, 16, 0.2, 256, 0.65};
 /// Xen: 0.1 under either limit with 512 in flight (data set 01); no shallower run, so flat.
 inline constexpr WaitSpread xen_wait_spread{0.1, 16, 0.1, 256, 0.1};
