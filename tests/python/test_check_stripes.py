@@ -214,6 +214,45 @@ def test_a_sets_own_counters_are_split_by_the_sets_rule(tmp_path):
     assert plan.run().exit_status == 0
 
 
+GP3_SET = "raid0:chunk=64+gp3:size=100+gp3:size=100"  # 3,000 IOPS on each member
+
+
+def _queued(vid: str, iops: float, queue: float) -> pd.DataFrame:
+    """:func:`_reads` with the measured VolumeQueueLength (Average) of each minute."""
+    m = _reads(vid, iops)
+    q = aws.metrics_from_wide(pd.DataFrame({"VolumeQueueLength": queue}, index=IDX), vid)
+    return pd.concat([m, q], ignore_index=True)
+
+
+def test_a_sets_measured_queue_bounds_each_member(tmp_path):
+    # The md device asks 8,000 IOPS of 16 KiB with 32 I/Os outstanding (its VolumeQueueLength).
+    # 64 KiB chunks: one piece per I/O, member_share 1 / 2: each member is asked 4,000 IOPS with
+    # 16 outstanding, and serves gp3's 3,000. With max_in_flight: measured the application holds
+    # the rest: the device latency is Little's 16 / 3,000 s = 5.33 ms, and 1,000 I/Os a second
+    # are carried past each period (60,000 a minute, 1.8 M after 30 min). A member's 7.2 M I/Os
+    # take 7.2 M / 3,000 = 2,400 s: the job's slowdown is 40 / 30 min.
+    plan = _metrics_plan(
+        tmp_path, [_queued(MD, 8000, 32.0)], f"  {MD}: {GP3_SET}", "  max_in_flight: measured\n", "  no_cliff: true"
+    )
+    out = plan.run()
+    for m in out.results[MD].members:
+        assert m.iops[:40] == pytest.approx(3000) and m.iops[40] == 0  # 40 one-minute steps, then drained
+        assert np.asarray(m.device_latency_s)[:40] == pytest.approx(16 / 3000, rel=1e-9)
+        assert float(m.backlog_ops[29]) == pytest.approx(1000 * 1800, rel=1e-9)
+        assert m.slowdown == pytest.approx(40 / 30, rel=1e-9)
+    # The members' own queues, measured as 16 each: the same bound, their mean.
+    plan = _metrics_plan(
+        tmp_path,
+        [_queued(A, 4000, 16.0), _queued(B, 4000, 16.0)],
+        f"  md0: {GP3_SET}",
+        f"  members:\n    md0: [{A}, {B}]\n  max_in_flight: measured\n",
+        "  no_cliff: true",
+    )
+    for m in plan.run().results["md0"].members:
+        assert np.asarray(m.device_latency_s)[:40] == pytest.approx(16 / 3000, rel=1e-9)
+        assert m.slowdown == pytest.approx(40 / 30, rel=1e-9)
+
+
 @pytest.mark.parametrize(
     "volumes, extra, key, message",
     [
@@ -239,7 +278,7 @@ def test_a_sets_own_counters_are_split_by_the_sets_rule(tmp_path):
             f"  md0: {GP2_SET}",
             "  max_in_flight: 32\n",
             "workload.max_in_flight",
-            r"the plan has the striped set 'md0'.* not split over a set's members",
+            r"the plan has the striped set 'md0'.* not split over a set's members; give max_in_flight: measured",
         ),
         (
             f"  md0: {GP2_SET}",

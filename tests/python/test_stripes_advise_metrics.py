@@ -202,3 +202,41 @@ def test_cli_members_errors(cli, tmp_path) -> None:
     assert r.returncode == 2 and "--members 'md0': expected SET_ID=ID,ID,..." in r.stderr
     r = cli(*base, "--metrics", str(f), "--device", f"nvme1n1={A}", "--members", f"md0={A},{B}", spec)
     assert r.returncode == 2 and "members['md0']: the metrics hold no VolumeReadOps" in r.stderr
+
+
+def _queue_frame(vid: str, ops_per_min: float, io_bytes: float, queue: float) -> pd.DataFrame:
+    idx = pd.date_range("2024-05-01", periods=3, freq="1min", tz="UTC")
+    wide = pd.DataFrame(
+        {
+            "VolumeReadOps": ops_per_min,
+            "VolumeReadBytes": ops_per_min * io_bytes,
+            "VolumeWriteOps": 0.0,
+            "VolumeWriteBytes": 0.0,
+            "VolumeQueueLength": queue,
+        },
+        index=idx,
+    )
+    return aws.metrics_from_wide(wide, vid)
+
+
+def _queue_of(frame: pd.DataFrame) -> List[float]:
+    return [float(v) for v in frame[frame.metric == "VolumeQueueLength"].value]
+
+
+def test_member_metrics_carry_the_queue_length() -> None:
+    md0 = ebssim.striped([ebssim.gp3(100)] * 2, chunk_kib=256)
+    vid = "vol-0123456789abcdef0"
+    # The md device's own: 1 MiB I/Os on 256 KiB chunks are 4 pieces, 2 on each member, so a
+    # member holds 2 pieces for each set I/O outstanding: 2 x 10 = 20. At 16 KiB (one piece on
+    # one member, share 1 / 2), 5.
+    assert _queue_of(md0.member_metrics(_queue_frame(vid, 600.0, 2**20, 10.0), vid)) == [20.0] * 3
+    assert _queue_of(md0.member_metrics(_queue_frame(vid, 600.0, 16384, 10.0), vid)) == [5.0] * 3
+    # An idle queue stays idle.
+    assert _queue_of(md0.member_metrics(_queue_frame(vid, 600.0, 16384, 0.0), vid)) == [0.0] * 3
+    # The members' own: alike members, their mean.
+    a, b = "vol-0aaaaaaaaaaaaaaaa", "vol-0bbbbbbbbbbbbbbbb"
+    both = pd.concat([_queue_frame(a, 600.0, 16384, 4.0), _queue_frame(b, 600.0, 16384, 8.0)], ignore_index=True)
+    assert _queue_of(md0.member_metrics(both, vid, [a, b])) == [6.0] * 3
+    # Without a queue length, none is made up.
+    plain = _queue_frame(vid, 600.0, 16384, 1.0)
+    assert _queue_of(md0.member_metrics(plain[plain.metric != "VolumeQueueLength"], vid)) == []

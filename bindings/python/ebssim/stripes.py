@@ -284,6 +284,11 @@ class StripedSet(VolumeGroup):
         ``member_share`` times the I/Os, an N-th of the bytes). A ValueError names what the
         metrics lack.
 
+        ``VolumeQueueLength``, where the metrics have it, follows: the members' mean, or the set's
+        own times the period's share of its I/Os on a member (the core's bound on a member,
+        ``stripe_member_trace``), so that ``ebssim.aws.replay(..., max_in_flight="measured")``
+        bounds each member by its part of the application's outstanding I/Os.
+
         >>> import pandas as pd, ebssim
         >>> md0 = ebssim.striped([ebssim.gp3(100)] * 2, chunk_kib=256)
         >>> idx = pd.date_range("2024-05-01", periods=2, freq="1min", tz="UTC")  # the set's own counters
@@ -327,6 +332,12 @@ class StripedSet(VolumeGroup):
                     [one, balance.groupby(keys, as_index=False)["value"].min().assign(volume_id=set_id)],
                     ignore_index=True,
                 )
+            queue = metrics[metrics["volume_id"].isin(ids) & (metrics["metric"] == "VolumeQueueLength")]
+            if len(queue):  # alike members: each one's outstanding I/Os, the members' mean
+                one = pd.concat(
+                    [one, queue.groupby(keys, as_index=False)["value"].mean().assign(volume_id=set_id)],
+                    ignore_index=True,
+                )
             return aws.check_metrics(one[list(aws.COLUMNS)])
         own = sums[sums["volume_id"] == set_id]
         if own.shape[0] == 0:
@@ -359,6 +370,37 @@ class StripedSet(VolumeGroup):
                         }
                     )
                 )
+        queue = metrics[(metrics["volume_id"] == set_id) & (metrics["metric"] == "VolumeQueueLength")]
+        for (qstat, qperiod, qunit), rows in queue.groupby(["stat", "period_s", "unit"]):
+            # The set's outstanding I/Os on one member: the core's bound of a set's trace on a member.
+            qs = rows.set_index("timestamp")["value"].reindex(wide.index).to_numpy(np.float64)
+            have = ~np.isnan(qs)
+            try:
+                t = _core.stripe_member_trace(
+                    (wide["VolumeReadOps"] + wide["VolumeWriteOps"]).to_numpy(np.float64)[have],
+                    (wide["VolumeReadBytes"] + wide["VolumeWriteBytes"]).to_numpy(np.float64)[have],
+                    self._chunk_bytes,
+                    self.n,
+                    max_in_flight=np.maximum(qs[have], 1e-300),  # a bound > 0; an empty queue stays 0 below
+                    read_ops=wide["VolumeReadOps"].to_numpy(np.float64)[have],
+                    read_bytes=wide["VolumeReadBytes"].to_numpy(np.float64)[have],
+                )
+            except ValueError as e:
+                raise ValueError(f"the metrics of {set_id!r}, VolumeQueueLength per period: {e}") from None
+            per = np.broadcast_to(np.asarray(t.max_in_flight, dtype=np.float64), (int(have.sum()),))
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "timestamp": wide.index[have],
+                        "volume_id": set_id,
+                        "metric": "VolumeQueueLength",
+                        "stat": qstat,
+                        "period_s": qperiod,
+                        "unit": qunit,
+                        "value": np.where(qs[have] > 0, per, 0.0),
+                    }
+                )
+            )
         out = pd.concat(parts, ignore_index=True).sort_values("timestamp", kind="stable", ignore_index=True)
         return aws.check_metrics(out[list(aws.COLUMNS)])
 

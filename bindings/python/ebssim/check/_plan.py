@@ -571,11 +571,13 @@ class _Metrics:
             if len(given) != n or len(set(given)) != n:
                 raise r.error(key, f"{given!r} must name each of the set's {n} members once")
             self.members[name] = list(given)
-        if sets and "max_in_flight" in w:
+        if sets and "max_in_flight" in w and w["max_in_flight"] != "measured":
             raise r.error(
                 ["workload", "max_in_flight"],
                 f"the plan has the striped set {next(iter(sets))!r}, whose members replay shares of its demand: a "
-                "bound on the application's outstanding I/Os is not split over a set's members; leave it out",
+                "number of outstanding I/Os is not split over a set's members; give max_in_flight: measured (each "
+                "member's part of the measured VolumeQueueLength: the members' own, or the set's times its share) "
+                "or leave it out",
             )
         metrics = self.read(w, ids, r)
         have = set(metrics["volume_id"])
