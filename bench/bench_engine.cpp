@@ -27,6 +27,7 @@
 
 #include "ebssim/engine.hpp"
 #include "ebssim/instance.hpp"
+#include "ebssim/stripe.hpp"
 #include "ebssim/volume.hpp"
 #include "ebssim/workload.hpp"
 // The lockstep kernel's instruction-set switch (private to the library; BM_Fleet compares them).
@@ -707,6 +708,31 @@ void BM_ValidateOpenLoop(benchmark::State& state) {
     set_rates(state, 1, kSteps);
 }
 BENCHMARK(BM_ValidateOpenLoop)->Unit(benchmark::kMillisecond);
+
+// A trace on a RAID-0 set, split into one member's (stripe_member_trace): what Simulation.run does
+// before stepping a set's open loop. Mixed sizes (4, 16, 64 KiB at random), reads and writes.
+void BM_StripeMemberTrace(benchmark::State& state) {
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<double> rate(100, 3000);
+    std::uniform_int_distribution<int> pick(0, 2);
+    const double sizes[] = {4096, 16384, 65536};
+    std::vector<double> ops(kSteps), bytes(kSteps), read_ops(kSteps), read_bytes(kSteps);
+    for (std::int64_t i = 0; i < kSteps; ++i) {
+        const auto k = static_cast<std::size_t>(i);
+        ops[k] = rate(rng);
+        bytes[k] = ops[k] * sizes[pick(rng)];
+        read_ops[k] = ops[k] / 2;
+        read_bytes[k] = bytes[k] / 2;
+    }
+    const bool reads = state.range(0) != 0;
+    for (auto _ : state) {
+        const StripeMemberTrace t = reads ? stripe_member_trace(ops, bytes, 512.0 * 1024, 2, {}, read_ops, read_bytes)
+                                          : stripe_member_trace(ops, bytes, 512.0 * 1024, 2);
+        benchmark::DoNotOptimize(t.ops.data());
+    }
+    set_rates(state, 1, kSteps);
+}
+BENCHMARK(BM_StripeMemberTrace)->ArgName("reads")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
