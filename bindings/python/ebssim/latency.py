@@ -6,9 +6,9 @@ time as its mean and coefficient of variation ``service_cv``; ``W`` is gamma-dis
 ``max(0, m - s)`` (``s`` the I/O-weighted mean service time, so a step's mean stays ``m``) and
 coefficient of variation ``wait_cv`` (``instance_wait_cv`` in steps the instance's limits hold
 back; by default the platform's, the instance's at the run's I/Os in flight:
-:func:`default_wait_spread`). Over a run the distribution mixes the steps, weighted by the I/Os each completes. These
-functions take per-step series, so callers that assemble their own (fio predictions) use the same
-model as :meth:`VolumeResult.latency_percentiles`.
+:func:`default_wait_spread`). Over a run the distribution mixes the steps, weighted by the I/Os
+each completes. These functions take per-step series, so callers that assemble their own (fio
+predictions) use the same model as :meth:`VolumeResult.latency_percentiles`.
 """
 
 from __future__ import annotations

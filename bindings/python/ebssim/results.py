@@ -708,8 +708,8 @@ class VolumeResult(_RecordedAxis):
         limit that holds it back, a gamma-distributed time whose mean is the step's mean latency
         minus the service time and whose spread is the platform's (wide under a volume's caps on
         Nitro, under an instance's the wider the more I/Os are in flight, narrow on Xen), then
-        takes a gamma-distributed service
-        time of its direction; the run mixes the steps weighted by the I/Os each completes.
+        takes a gamma-distributed service time of its direction; the run mixes the steps weighted
+        by the I/Os each completes.
         ``direction`` ``"all"``, ``"read"`` or ``"write"``; ``model`` replaces
         :attr:`latency_model` (e.g. ``dataclasses.replace(r.latency_model, wait_cv=0)``).
         """
