@@ -182,14 +182,10 @@ class Simulation:
             if i not in self.targets:
                 names = ", ".join(map(repr, self.targets))
                 raise KeyError(f"{i!r} is not a target of the simulation: its targets are {names}")
-            first = 0
-            for name, t in self.targets.items():
-                n_t = len(t.members) if isinstance(t, VolumeGroup) else 1
-                if name == i:
-                    with self._state():
-                        got = tuple(float(self._sim.credits(first + k)) for k in range(n_t))
-                    return got if isinstance(t, VolumeGroup) else got[0]
-                first += n_t
+            span = self._spans()[i]
+            with self._state():
+                got = tuple(float(self._sim.credits(k)) for k in range(span.start, span.stop))
+            return got if isinstance(self.targets[i], VolumeGroup) else got[0]
         n = len(self.volumes)
         k = integer(i, "i", "a volume index" if self.targets is None else "a volume index or a target's name")
         if not -n <= k < n:
@@ -406,19 +402,26 @@ class Simulation:
                 labels.append(f"workloads[{name!r}]")
         return ws, labels
 
+    def _spans(self) -> Dict[str, slice]:
+        """Each target's volumes among :attr:`volumes`: a plain volume's one, a set's members."""
+        assert self.targets is not None
+        out: Dict[str, slice] = {}
+        first = 0
+        for name, t in self.targets.items():
+            n = len(t.members) if isinstance(t, VolumeGroup) else 1
+            out[name] = slice(first, first + n)
+            first += n
+        return out
+
     def _named(self, given: Mapping[str, Any], run: RunResult) -> RunResult:
         """``run`` (one result per volume stepped) with each target's result by name."""
         assert self.targets is not None
         out: Dict[str, Any] = {}
-        i = 0
-        for name, t in self.targets.items():
+        for (name, t), span in zip(self.targets.items(), self._spans().values()):
             if isinstance(t, VolumeGroup):
-                k = len(t.members)
-                out[name] = t._group_result(given[name], RunResult(list(run[i : i + k]), run.instance))
-                i += k
+                out[name] = t._group_result(given[name], RunResult(list(run[span]), run.instance))
             else:
-                out[name] = run[i]
-                i += 1
+                out[name] = run[span.start]
         return RunResult(list(run), run.instance, targets=out)
 
     def replay(
