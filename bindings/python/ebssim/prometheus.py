@@ -412,7 +412,7 @@ def is_answer(source: Source) -> bool:
 
 
 def read_metrics(
-    *sources: Union[Source, Tuple[str, Source]],
+    *sources: Union[Source, Tuple[str, Source], "pd.DataFrame"],
     devices: Optional[Mapping[DeviceKey, str]] = None,
     disk_info: Optional[Source] = None,
     step: Optional[float] = None,
@@ -423,9 +423,11 @@ def read_metrics(
 
     Parameters
     ----------
-    *sources : path, dict, or (metric, path or dict)
+    *sources : path, dict, (metric, path or dict), or DataFrame
         The answers; an answer whose series have no ``__name__`` (``rate()``) comes as a pair
-        with its metric, e.g. ``("node_disk_reads_completed_total", "r.json")``.
+        with its metric, e.g. ``("node_disk_reads_completed_total", "r.json")``; or the samples
+        :func:`read_query_range` already read from one (a caller that reads each answer itself,
+        to say which one is wrong, need not have it read twice).
     devices : dict, optional
         ``{device or (instance, device): name}``. A name is the ``volume_id`` the metrics get:
         an EBS volume id, or any other name the caller matches them by (a capacity plan's volume
@@ -461,6 +463,8 @@ def read_metrics(
                     f"{src!r}: a pair is (metric, answer), e.g. ('node_disk_reads_completed_total', 'r.json')"
                 )
             frames.append(read_query_range(src[1], metric=src[0]))
+        elif isinstance(src, pd.DataFrame):
+            frames.append(src)
         else:
             frames.append(read_query_range(src))
     samples = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]

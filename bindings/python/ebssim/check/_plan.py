@@ -567,10 +567,10 @@ class _Metrics:
             if name not in sets:
                 what = "not one of the plan's volumes" if name not in volumes else "a volume, not a striped set"
                 raise r.error(key, f"{name!r} is {what} (the plan's striped sets: {', '.join(sets) or 'none'})")
-            n = sets[name].n
-            if len(given) != n or len(set(given)) != n:
-                raise r.error(key, f"{given!r} must name each of the set's {n} members once")
-            self.members[name] = list(given)
+            try:
+                self.members[name] = sets[name]._member_ids(given)
+            except ValueError as e:
+                raise r.error(key, str(e)) from None
         if sets and "max_in_flight" in w and w["max_in_flight"] != "measured":
             raise r.error(
                 ["workload", "max_in_flight"],
@@ -697,17 +697,15 @@ class _Prometheus(_Metrics):
                 prometheus.device_volumes(disk_info)
             except (ValueError, OSError) as e:
                 raise r.error(["workload", "disk_info"], str(e)) from None
-        sources: List[Any] = []  # a path, or (metric, path) for METRIC=FILE (a rate() answer)
+        samples: List[Any] = []  # each answer read once, here, so that an error names its file
         for i, f in enumerate(w["prometheus"]):
-            src = prometheus.source_of(f)
+            src = prometheus.source_of(f)  # a path, or (metric, path) for METRIC=FILE (a rate() answer)
             metric, path = src if isinstance(src, tuple) else (None, src)
-            path = r.path(path)
-            sources.append(path if metric is None else (metric, path))
             try:
-                prometheus.read_query_range(path, metric=metric)
+                samples.append(prometheus.read_query_range(r.path(path), metric=metric))
             except (ValueError, OSError) as e:
                 raise r.error(key if len(w["prometheus"]) == 1 else [*key, i], str(e)) from None
         try:
-            return prometheus.read_metrics(*sources, devices=devices, disk_info=disk_info)
+            return prometheus.read_metrics(*samples, devices=devices, disk_info=disk_info)
         except (ValueError, OSError) as e:
             raise r.error(key, str(e)) from None
