@@ -139,6 +139,12 @@ def _hex_column(values: "pd.Series") -> np.ndarray:
     return out
 
 
+def _as_lf(body: bytes) -> bytes:
+    """``body`` with CR LF and lone CR line ends as LF, as pandas' parser and Python's universal
+    newlines read them (``body`` itself when it has no CR)."""
+    return body.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in body else body
+
+
 def read_int_table(
     path: str, text: Union[str, bytes], allowed: Sequence[int], what: str, *, from_file: bool = False
 ) -> Tuple[List[np.ndarray], np.ndarray, List[bool]]:
@@ -167,8 +173,8 @@ def read_int_table(
                 f"{_line_text(body_text, no)[:120]!r}"
             )
         body = body_text.encode("ascii")  # every character left is ASCII
-    elif b"\r" in text:  # CR LF or CR line ends, read as LF
-        body = text.rstrip().replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    elif b"\r" in text:
+        body = _as_lf(text.rstrip())
     else:
         body = text  # not stripped (a copy of the whole file): the blanks at its end are skipped below
     # The file itself where these are its bytes, unchanged (the same size: not rewritten since).
@@ -241,9 +247,7 @@ class LineNumbers:
 
     def __getitem__(self, row: int) -> int:
         if self._numbers is None:
-            body = read_bounded(self._path, self._limit, self._what, self._limit_name).rstrip()
-            if b"\r" in body:  # CR LF or CR line ends, as the parser read them
-                body = body.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            body = _as_lf(read_bounded(self._path, self._limit, self._what, self._limit_name).rstrip())
             lines = body.count(b"\n") + 1
             if lines == self._rows and not body[:1].isspace():
                 self._numbers = np.arange(1, lines + 1, dtype=np.int64)
