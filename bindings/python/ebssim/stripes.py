@@ -270,6 +270,18 @@ class StripedSet(VolumeGroup):
         split = self.split(workload.io_bytes) if isinstance(workload, ClosedLoop) else None
         return StripedResult(self, workload, split, run)
 
+    def _member_ids(self, ids: Any) -> List[str]:
+        """``ids`` checked as the VolumeIds of the set's members: a list of non-empty strings, one
+        per member, each once (a ValueError beginning with ``ids`` shown, for the caller to
+        prefix with where they came from)."""
+        if isinstance(ids, str) or not isinstance(ids, Sequence) or not all(isinstance(i, str) and i for i in ids):
+            raise ValueError(f"{ids!r} must be a list of the members' VolumeIds")
+        if len(ids) != self.n or len(set(ids)) != self.n:
+            raise ValueError(
+                f"{list(ids)!r} must name each of the set's {self.n} members once ({len(set(ids))} distinct ids given)"
+            )
+        return list(ids)
+
     def member_metrics(
         self, metrics: "pd.DataFrame", set_id: str, members: Optional[Sequence[str]] = None
     ) -> "pd.DataFrame":
@@ -310,11 +322,10 @@ class StripedSet(VolumeGroup):
         sums = metrics[metrics["metric"].isin(demand) & (metrics["stat"] == "Sum")]
         keys = ["timestamp", "metric", "stat", "period_s", "unit"]
         if members is not None:
-            ids = list(members)
-            if len(ids) != self.n or len(set(ids)) != self.n:
-                raise ValueError(
-                    f"members={ids!r} must name each of the set's {self.n} members once ({len(set(ids))} distinct ids)"
-                )
+            try:
+                ids = self._member_ids(members)
+            except ValueError as e:
+                raise ValueError(f"members={e}") from None
             mine = sums[sums["volume_id"].isin(ids)]
             lack = [m for m in ids if not (mine["volume_id"] == m).any()]
             if lack:

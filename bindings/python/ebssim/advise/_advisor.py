@@ -868,15 +868,10 @@ def _members_of(members: Any, sets: Mapping[str, StripedSet]) -> Dict[str, List[
                 f"members[{sid!r}]: {sid!r} is not a striped set among the volumes "
                 f"(the sets: {', '.join(map(repr, sets)) or 'none'})"
             )
-        if isinstance(ids, str) or not isinstance(ids, Sequence) or not all(isinstance(i, str) and i for i in ids):
-            raise ValueError(f"members[{sid!r}]={ids!r} must be a list of the members' VolumeIds")
-        n = sets[sid].n
-        if len(ids) != n or len(set(ids)) != n:
-            raise ValueError(
-                f"members[{sid!r}]={list(ids)!r} must name each of the set's {n} members once "
-                f"({len(set(ids))} distinct ids given)"
-            )
-        out[sid] = list(ids)
+        try:
+            out[sid] = sets[sid]._member_ids(ids)
+        except ValueError as e:
+            raise ValueError(f"members[{sid!r}]={e}") from None
     return out
 
 
