@@ -290,15 +290,12 @@ def run_result_html(run: Any) -> str:
     rows = []
     labels = [str(i) for i in range(len(run))]
     if run.targets is not None:  # named targets: a row per striped set (in set I/Os), volumes by name
-        labels = []
         for name, r in run.targets.items():
             if hasattr(r, "members"):
                 cliffs = "none" if r.cliff_time_s is None else f"first member's at {when(r.cliff_time_s)}"
                 row = [name, str(r.set), str(r.workload), number(r.mean_iops), latency(r.mean_latency_ms), cliffs, ""]
                 rows.append(row)
-                labels += [f"{name}[{j}]" for j in range(r.set.n)]
-            else:
-                labels.append(name)
+        labels = [name if k is None else f"{name}[{k}]" for name, k in run._volume_targets()]
     for i, r in enumerate(run):
         first = f", first at {when(r.cliff_time_s)}" if r.cliff_time_s is not None else ""
         rows.append(

@@ -1074,6 +1074,19 @@ class RunResult(Sequence[VolumeResult]):
     def __iter__(self) -> Iterator[VolumeResult]:
         return iter(self._results)
 
+    def _volume_targets(self) -> List[Tuple[str, Optional[int]]]:
+        """Each volume's target, in order (a run of named targets): its name, and its index among
+        a striped set's members (None for a plain volume)."""
+        assert self.targets is not None
+        out: List[Tuple[str, Optional[int]]] = []
+        for name, t in self.targets.items():
+            members = getattr(t, "members", None)  # a StripedResult's member results
+            if isinstance(members, tuple):
+                out.extend((name, k) for k in range(len(members)))
+            else:
+                out.append((name, None))
+        return out
+
     def to_pandas(self) -> "pd.DataFrame":
         """One long DataFrame: a ``volume`` column (position) plus every output column.
 
@@ -1099,14 +1112,7 @@ class RunResult(Sequence[VolumeResult]):
 
         frames = [r.to_pandas().reset_index().assign(volume=i) for i, r in enumerate(self._results)]
         if self.targets is not None:
-            labels: List[Tuple[str, Optional[int]]] = []
-            for name, t in self.targets.items():
-                members = getattr(t, "members", None)  # a StripedResult's member results
-                if isinstance(members, tuple):
-                    labels.extend((name, k) for k in range(len(members)))
-                else:
-                    labels.append((name, None))
-            for f, (name, k) in zip(frames, labels):  # after 'volume', the last column
+            for f, (name, k) in zip(frames, self._volume_targets()):  # after 'volume', the last column
                 f["target"] = name
                 f["member"] = pd.Series([k] * len(f), index=f.index, dtype="Int64")
         return pd.concat(frames, ignore_index=True)
