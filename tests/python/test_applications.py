@@ -47,6 +47,23 @@ def test_device_latency_above_the_cap_is_the_bound_over_the_cap():
     assert "application_wait_ms" in df
 
 
+def test_device_latency_percentiles_follow_the_device_latency():
+    # The run above: 64 / 3,000 s at the device in all 60 steps (volume-held, 64 in flight), so
+    # its percentiles at the device are the latency model's of that one mean; from arrival they
+    # count the backlog's wait (step k's I/Os wait about 2,000 k / 3,000 s more: a median near 15 s).
+    r = simulate(gp3(100), OpenLoop.constant(5000, "4k", 60, max_in_flight=64))
+    model = ebssim.LatencyModel.of(gp3(100), 4096, 1.0, in_flight=64)
+    want = ebssim.latency_quantiles([64 / 3000], [1.0], [0.5, 0.99], model) * 1e3
+    got = r.latency_percentiles((50, 99), at="device")
+    assert list(got.values()) == pytest.approx(list(want), rel=1e-9)
+    assert r.latency_percentiles((50,))[50.0] > 500 * got[50.0]  # seconds from arrival (14.5 s)
+    with pytest.raises(ValueError, match="at='clat' must be 'arrival'"):
+        r.latency_percentiles((50,), at="clat")
+    # Without a bound the two are one.
+    u = simulate(gp3(100), OpenLoop.constant(2000, "4k", 10))
+    assert u.latency_percentiles((50, 99), at="device") == u.latency_percentiles((50, 99))
+
+
 def test_without_a_bound_the_device_holds_everything():
     # No max_in_flight: every arrival queues at the device, whose latency is the latency.
     r = simulate(gp3(100), OpenLoop.constant(5000, "4k", 10))

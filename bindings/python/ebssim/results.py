@@ -680,10 +680,15 @@ class VolumeResult(_RecordedAxis):
         the volume's limits and the instance's (the volume's ``wait_cv`` and the instance's if
         given, else the platform's default, Nitro without an instance, at the I/Os this run kept
         in flight while held: :func:`ebssim.held_in_flight` of its series)."""
+        return self._latency_model(self.latency_s if "latency_s" in self.recorded else None)
+
+    def _latency_model(self, latency_s: Optional[npt.ArrayLike]) -> LatencyModel:
+        """:attr:`latency_model` with the I/Os in flight while held worked out from ``latency_s``
+        (the run's latency from arrival, or its device latency; None: not recorded)."""
         own = getattr(self.workload, "service_time_ms", None)
         in_flight: Optional[float] = None
-        if "iops" in self.recorded and "latency_s" in self.recorded:
-            n = held_in_flight(self.latency_s, self.iops, self.service_time_s)
+        if "iops" in self.recorded and latency_s is not None:
+            n = held_in_flight(latency_s, self.iops, self.service_time_s)
             in_flight = None if math.isnan(n) else n
         return LatencyModel.of(
             self.volume,
@@ -700,9 +705,17 @@ class VolumeResult(_RecordedAxis):
         *,
         direction: str = "all",
         model: Optional[LatencyModel] = None,
+        at: str = "arrival",
     ) -> LatencyPercentiles:
         """Latency percentiles in ms of the I/Os completed over the run: a dict of plain floats by
         percentile (a :class:`LatencyPercentiles`, whose repr shows the units).
+
+        ``at="arrival"`` (default) counts each I/O from its arrival (:attr:`latency_s`);
+        ``at="device"`` from its submission to the device (:attr:`device_latency_s`: what the
+        volume's own latency metrics and fio's clat show). They differ only for an open loop
+        bounded by ``max_in_flight``, whose backlog above the bound waits in the application: its
+        device latency stays at device scale when the application falls behind. The model's
+        I/Os in flight while held (:func:`ebssim.held_in_flight`) come from the same series.
 
         The model (docs/model.md, "Latency percentiles"): in each step an I/O waits for the
         limit that holds it back, a gamma-distributed time whose mean is the step's mean latency
@@ -714,17 +727,20 @@ class VolumeResult(_RecordedAxis):
         :attr:`latency_model` (e.g. ``dataclasses.replace(r.latency_model, wait_cv=0)``).
         """
         _need_per_step(self, "latency_percentiles", "iops", "latency_s")
+        if at not in ("arrival", "device"):
+            raise ValueError(f"at={at!r} must be 'arrival' (from each I/O's arrival) or 'device' (from its submission)")
         if isinstance(percentiles, (numbers.Number, str)):
             raise ValueError(f"percentiles={percentiles!r} must be a sequence of numbers, e.g. (50, 99)")
         ps = [real(p, f"percentiles[{i}]") for i, p in enumerate(percentiles)]
         for p in ps:
             if not 0.0 <= p <= 100.0:
                 raise ValueError(f"percentile {p!r} must be between 0 and 100")
+        lat = self.latency_s if at == "arrival" else self._device_latency_s
         q = latency_quantiles(
-            self.latency_s,
+            lat,
             self.iops * self.dt_s,
             np.array(ps) / 100.0,
-            self.latency_model if model is None else model,
+            self._latency_model(lat) if model is None else model,
             bound=self.bound if "bound" in self.recorded else None,  # without it: the volume's spread
             direction=direction,
         )
