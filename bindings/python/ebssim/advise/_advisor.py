@@ -16,6 +16,8 @@ from .._units import real
 from ..burst import burst_duration_s, closed_loop_rate, refill_time_s
 from ..cost import Cost, RegionPrices, monthly_cost, prices
 from ..instances import Instance
+from ..recording import BOUND_NAMES
+from ..results import LatencyPercentiles
 from ..simulation import Simulation
 from ..stripes import StripedSet, striped, target_spec
 from ..volumes import Volume, volume_spec, volume_types
@@ -26,12 +28,19 @@ from ._words import agree, count
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["BatchJob", "Scenario", "VolumeAdvice", "FleetAdvice", "advise", "gp3_for"]
+__all__ = ["LATENCY_PERCENTILES", "BatchJob", "Scenario", "VolumeAdvice", "FleetAdvice", "advise", "gp3_for"]
 
 FloatArray = npt.NDArray[np.float64]
 
 # How long a job may run on a choice before it counts as never finishing (a week).
 _MAX_RUN_S = 7 * 86400.0
+# The device latency percentiles each choice reports when the load's concurrency is known.
+LATENCY_PERCENTILES: Tuple[float, ...] = (50.0, 99.0)
+# The bounds that are a limit of the volume or the instance (not the demand, not the
+# application's own bound on outstanding I/Os): what "throttled" counts.
+_LIMITS = tuple(
+    BOUND_NAMES.index(b) for b in ("volume_iops", "volume_throughput", "instance_iops", "instance_throughput")
+)
 # A stretch of the measured load is the "job" while its bytes per period stay above this share
 # of the busiest period's.
 _JOB_SHARE = 0.25
@@ -45,27 +54,45 @@ class BatchJob:
     (its peak rate, with burst credits: :func:`ebssim.closed_loop_rate` of a deep queue) for
     ``minutes``: an open-loop demand, so on a slower volume the rest queues and the job takes
     longer. Every choice starts from a full bucket.
+
+    ``max_in_flight``: the job's concurrency, the I/Os it keeps outstanding (None: not stated).
+    With it, the job is the work the current volume does in ``minutes`` at that concurrency
+    (:func:`ebssim.closed_loop_rate` of ``ClosedLoop(max_in_flight, ...)``), all of it ready at
+    the start and at most ``max_in_flight`` I/Os of it at the device (a closed loop until it is
+    done), so a slower choice slows the job down, and each choice reports the device latency
+    percentiles of its I/Os. Without it, the job asks for I/Os at the current volume's peak rate
+    (that of a deep queue, 4,096 I/Os) as an unbounded queue, and no latency is reported: from
+    arrival it would be the hours a slower choice queues, not the device's.
     """
 
     minutes: float = 60.0
     io_size: Union[str, int, float] = "16k"
     read_fraction: float = 1.0
     pattern: str = "random"
+    max_in_flight: Optional[float] = None
 
     def __post_init__(self) -> None:
         m = real(self.minutes, "BatchJob minutes", "a number of minutes")
         if not (math.isfinite(m) and m > 0):
             raise ValueError(f"BatchJob minutes={self.minutes!r} must be a positive number of minutes")
+        if self.max_in_flight is not None:
+            n = real(self.max_in_flight, "BatchJob max_in_flight", "a number of I/Os")
+            if not (math.isfinite(n) and n > 0):
+                raise ValueError(
+                    f"BatchJob max_in_flight={self.max_in_flight!r} must be a positive number of I/Os (or None)"
+                )
         # Validates io_size, read_fraction and pattern as a workload would.
         ClosedLoop(1, self.io_size, read_fraction=self.read_fraction, pattern=self.pattern)
 
     def describe(self) -> str:
         size = self.io_size if isinstance(self.io_size, str) else f"{self.io_size:g} B"
         reads = f"{self.read_fraction * 100:g}% reads"
-        return (
-            f"a {self.minutes:g}-minute batch job of {size} {self.pattern} I/O ({reads}) at the current "
-            f"volume's peak rate"
+        pace = (
+            "at the current volume's peak rate (no concurrency stated: no device latency)"
+            if self.max_in_flight is None
+            else f"with {self.max_in_flight:g} I/Os in flight, the work the current volume does with them"
         )
+        return f"a {self.minutes:g}-minute batch job of {size} {self.pattern} I/O ({reads}) {pace}"
 
 
 @dataclass(frozen=True)
@@ -84,10 +111,21 @@ class Scenario:
     throttled_minutes: float
     job_minutes: Optional[float]
     stripe: Optional[StripedSet] = field(default=None, repr=False)  # a striped set: the set (volume: a member)
+    latency_ms: Optional[LatencyPercentiles] = None
+    """Device latency percentiles (:data:`LATENCY_PERCENTILES`, ms) of the load's I/Os on this
+    choice, ``VolumeResult.latency_percentiles(at="device")`` of its replay: what the volume's own
+    latency metrics and fio's clat would show, the wait in the application apart. None when the
+    load's concurrency is not known (no measured VolumeQueueLength, no ``max_in_flight``). A
+    striped set's: each member's (they are alike and evenly loaded)."""
 
     @property
     def monthly_usd(self) -> float:
         return self.cost.monthly_usd
+
+    @property
+    def p99_ms(self) -> Optional[float]:
+        """The device latency's 99th percentile, ms (None: :attr:`latency_ms` is None)."""
+        return None if self.latency_ms is None else self.latency_ms[99.0]
 
     def _words(self) -> List[str]:
         job = (
@@ -95,11 +133,14 @@ class Scenario:
             if self.job_minutes is None
             else f"job {_repr.duration(self.job_minutes * 60)}"
         )
-        return [
+        words = [
             f"{_repr.usd(self.monthly_usd)} a month",
             f"throttled {_repr.duration(self.throttled_minutes * 60)}",
             job,
         ]
+        if self.latency_ms is not None:
+            words.append("at the device " + ", ".join(f"p{p:g} {_repr.latency(v)}" for p, v in self.latency_ms.items()))
+        return words
 
     def __repr__(self) -> str:
         return _repr.short_repr("Scenario", [self.spec, *self._words()])
@@ -139,11 +180,10 @@ class VolumeAdvice:
         return _repr.short_repr("VolumeAdvice", [f"{self.volume_id}: {move}", money, self.reason])
 
     def _repr_html_(self) -> str:
-        return _repr.html_grid(
-            f"VolumeAdvice {self.volume_id}: {self.reason}",
-            ["", "SPEC", "list price", "throttled", "job"],
-            self._rows(),
-        )
+        header = ["", "SPEC", "list price", "throttled", "job"]
+        if self.current.latency_ms is not None:
+            header.append("device latency")
+        return _repr.html_grid(f"VolumeAdvice {self.volume_id}: {self.reason}", header, self._rows())
 
     @property
     def can_use_defaults(self) -> bool:
@@ -169,6 +209,10 @@ class VolumeAdvice:
             "throttled_minutes": {n: round(s.throttled_minutes, 2) for n, s in zip(names, scenarios)},
             "job_minutes": {
                 n: None if s.job_minutes is None else round(s.job_minutes, 2) for n, s in zip(names, scenarios)
+            },
+            "device_latency_ms": {
+                n: None if s.latency_ms is None else {f"p{p:g}": round(v, 4) for p, v in s.latency_ms.items()}
+                for n, s in zip(names, scenarios)
             },
             "job_bytes": self.job_bytes,
             "load": self.load,
@@ -300,6 +344,7 @@ class FleetAdvice:
                 row[f"{name}_usd"] = s.monthly_usd
                 row[f"{name}_throttled_min"] = round(s.throttled_minutes, 1)
                 row[f"{name}_job_min"] = None if s.job_minutes is None else round(s.job_minutes, 1)
+                row[f"{name}_p99_ms"] = s.p99_ms
             rows.append(row)
         return pd.DataFrame(rows).set_index("volume_id")
 
@@ -308,11 +353,16 @@ class FleetAdvice:
         lines = [f"Region {self.region}, AWS list prices of {self.prices_as_of} (USD per month)", ""]
         for v in self.volumes:
             lines.append(f"{v.volume_id}: {v.current.spec} -> {v.advice.spec}")
-            lines.append(f"  {'':9} {'SPEC':42} {'$/month':>9} {'throttled min':>14} {'job min':>9}")
+            lat = v.current.latency_ms is not None
+            head = f"  {'':9} {'SPEC':42} {'$/month':>9} {'throttled min':>14} {'job min':>9}"
+            lines.append(head + (f" {'device p50 ms':>14} {'p99 ms':>9}" if lat else ""))
             for name in ("current", "defaults", "advice"):
                 s = getattr(v, name)
                 job = "never" if s.job_minutes is None else f"{s.job_minutes:.1f}"
-                lines.append(f"  {name:9} {s.spec:42} {s.monthly_usd:9.2f} {s.throttled_minutes:14.1f} {job:>9}")
+                row = f"  {name:9} {s.spec:42} {s.monthly_usd:9.2f} {s.throttled_minutes:14.1f} {job:>9}"
+                if s.latency_ms is not None:
+                    row += f" {s.latency_ms[50.0]:14.3g} {s.latency_ms[99.0]:9.3g}"
+                lines.append(row)
             lines.append(f"  load: {v.load}")
             lines.append(f"  why: {v.reason}")
             if v.alarm is not None:
@@ -428,6 +478,11 @@ class _Load:
     description: str
     start_balance: Optional[float]  # measured BurstBalance at the start, percent
 
+    @property
+    def bounded(self) -> bool:
+        """Whether the load's concurrency is known (the trace bounds its outstanding I/Os)."""
+        return self.trace.max_in_flight is not None
+
 
 def _job_stretch(nbytes: FloatArray) -> Tuple[int, float]:
     """(first step, bytes) of the busiest stretch: consecutive steps whose bytes stay at or
@@ -451,7 +506,7 @@ def _job_stretch(nbytes: FloatArray) -> Tuple[int, float]:
     return best
 
 
-def _metrics_load(trace: OpenLoop, metrics: "pd.DataFrame", vid: str) -> _Load:
+def _metrics_load(trace: OpenLoop, metrics: "pd.DataFrame", vid: str, concurrency: str) -> _Load:
     dt = float(trace.dt or 60.0)
     start, nbytes = _job_stretch(np.asarray(trace.bytes, dtype=np.float64))
     balance: Optional[float] = None
@@ -462,18 +517,30 @@ def _metrics_load(trace: OpenLoop, metrics: "pd.DataFrame", vid: str) -> _Load:
             balance = float(first["value"].iloc[0])
     n = trace.n_steps
     desc = (
-        f"metrics replayed ({count(n, 'period')} of {dt:g} s); the job is the busiest stretch "
+        f"metrics replayed ({count(n, 'period')} of {dt:g} s), {concurrency}; the job is the busiest stretch "
         f"({nbytes / 2**30:.1f} GiB from period {start})"
     )
     return _Load(trace, dt, start, nbytes, desc, balance)
 
 
 def _job_load(current: Volume, job: BatchJob) -> _Load:
-    deep = ClosedLoop(4096, job.io_size, read_fraction=job.read_fraction, pattern=job.pattern)
-    rate = closed_loop_rate(current, deep, with_credits=True)
-    trace = OpenLoop.constant(
-        rate.iops, job.io_size, job.minutes * 60.0, read_fraction=job.read_fraction, pattern=job.pattern
-    )
+    depth = 4096.0 if job.max_in_flight is None else float(job.max_in_flight)
+    loop = ClosedLoop(depth, job.io_size, read_fraction=job.read_fraction, pattern=job.pattern)
+    rate = closed_loop_rate(current, loop, with_credits=True)
+    if job.max_in_flight is None:  # asked for at that rate
+        trace = OpenLoop.constant(
+            rate.iops, job.io_size, job.minutes * 60.0, read_fraction=job.read_fraction, pattern=job.pattern
+        )
+    else:  # all of it ready at the start, at most max_in_flight at the device: the job's own closed loop
+        ops = rate.iops * job.minutes * 60.0
+        trace = OpenLoop(
+            np.array([ops]),
+            np.array([ops * loop.io_bytes]),
+            read_fraction=job.read_fraction,
+            pattern=job.pattern,
+            dt=1.0,
+            max_in_flight=float(job.max_in_flight),
+        )
     nbytes = float(np.asarray(trace.bytes).sum())
     desc = (
         f"{job.describe()} ({rate.iops:g} IOPS, {rate.throughput_mib_s:g} MiB/s on {current.type}), from a full bucket"
@@ -485,35 +552,29 @@ def _job_load(current: Volume, job: BatchJob) -> _Load:
 class _Outcome:
     throttled_minutes: float
     job_minutes: Optional[float]
+    latency_ms: Optional[LatencyPercentiles] = None
 
 
 def _play(volume: Volume, load: _Load, instance: Optional[Instance]) -> _Outcome:
-    """Run the load on a fresh ``volume``, then let the backlog drain; count throttled steps and
-    time the job."""
+    """Replay the load on a fresh ``volume`` until its work is done (at most a week from its
+    start, :meth:`ebssim.Simulation.replay`); count the steps a limit of the volume or the
+    instance held, time the job and, when the load's concurrency is known, take the device
+    latency percentiles."""
     sim = Simulation([volume], dt=load.dt, instance=instance)
-    served: List[FloatArray] = []
-    throttled_steps = 0
-    run = sim.run([load.trace])[0]
-    served.append(np.asarray(run.throughput_mib_s, dtype=np.float64) * 2**20 * load.dt)
-    throttled_steps += sum(run.totals.steps_bound[1:])
-    backlog = run.totals.backlog_bytes
-    chunk = max(3600.0, load.trace.n_steps * load.dt)
-    elapsed = load.trace.n_steps * load.dt
-    while backlog > 0 and elapsed < _MAX_RUN_S:
-        rest = sim.rest(chunk)[0]
-        served.append(np.asarray(rest.throughput_mib_s, dtype=np.float64) * 2**20 * load.dt)
-        throttled_steps += sum(rest.totals.steps_bound[1:])
-        backlog = rest.totals.backlog_bytes
-        elapsed += chunk
+    run_on = max(_MAX_RUN_S - load.trace.n_steps * load.dt, 0.0)
+    run = sim.replay([load.trace], max_run_on_s=run_on)[0]
+    served = np.asarray(run.throughput_mib_s, dtype=np.float64) * 2**20 * load.dt
+    throttled_steps = sum(run.totals.steps_bound[b] for b in _LIMITS)
+    latency = run.latency_percentiles(LATENCY_PERCENTILES, at="device") if load.bounded else None
     job_minutes: Optional[float] = None
     if load.job_bytes > 0:
-        cum = np.cumsum(np.concatenate(served)[load.job_start :])
+        cum = np.cumsum(served[load.job_start :])
         done = np.nonzero(cum >= load.job_bytes * (1 - 1e-9))[0]
         if done.size:
             job_minutes = (int(done[0]) + 1) * load.dt / 60.0
     else:
         job_minutes = 0.0
-    return _Outcome(throttled_steps * load.dt / 60.0, job_minutes)
+    return _Outcome(throttled_steps * load.dt / 60.0, job_minutes, latency)
 
 
 # --- what to advise ---
@@ -552,10 +613,16 @@ def _compare(current: _Outcome, other: _Outcome, what: str) -> str:
         return f"{what}: the job takes {other.job_minutes:.0f} min, {other.throttled_minutes:.0f} throttled"
     ratio = other.job_minutes / current.job_minutes
     how = "as fast" if abs(ratio - 1) < 0.01 else f"{ratio:.2f}x the time"
-    return (
+    words = (
         f"{what}: the job takes {other.job_minutes:.0f} min against {current.job_minutes:.0f} ({how}), "
         f"{other.throttled_minutes:.0f} min throttled"
     )
+    if other.latency_ms is not None and current.latency_ms is not None:
+        words += (
+            f", device latency p99 {_repr.latency(other.latency_ms[99.0])} against "
+            f"{_repr.latency(current.latency_ms[99.0])}"
+        )
+    return words
 
 
 def advise(
@@ -568,6 +635,7 @@ def advise(
     job: Optional[BatchJob] = None,
     alarm_minutes: float = 15.0,
     members: Optional[Mapping[str, Sequence[str]]] = None,
+    max_in_flight: Union[str, float, None] = "auto",
 ) -> FleetAdvice:
     """Advise gp2 -> gp3 and io1/io2 -> gp3 (or io1 -> io2) migrations, priced in ``region`` and
     checked by replay.
@@ -583,8 +651,14 @@ def advise(
 
     The load — the CloudWatch metrics replayed (:func:`ebssim.aws.traces`), or the stated
     :class:`BatchJob` — then runs on the current volume, on gp3 with its defaults and on the
-    advice, each alone (on its own ``instance`` if one is given): throttled minutes, and how long
-    the job (the busiest stretch of the metrics, or the batch job) takes.
+    advice, each alone (on its own ``instance`` if one is given): throttled minutes, how long
+    the job (the busiest stretch of the metrics, or the batch job) takes and, when the load's
+    concurrency is known, the device latency percentiles of its I/Os (:attr:`Scenario.latency_ms`,
+    the latency model of docs/model.md). The concurrency (``max_in_flight``) bounds the I/Os the
+    application keeps outstanding, so on a slower choice the job takes longer instead of
+    queueing at the volume (:meth:`ebssim.Simulation.replay`); without it the load is an
+    unbounded queue, whose latency from arrival on a slower choice would be hours of queueing,
+    and no latency is reported.
 
     A striped set (:class:`ebssim.StripedSet`, a ``raid0:`` SPEC) is advised as a whole: its
     members are alike, so each member is advised on these criteria with its share of the job
@@ -624,6 +698,15 @@ def advise(
     members : dict of str to list of str, optional
         ``{SET_ID: [member VolumeId, ...]}`` for striped sets among ``volumes``: whose metrics
         are the set's members' (one id per member).
+    max_in_flight : "auto", "measured", float or None
+        The application's concurrency. ``"auto"`` (default): with metrics, each period's measured
+        ``VolumeQueueLength`` for the volumes whose metrics hold it (``ebssim.aws.traces(...,
+        max_in_flight="measured")``), none for the others; without, the batch job's own
+        (``BatchJob(max_in_flight=...)``). ``"measured"``: the measured queue, required for every
+        volume (a ValueError names those without). A number: that many I/Os at most, for every
+        volume (a striped set with metrics takes ``"measured"`` or ``"auto"``: its members'
+        bounds differ period by period), or the batch job's. None: no bound (the metrics' load an
+        unbounded queue; the batch job's own).
 
     Examples
     --------
@@ -660,6 +743,20 @@ def advise(
             f"job={job!r} must be an ebssim.advise.BatchJob (e.g. BatchJob(minutes=60, io_size='16k')), or None"
         )
     batch = job if job is not None else BatchJob()
+    mif = _check_in_flight(max_in_flight)
+    if metrics is None:
+        if mif == "measured":
+            raise ValueError(
+                "max_in_flight='measured' takes each period's VolumeQueueLength from the metrics: give metrics, "
+                "or the batch job's concurrency as a number"
+            )
+        if isinstance(mif, float):
+            if batch.max_in_flight is not None and float(batch.max_in_flight) != mif:
+                raise ValueError(
+                    f"max_in_flight={max_in_flight!r} contradicts job=BatchJob(max_in_flight={batch.max_in_flight!r}): "
+                    "give the job's concurrency once"
+                )
+            batch = dataclasses.replace(batch, max_in_flight=mif)
     # Checked for every fleet, before any work: not only where a gp2 volume needs an alarm, and
     # not turned into a note of the advice.
     warning = warning_minutes_of(alarm_minutes, "alarm_minutes")
@@ -685,10 +782,11 @@ def advise(
                     headroom_pct=h,
                     job=batch,
                     alarm_minutes=warning,
+                    max_in_flight=mif,
                 ).volumes
             )
         for vid, st in sets.items():
-            done[vid] = _advise_set(vid, st, p, inst, h, batch, warning, set_loads.get(vid))
+            done[vid] = _advise_set(vid, st, p, inst, h, batch, warning, set_loads.get(vid), mif)
         return FleetAdvice(
             region=p.region, prices_as_of=p.prices_as_of, headroom_pct=h, volumes=[done[vid] for vid in volumes]
         )
@@ -697,7 +795,13 @@ def advise(
     if metrics is not None:
         _check_metrics_frame(metrics)
         mine = metrics[metrics["volume_id"].isin(list(vols))]
-        found = aws.traces(mine, gaps="zero", volumes=dict(vols)) if len(mine) else {}
+        bounds = _bounds(mine, list(vols), mif)
+        found: Dict[str, OpenLoop] = {}
+        for bound in {b for b, _ in bounds.values()}:
+            ids = [vid for vid, (b, _) in bounds.items() if b == bound]
+            some = mine[mine["volume_id"].isin(ids)]
+            if len(some):
+                found.update(aws.traces(some, gaps="zero", volumes={i: vols[i] for i in ids}, max_in_flight=bound))
         missing = [vid for vid in vols if vid not in found]
         if missing:
             have = sorted(set(metrics["volume_id"])) if "volume_id" in metrics else []
@@ -706,7 +810,7 @@ def advise(
                 f"VolumeReadBytes/VolumeWriteBytes Sum for {', '.join(missing)} (the metrics hold "
                 f"{', '.join(have) or 'no volume'})"
             )
-        loads = {vid: _metrics_load(found[vid], metrics, vid) for vid in vols}
+        loads = {vid: _metrics_load(found[vid], metrics, vid, bounds[vid][1]) for vid in vols}
     gp3_info = volume_types()["gp3"]
     out: List[VolumeAdvice] = []
     for vid, vol in vols.items():
@@ -803,6 +907,7 @@ def advise(
                 cost=monthly_cost(v, p, spec=spec),
                 throttled_minutes=outcomes[name].throttled_minutes,
                 job_minutes=outcomes[name].job_minutes,
+                latency_ms=outcomes[name].latency_ms,
             )
         a = scen["advice"]
         words = [f"{what}; {basis}"]
@@ -845,6 +950,44 @@ def advise(
             )
         )
     return FleetAdvice(region=p.region, prices_as_of=p.prices_as_of, headroom_pct=h, volumes=out)
+
+
+def _check_in_flight(max_in_flight: Any) -> Union[str, float, None]:
+    """``advise``'s ``max_in_flight``, checked: "auto", "measured", a positive number, or None."""
+    if max_in_flight is None or max_in_flight in ("auto", "measured"):
+        return max_in_flight  # type: ignore[no-any-return]
+    if isinstance(max_in_flight, str):
+        raise ValueError(
+            f"max_in_flight={max_in_flight!r} must be 'auto', 'measured' (each period's VolumeQueueLength), "
+            "a number of I/Os or None"
+        )
+    n = real(max_in_flight, "max_in_flight", "'auto', 'measured', a number of I/Os or None")
+    if not (math.isfinite(n) and n > 0):
+        raise ValueError(f"max_in_flight={max_in_flight!r} must be a positive number of I/Os")
+    return n
+
+
+def _bounds(
+    metrics: "pd.DataFrame", vids: List[str], mif: Union[str, float, None]
+) -> Dict[str, Tuple[Union[str, float, None], str]]:
+    """Each volume's bound on outstanding I/Os for ``aws.traces``, and the words for it."""
+    queued = set(metrics.loc[metrics["metric"] == "VolumeQueueLength", "volume_id"]) if len(metrics) else set()
+    measured = "the application's concurrency the measured VolumeQueueLength"
+    out: Dict[str, Tuple[Union[str, float, None], str]] = {}
+    for vid in vids:
+        if mif == "auto":
+            out[vid] = (
+                ("measured", measured)
+                if vid in queued
+                else (None, "an unbounded queue (no VolumeQueueLength in the metrics: no device latency)")
+            )
+        elif mif == "measured":
+            out[vid] = ("measured", measured)
+        elif mif is None:
+            out[vid] = (None, "an unbounded queue (max_in_flight=None: no device latency)")
+        else:
+            out[vid] = (mif, f"at most {mif:g} I/Os in flight (stated)")
+    return out
 
 
 def _check_metrics_frame(metrics: Any) -> None:
@@ -909,11 +1052,23 @@ def _advise_set(
     batch: BatchJob,
     warning: float,
     measured: Optional[Tuple["pd.DataFrame", str]] = None,
+    mif: Union[str, float, None] = "auto",
 ) -> VolumeAdvice:
     """A striped set's advice: one member's (alike members, each with its share of the job or of
     the measured demand), the set's N and chunk kept, priced as the members' sums."""
     piece = st.split(batch.io_size).piece_bytes
     member_job = dataclasses.replace(batch, io_size=piece)
+    if batch.max_in_flight is not None:  # each member's share of the job's I/Os in flight: the set's rule
+        loop = ClosedLoop(batch.max_in_flight, batch.io_size, read_fraction=batch.read_fraction, pattern=batch.pattern)
+        member_loop = st.member_workload(loop)
+        assert isinstance(member_loop, ClosedLoop)  # a set's closed loop is a member's closed loop
+        member_job = dataclasses.replace(member_job, max_in_flight=member_loop.in_flight)
+    if measured is not None and isinstance(mif, float):
+        raise ValueError(
+            f"volumes[{vid!r}] is a striped set: max_in_flight={mif:g} cannot bound its members, whose share of the "
+            "set's I/Os in flight changes with each period's I/O size; use 'measured' or 'auto' (the members' "
+            "VolumeQueueLength), or None"
+        )
     one = advise(
         {vid: st.members[0]},
         p.region,
@@ -922,6 +1077,7 @@ def _advise_set(
         headroom_pct=h,
         job=member_job,
         alarm_minutes=warning,
+        max_in_flight="auto" if measured is None else mif,
     )[vid]
 
     def whole(sc: Scenario) -> Scenario:
@@ -934,6 +1090,7 @@ def _advise_set(
             throttled_minutes=sc.throttled_minutes,
             job_minutes=sc.job_minutes,
             stripe=s,
+            latency_ms=sc.latency_ms,
         )
 
     current, defaults, adv = whole(one.current), whole(one.defaults), whole(one.advice)

@@ -3,7 +3,7 @@
 ebssim cost --region REGION [--output-format normal|json] [--io-requests-per-month N] SPEC [SPEC ...]
 ebssim advise --region REGION [--metrics FILE]... [--queries FILE] [--device DEVICE=ID]... [--disk-info FILE]
               [--members SET_ID=ID,ID...]... [--volume-id ID]... [--instance TYPE] [--headroom PCT]
-              [--job-minutes M] [--job-io-size SIZE] [--alarm-minutes M]
+              [--job-minutes M] [--job-io-size SIZE] [--max-in-flight N] [--alarm-minutes M]
               [--recent-modifications ID=N]... [--output-format normal|json]
               INPUT [INPUT ...]
 
@@ -111,6 +111,14 @@ def add_parsers(sub: Any) -> None:
     a.add_argument("--headroom", type=float, default=20.0, metavar="PCT", help="added to the observed p99 (20)")
     a.add_argument("--job-minutes", type=float, default=60.0, metavar="M", help="synthetic job length (60)")
     a.add_argument("--job-io-size", default="16k", metavar="SIZE", help="synthetic job's I/O size (16k)")
+    a.add_argument(
+        "--max-in-flight",
+        default="auto",
+        metavar="N",
+        help="the application's concurrency: auto (the metrics' VolumeQueueLength where they hold it), measured "
+        "(required), none, or a number of I/Os (also the synthetic job's); with it each choice reports its "
+        "device latency p50 and p99",
+    )
     a.add_argument("--alarm-minutes", type=float, default=15.0, metavar="M", help="BurstBalance alarm warning (15)")
     a.add_argument(
         "--recent-modifications",
@@ -256,6 +264,20 @@ def _metrics(paths: List[str], queries: Any, devices: List[str], disk_info: Any)
     return aws.check_metrics(pd.concat(frames, ignore_index=True)) if len(frames) > 1 else frames[0]
 
 
+def _in_flight(text: str) -> Union[str, float, None]:
+    """``--max-in-flight``: auto, measured, none or a number of I/Os (checked by ``advise``)."""
+    if text in ("auto", "measured"):
+        return text
+    if text == "none":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(
+            f"--max-in-flight {text!r}: expected auto, measured, none or a number of I/Os in flight"
+        ) from None
+
+
 def _members(items: List[str]) -> Dict[str, List[str]]:
     out: Dict[str, List[str]] = {}
     for item in items:
@@ -307,6 +329,7 @@ def run_advise(args: argparse.Namespace) -> Tuple[str, int]:
         headroom_pct=args.headroom,
         job=BatchJob(minutes=args.job_minutes, io_size=args.job_io_size),
         alarm_minutes=alarm_minutes,
+        max_in_flight=_in_flight(args.max_in_flight),
         members={k: v for k, v in members.items() if k in volumes} if args.volume_id else members,
     )
     plan = modify_volume_plan(fleet, recent_modifications=recent)
