@@ -219,18 +219,28 @@ void bind_workload(py::module_& m) {
     m.attr("DEFAULT_STRIPE_CHUNK_BYTES") = default_stripe_chunk_bytes;
     m.def(
         "device_latency_s",
-        [](const py::handle& latency_s, const py::handle& iops, const py::handle& max_in_flight) {
+        [](const py::handle& latency_s, const py::handle& iops, const py::handle& max_in_flight,
+           const py::handle& backlog_ops, const py::handle& arrivals, double service_s, double dt) {
+            auto opt = [](const py::handle& h, const char* field) { return h.is_none() ? InArray() : as_1d(h, field); };
             const InArray in[] = {as_1d(latency_s, "latency_s"), as_1d(iops, "iops"),
                                   as_1d(max_in_flight, "max_in_flight")};
+            const InArray b = opt(backlog_ops, "backlog_ops"), a = opt(arrivals, "arrivals");
+            auto span_of = [](const InArray& x) { return x ? as_span(x) : std::span<const double>{}; };
             py::array_t<double> out(in[0].size());
             const std::span<double> o{out.mutable_data(), static_cast<std::size_t>(out.size())};
-            device_latency_s(as_span(in[0]), as_span(in[1]), as_span(in[2]), o);
+            device_latency_s(as_span(in[0]), as_span(in[1]), as_span(in[2]), o, span_of(b), span_of(a), service_s, dt);
             return out;
         },
-        py::arg("latency_s"), py::arg("iops"), py::arg("max_in_flight"),
+        py::arg("latency_s"), py::arg("iops"), py::arg("max_in_flight"), py::arg("backlog_ops") = py::none(),
+        py::arg("arrivals") = py::none(), py::arg("service_s") = 0.0, py::arg("dt") = 1.0,
         "The mean latency at the device of each step of an open loop bounded by max_in_flight (one value, or one "
-        "per step), from its recorded latency_s and iops: min(latency_s, max_in_flight / iops) "
-        "(device_latency_s, application.hpp).");
+        "per step), from its recorded latency_s and iops: min(latency_s, max_in_flight / iops); with the run's "
+        "backlog_ops and arrivals per step, a step whose backlog runs out after a held step as "
+        "drained_device_latency_s with the run's service time service_s and step dt (device_latency_s, "
+        "application.hpp).");
+    m.def("drain_time_s", &drain_time_s, py::arg("backlog_before"), py::arg("arrived"), py::arg("rate"), py::arg("dt"),
+          "The seconds into a step of dt seconds at which a backlog is gone: backlog_before waiting at its start, "
+          "arrived more over the step, served at rate I/Os per second (drain_time_s, application.hpp).");
     m.def(
         "split_served",
         [](const py::handle& ops, const py::handle& bytes, const py::handle& read_ops, const py::handle& read_bytes,

@@ -316,6 +316,44 @@ TEST_CASE("device latency: at most max_in_flight of the outstanding I/Os are at 
     CHECK(contains(config_error_message([&] { device_latency_s(lat, iops, m3, out); }), "max_in_flight has 3 values"));
 }
 
+TEST_CASE("drain_time_s: when a backlog runs out inside a step") {
+    // 60,000 waiting, 30,000 arriving over a 60 s step, served at 3,000 a second: the backlog
+    // shrinks by 3,000 - 500 a second and is gone after 24 s.
+    CHECK(drain_time_s(60000, 30000, 3000, 60) == near(24.0));
+    CHECK(drain_time_s(60000, 0, 3000, 60) == near(20.0));  // nothing arriving: 60,000 / 3,000
+    CHECK(drain_time_s(60000, 0, 500, 60) == 60.0);         // not gone within the step: dt
+    CHECK(drain_time_s(60000, 180000, 3000, 60) == 60.0);   // arrivals as fast as the rate
+    CHECK(drain_time_s(0, 30000, 3000, 60) == 0.0);         // no backlog
+}
+
+TEST_CASE("device latency of a step whose backlog runs out after a held step") {
+    // Step 0 held at the bound: 32 at the device at 3,000 a second. Step 1 (60 s, 90,000 I/Os,
+    // 1,500 a second) starts with 60,000 waiting and 30,000 arriving: gone after 24 s, during
+    // which 72,000 are served at 32 / 3,000 s; the other 18,000 take the service time 0.5 ms:
+    // (72,000 x 32 / 3,000 + 18,000 x 0.0005) / 90,000 = 8.6333 ms. The steady rule alone gives
+    // 32 / 1,500 s. Step 2 keeps up: its latency, the service time.
+    const std::vector<double> lat = {10.0, 20.0, 0.0005}, iops = {3000, 1500, 500}, bound = {32};
+    const std::vector<double> backlog = {60000, 0, 0}, arrivals = {240000, 30000, 30000};
+    std::vector<double> out(3);
+    device_latency_s(lat, iops, bound, out, backlog, arrivals, 0.0005, 60);
+    CHECK(out[0] == near(32.0 / 3000));
+    CHECK(out[1] == near((72000 * 32.0 / 3000 + 18000 * 0.0005) / 90000));
+    CHECK(out[2] == 0.0005);
+    device_latency_s(lat, iops, bound, out);  // without the backlog: the steady rule
+    CHECK(out[1] == near(32.0 / 1500));
+    // A step before that did not hold the application at its bound (its latency from arrival
+    // below 32 / its rate: the backlog was queued at the device) leaves the steady rule.
+    const std::vector<double> lat_unheld = {0.005, 20.0, 0.0005};
+    device_latency_s(lat_unheld, iops, bound, out, backlog, arrivals, 0.0005, 60);
+    CHECK(out[1] == near(32.0 / 1500));
+    const std::vector<double> short_backlog = {60000, 0};
+    CHECK(contains(
+        config_error_message([&] { device_latency_s(lat, iops, bound, out, short_backlog, arrivals, 0.0005, 60); }),
+        "backlog_ops has 2 steps and arrivals 3 for 3 steps"));
+    CHECK(contains(config_error_message([&] { device_latency_s(lat, iops, bound, out, backlog, arrivals, 0, 60); }),
+                   "service_s=0 and dt=60 must be positive"));
+}
+
 TEST_CASE("a phased closed loop: each step as a closed loop with that step's users and think time") {
     // 100 GiB gp2 at 0.1 % (5,400 credits), service time 1 ms:
     //   0: 32 users offer 32 / 0.001 = 32,000; cap min(3,000, 5,400 + 300): 3,000 -> 2,700 left;

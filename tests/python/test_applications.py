@@ -64,6 +64,23 @@ def test_device_latency_percentiles_follow_the_device_latency():
     assert u.latency_percentiles((50, 99), at="device") == u.latency_percentiles((50, 99))
 
 
+def test_device_latency_of_a_step_whose_backlog_runs_out():
+    # gp3 100 GiB, 3,000 IOPS, 32 16-KiB I/Os in flight at most, one-minute steps: 4,000 a second
+    # arrive in minute 0 (60,000 carried), 500 a second in minutes 1 and 2. Minute 0 is held:
+    # 32 / 3,000 s at the device. In minute 1 the 60,000 drain at 3,000 - 500 a second, gone after
+    # 24 s; until then 3,000 x 24 = 72,000 I/Os are served with 32 at the device (32 / 3,000 s),
+    # the other 18,000 of the minute's 90,000 arrive at a device that keeps up and take the
+    # service time s: (72,000 x 32 / 3,000 + 18,000 x s) / 90,000 = 8.64 ms. (The steady rule,
+    # 32 over the minute's 1,500 IOPS, would say 21.3 ms.) Minute 2 keeps up: s.
+    ops = np.array([240_000.0, 30_000.0, 30_000.0])
+    r = simulate(gp3(100), OpenLoop(ops, ops * 16384, dt=60.0, max_in_flight=32), dt=60)
+    s = 0.0005 + 16384 / 2**30
+    assert list(r.backlog_ops) == [60_000, 0, 0] and list(r.iops) == [3000, 1500, 500]
+    want = [32 / 3000, (72_000 * 32 / 3000 + 18_000 * s) / 90_000, s]
+    np.testing.assert_allclose(r.device_latency_s, want, rtol=1e-12)
+    assert ebssim._core.drain_time_s(60_000, 30_000, 3000, 60) == pytest.approx(24.0, rel=1e-15)
+
+
 def test_without_a_bound_the_device_holds_everything():
     # No max_in_flight: every arrival queues at the device, whose latency is the latency.
     r = simulate(gp3(100), OpenLoop.constant(5000, "4k", 10))

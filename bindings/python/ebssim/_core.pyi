@@ -257,7 +257,16 @@ def stripe_member_trace(
 
 DEFAULT_STRIPE_CHUNK_BYTES: Final[float]
 
-def device_latency_s(latency_s: npt.ArrayLike, iops: npt.ArrayLike, max_in_flight: npt.ArrayLike) -> _FloatArray: ...
+def device_latency_s(
+    latency_s: npt.ArrayLike,
+    iops: npt.ArrayLike,
+    max_in_flight: npt.ArrayLike,
+    backlog_ops: npt.ArrayLike | None = None,
+    arrivals: npt.ArrayLike | None = None,
+    service_s: float = 0.0,
+    dt: float = 1.0,
+) -> _FloatArray: ...
+def drain_time_s(backlog_before: float, arrived: float, rate: float, dt: float) -> float: ...
 def split_served(
     ops: npt.ArrayLike,
     bytes: npt.ArrayLike,

@@ -451,9 +451,12 @@ class VolumeResult(_RecordedAxis):
         completed): what the volume's own latency metrics (CloudWatch's VolumeTotalReadTime /
         VolumeReadOps) and fio's clat would show. :attr:`latency_s` counts from arrival; an open
         loop bounded by ``max_in_flight`` keeps at most that many I/Os at the device, and the rest
-        of its backlog waits in the application: ``min(latency_s, max_in_flight / iops)`` (the
-        core's ``device_latency_s``, application.hpp). Without a bound, :attr:`latency_s`.
-        A bounded open loop needs the per-step series ``iops`` and ``latency_s``."""
+        of its backlog waits in the application: ``min(latency_s, max_in_flight / iops)``, and in
+        a step whose backlog runs out after a held step, the I/Os served until then at
+        ``max_in_flight`` over the rate before and the rest at the service time (the core's
+        ``device_latency_s``, application.hpp; docs/replay.md). Without a bound, :attr:`latency_s`.
+        A bounded open loop needs the per-step series ``iops`` and ``latency_s`` (and
+        ``backlog_ops`` for the steps whose backlog runs out)."""
         return self._device_latency_s
 
     @property

@@ -216,7 +216,11 @@ def served_reads(result: "VolumeResult") -> Optional[Tuple[FloatArray, FloatArra
 def device_latency_s(result: "VolumeResult") -> FloatArray:
     """The mean latency at the device of each step's I/Os (:attr:`VolumeResult.device_latency_s`):
     the core's ``device_latency_s`` (application.hpp), ``min(latency_s, max_in_flight / iops)``,
-    for an open loop bounded by ``max_in_flight``; ``latency_s`` for any other workload."""
+    for an open loop bounded by ``max_in_flight``, and for an :class:`OpenLoop` whose backlog runs
+    out inside a step after a step that held it at its bound, the I/Os served while the backlog
+    lasted at ``max_in_flight`` over the rate of the step before and the rest at the service time
+    (``drained_device_latency_s``; needs the per-step ``backlog_ops``, recorded by default);
+    ``latency_s`` for any other workload."""
     w = result.workload
     lat = np.asarray(result.latency_s, dtype=np.float64)
     if not isinstance(w, (OpenLoop, PiecewiseOpenLoop)) or w.max_in_flight is None:
@@ -227,7 +231,13 @@ def device_latency_s(result: "VolumeResult") -> FloatArray:
     if result.n_steps == 0:
         return np.empty(0)
     bound = w.in_flight_bounds() if isinstance(w, OpenLoop) else np.array([float(w.max_in_flight)])
-    out: FloatArray = _core.device_latency_s(lat, np.asarray(result.iops, dtype=np.float64), bound)
+    iops = np.asarray(result.iops, dtype=np.float64)
+    if not isinstance(w, OpenLoop) or "backlog_ops" not in result.recorded:  # the steady rule alone
+        out: FloatArray = _core.device_latency_s(lat, iops, bound)
+        return out
+    backlog = np.asarray(result.backlog_ops, dtype=np.float64)
+    arrivals = np.asarray(w.ops, dtype=np.float64)[: result.n_steps]
+    out = _core.device_latency_s(lat, iops, bound, backlog, arrivals, result.service_time_s, result.dt_s)
     return out
 
 
@@ -256,11 +266,10 @@ def finish_time(result: "VolumeResult") -> Tuple[Optional[float], float]:
     j = last + int(clear[0])
     if j == last:
         return own, own  # its arrivals are spread over the step: the last one arrives at its end
-    # Step j serves only backlog; the queue empties inside it at the rate the step before served.
-    iops = np.asarray(result.iops, dtype=np.float64)
-    rate = float(iops[j - 1])
-    part = min(float(iops[j]) / rate, 1.0) if rate > 0 else 1.0
-    return t0 + (j + part) * dt, own
+    # Step j serves only backlog; the queue empties inside it at the rate the step before served
+    # (the core's drain_time_s, the rule the device latency of such a step uses too).
+    rate = float(np.asarray(result.iops, dtype=np.float64)[j - 1])
+    return t0 + j * dt + _core.drain_time_s(float(backlog[j - 1]), 0.0, rate, dt), own
 
 
 def run_on_trace(trace: OpenLoop, steps: int) -> OpenLoop:
