@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -216,6 +217,18 @@ void bind_workload(py::module_& m) {
         "What each member of a RAID-0 of `members` volumes with chunks of chunk_bytes receives, per step, from a "
         "trace of ops and bytes on the set; max_in_flight: None, one bound or one per step (stripe_member_trace, "
         "stripe.hpp).");
+    m.def(
+        "carried_member_shares",
+        [](const py::handle& member_share, std::int64_t members) {
+            const InArray a = as_1d(member_share, "member_share");
+            const std::vector<double> v = carried_member_shares(as_span(a), members);
+            py::array_t<double> out(static_cast<py::ssize_t>(v.size()));
+            std::copy(v.begin(), v.end(), out.mutable_data());
+            return out;
+        },
+        py::arg("member_share"), py::arg("members"),
+        "Each step's member share, a step without I/O (NaN) keeping the last one's, those before the first I/O "
+        "the first one's, none at all 1 / members (carried_member_shares, stripe.hpp).");
     m.attr("DEFAULT_STRIPE_CHUNK_BYTES") = default_stripe_chunk_bytes;
     m.def(
         "device_latency_s",

@@ -75,6 +75,18 @@ double member_ops(double ops, double bytes, double chunk_bytes, std::int64_t mem
 
 }  // namespace
 
+std::vector<double> carried_member_shares(std::span<const double> member_share, std::int64_t members) {
+    if (members < 1) throw ConfigError(fmt::format("members={} must be at least 1", members));
+    const auto first = std::find_if(member_share.begin(), member_share.end(), [](double s) { return !std::isnan(s); });
+    double share = first == member_share.end() ? 1 / static_cast<double>(members) : *first;
+    std::vector<double> out(member_share.size());
+    for (std::size_t i = 0; i < member_share.size(); ++i) {
+        if (!std::isnan(member_share[i])) share = member_share[i];
+        out[i] = share;
+    }
+    return out;
+}
+
 StripeMemberTrace stripe_member_trace(std::span<const double> ops, std::span<const double> bytes, double chunk_bytes,
                                       std::int64_t members, std::span<const double> max_in_flight,
                                       std::span<const double> read_ops, std::span<const double> read_bytes) {
@@ -141,14 +153,9 @@ StripeMemberTrace stripe_member_trace(std::span<const double> ops, std::span<con
         out.max_in_flight = {std::numeric_limits<double>::infinity()};
         return out;
     }
-    const auto first =
-        std::find_if(out.member_share.begin(), out.member_share.end(), [](double s) { return !std::isnan(s); });
-    double share = first == out.member_share.end() ? 1 / nm : *first;
+    const std::vector<double> share = carried_member_shares(out.member_share, members);
     std::vector<double> bound(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        if (!std::isnan(out.member_share[i])) share = out.member_share[i];
-        bound[i] = max_in_flight[max_in_flight.size() == 1 ? 0 : i] * share;
-    }
+    for (std::size_t i = 0; i < n; ++i) bound[i] = max_in_flight[max_in_flight.size() == 1 ? 0 : i] * share[i];
     if (n > 0 && std::all_of(bound.begin(), bound.end(), [&](double b) { return b == bound[0]; })) bound.resize(1);
     if (n == 0) bound = {max_in_flight[0] / nm};
     out.max_in_flight = std::move(bound);

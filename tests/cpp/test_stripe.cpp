@@ -126,6 +126,17 @@ TEST_CASE("stripe_member_trace: the bound on outstanding I/Os follows the step's
           std::vector<double>{2});
 }
 
+TEST_CASE("carried_member_shares: a step without I/O keeps the last share, the first one's before it") {
+    const double n = std::numeric_limits<double>::quiet_NaN();
+    const std::vector<double> gaps = {n, 2, n, n, 0.5, n};
+    CHECK(carried_member_shares(gaps, 2) == std::vector<double>{2, 2, 2, 2, 0.5, 0.5});
+    const std::vector<double> none = {n, n};
+    CHECK(carried_member_shares(none, 4) == std::vector<double>{0.25, 0.25});  // no I/O at all: 1 / members
+    CHECK(carried_member_shares(std::vector<double>{}, 2).empty());
+    CHECK_THROWS_WITH_AS(static_cast<void>(carried_member_shares(none, 0)), doctest::Contains("members=0 must be"),
+                         ConfigError);
+}
+
 TEST_CASE("stripe_member_trace: reads and writes split each at its own size") {
     // 100 reads of 1 MiB (2 on each of 2 members of 256 KiB chunks: 200) and 50 writes of 4 KiB
     // (1 / 2: 25): 225 member I/Os of the set's 150, a share of 225 / 150 = 1.5; the reads 200.

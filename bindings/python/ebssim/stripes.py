@@ -503,13 +503,8 @@ class StripedResult:
                 ds, dm = ds[:0], dm[:0]
             share = np.full(ds.shape[0], np.nan)
             np.divide(dm, ds, out=share, where=ds > 0)
-            known = np.flatnonzero(~np.isnan(share))
-            if known.size:  # carry the last arrivals' share forward, the first one's back
-                idx = np.maximum.accumulate(np.where(np.isnan(share), 0, np.arange(share.shape[0])))
-                idx[: known[0]] = known[0]
-                share = share[idx]
-            else:
-                share[:] = 1.0 / self.set.n
+            # where none arrived, the last arrivals' share (the first one's before them): the core's rule
+            share = np.asarray(_core.carried_member_shares(share, self.set.n), dtype=np.float64)
             total = float(at_m[-1] / at_s[-1]) if at_s[-1] > 0 else 1.0 / self.set.n
             self._trace = (share, total)
         return self._trace

@@ -90,6 +90,12 @@ struct StripeMemberTrace {
 /// fraction and service time are the set trace's (the caller carries them). Throws ConfigError
 /// for an invalid layout or trace (validate_trace), reads above the totals or a bound not > 0
 /// (naming the field, index and value).
+/// The member share of each step (or recorded interval) where one without I/O (NaN) keeps the
+/// share of the last one with I/O, the ones before the first I/O take the first one's, and a
+/// trace without I/O 1 / members: the rule stripe_member_trace bounds a member's outstanding
+/// I/Os by, and a set's result counts its I/Os by.
+[[nodiscard]] std::vector<double> carried_member_shares(std::span<const double> member_share, std::int64_t members);
+
 [[nodiscard]] StripeMemberTrace stripe_member_trace(std::span<const double> ops, std::span<const double> bytes,
                                                     double chunk_bytes, std::int64_t members,
                                                     std::span<const double> max_in_flight = {},
