@@ -231,3 +231,80 @@ def test_moto_fixture_volume_queue_length_gives_latency_on_the_command_line(cli)
     assert text.returncode == 0 and "device p50 ms" not in text.stdout
     bad = cli("advise", "--region", "us-east-1", "--max-in-flight", "lots", "gp2:size=100")
     assert bad.returncode == 2 and "--max-in-flight 'lots': expected auto, measured, none or a number" in bad.stderr
+
+
+# --- a bound on the advice's device p99 ---
+
+
+def test_p99_bound_raises_gp3_iops_to_the_fewest_that_meet_it():
+    # The 52-minute job with 32 in flight: on gp3 at C IOPS (C >= 6,000) it runs capped, 32 / C s
+    # at the device, so its p99 is the latency model's at that mean; 15.4 ms at 6,000. The fewest
+    # IOPS whose p99 is within 10 ms, found here from the model directly:
+    def p99(c: int) -> float:
+        return _expected(ebssim.gp3(2000, iops=c, throughput_mib_s=250), 32 / c, in_flight=32)[1]
+
+    lo, hi = 6000, 16000
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if p99(mid) <= 10 else (mid + 1, hi)
+    assert p99(lo) <= 10 < p99(lo - 1)
+    fleet = advise({"vol-db": ebssim.gp2(2000)}, "eu-west-1", job=BatchJob(minutes=52, max_in_flight=32), p99_ms=10)
+    db = fleet["vol-db"]
+    assert db.advice.spec == f"gp3:size=2000,iops={lo},throughput=250"
+    assert db.advice.p99_ms == pytest.approx(p99(lo), rel=1e-9)
+    assert f"IOPS raised from 6000 to {lo} for a device p99 within 10 ms" in db.reason
+    assert fleet.p99_ms == 10 and fleet.summary["above_p99"] == []
+    assert fleet.to_dict()["p99_ms"] == 10
+    # Priced as provisioned: 2,000 x 0.088 + (lo - 3,000) x 0.0055 + 125 x 0.044 (eu-west-1).
+    assert db.advice.monthly_usd == pytest.approx(round(176 + (lo - 3000) * 0.0055 + 5.5, 2), abs=0.005)
+
+
+def test_p99_bound_gp3_cannot_meet_keeps_io2():
+    # io2 100 GiB at 5,000 IOPS, a job with 1 I/O in flight: never capped, so the device latency is
+    # the service time's spread alone, whatever the IOPS: gp3's p99 at 16 KiB reads is above
+    # 1 ms at any IOPS and throughput, io2's below. Without a bound the advice is gp3 (it serves
+    # 5,000 IOPS for less); with p99_ms=1 io2 stays, and the reason says why.
+    vol = ebssim.io2(100, 5000)
+    job = BatchJob(minutes=10, max_in_flight=1)
+    gp3_p99 = _expected(ebssim.gp3(100), ebssim.gp3(100).service_time_s(KiB16, 1.0), in_flight=1)[1]
+    io2_p99 = _expected(vol, vol.service_time_s(KiB16, 1.0), in_flight=1)[1]
+    assert io2_p99 < 1.0 < gp3_p99
+    free = advise({"v": vol}, "us-east-1", job=job)["v"]
+    assert free.advice.volume.type == "gp3"
+    bound = advise({"v": vol}, "us-east-1", job=job, p99_ms=1.0)["v"]
+    assert bound.advice.spec == "io2:size=100,iops=5000"
+    assert "no gp3 of 100 GiB keeps the device p99 within 1 ms" in bound.reason
+    assert bound.advice.p99_ms == pytest.approx(io2_p99, rel=1e-9)
+    assert "within the bound of 1 ms" in bound.reason
+
+
+def test_p99_bound_needs_a_concurrency_and_a_positive_number():
+    with pytest.raises(ValueError, match=r"p99_ms=5 bounds the device latency, which needs the application's"):
+        advise({"vol-db": ebssim.gp2(2000)}, "eu-west-1", job=BatchJob(minutes=52), p99_ms=5)
+    for bad in (0, -1, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match=r"p99_ms=.* must be a positive number of milliseconds"):
+            advise({"vol-db": ebssim.gp2(2000)}, "eu-west-1", job=BatchJob(max_in_flight=4), p99_ms=bad)
+
+
+def test_p99_bound_on_the_command_line(cli):
+    r = cli(
+        "advise",
+        "--region",
+        "eu-west-1",
+        "--job-minutes",
+        "52",
+        "--max-in-flight",
+        "32",
+        "--p99-ms",
+        "10",
+        "--output-format",
+        "json",
+        "vol-db=gp2:size=2000",
+    )
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    (v,) = doc["volumes"]
+    assert doc["p99_ms"] == 10 and v["device_latency_ms"]["advice"]["p99"] <= 10
+    assert v["device_latency_ms"]["current"]["p99"] > 10
+    text = cli("advise", "--region", "eu-west-1", "--p99-ms", "10", "--max-in-flight", "32", "vol-db=gp2:size=2000")
+    assert "device p99 bound 10 ms: every advice within it" in text.stdout

@@ -242,6 +242,7 @@ class FleetAdvice:
     prices_as_of: str
     headroom_pct: float
     volumes: List[VolumeAdvice]
+    p99_ms: Optional[float] = None  # the bound on the advice's device p99, ms, if one was given
 
     def __getitem__(self, volume_id: str) -> VolumeAdvice:
         for v in self.volumes:
@@ -281,6 +282,9 @@ class FleetAdvice:
                 name: round(sum(getattr(v, name).throttled_minutes for v in self.volumes), 2)
                 for name in ("current", "defaults", "advice")
             },
+            "above_p99": []
+            if self.p99_ms is None
+            else [v.volume_id for v in self.volumes if v.advice.p99_ms is not None and v.advice.p99_ms > self.p99_ms],
         }
 
     def __repr__(self) -> str:
@@ -327,6 +331,7 @@ class FleetAdvice:
             "prices_as_of": self.prices_as_of,
             "currency": "USD",
             "headroom_pct": self.headroom_pct,
+            "p99_ms": self.p99_ms,
             "volumes": [v.to_dict() for v in self.volumes],
             "summary": self.summary,
         }
@@ -381,6 +386,12 @@ class FleetAdvice:
         )
         if s["slower_with_defaults"]:
             lines.append(f"  slower with defaults: {', '.join(s['slower_with_defaults'])}")
+        if self.p99_ms is not None:
+            above = s["above_p99"]
+            lines.append(
+                f"  device p99 bound {self.p99_ms:g} ms: "
+                + (f"the advice stays above it for {', '.join(above)}" if above else "every advice within it")
+            )
         return "\n".join(lines) + "\n"
 
 
@@ -580,6 +591,55 @@ def _play(volume: Volume, load: _Load, instance: Optional[Instance]) -> _Outcome
 # --- what to advise ---
 
 
+def _within(out: _Outcome, bound_ms: float) -> bool:
+    return out.latency_ms is not None and out.latency_ms[99.0] <= bound_ms
+
+
+def _for_latency(
+    advice: Volume, load: _Load, instance: Optional[Instance], bound_ms: float
+) -> Tuple[Volume, List[str], bool]:
+    """``advice`` (a gp3 volume) raised until the load's device p99 on it is within ``bound_ms``:
+    IOPS first (the smallest that does, throughput kept), then, at the most IOPS the size allows,
+    throughput. (The volume, notes on what was raised, whether the bound is met.) More IOPS or
+    MiB/s never lengthen the device latency, so each search is a bisection."""
+    size = advice.size_gib
+    i0, t0 = int(advice.baseline_iops), int(advice.max_throughput_mib_s)
+    played: Dict[Tuple[int, int], _Outcome] = {}
+
+    def play(i: int, t: int) -> _Outcome:
+        if (i, t) not in played:
+            played[(i, t)] = _play(Volume("gp3", size, iops=i, throughput_mib_s=t), load, instance)
+        return played[(i, t)]
+
+    def p99(i: int, t: int) -> str:
+        lat = play(i, t).latency_ms
+        return "n/a" if lat is None else _repr.latency(lat[99.0])
+
+    if _within(play(i0, t0), bound_ms):
+        return advice, [], True
+    i_max = _largest(i0, 10**7, lambda i: _gp3_error(size, i, t0) is None)
+    if _within(play(i_max, t0), bound_ms):
+        i = _smallest(i0, i_max, lambda i: _within(play(i, t0), bound_ms))
+        note = (
+            f"IOPS raised from {i0} to {i} for a device p99 within {bound_ms:g} ms ({p99(i, t0)}; "
+            f"{p99(i0, t0)} at {i0})"
+        )
+        return Volume("gp3", size, iops=i, throughput_mib_s=t0), [note], True
+    t_max = _largest(t0, 10**6, lambda t: _gp3_error(size, i_max, t) is None)
+    if _within(play(i_max, t_max), bound_ms):
+        t = _smallest(t0, t_max, lambda t: _within(play(i_max, t), bound_ms))
+        note = (
+            f"IOPS raised from {i0} to {i_max} and throughput from {t0} to {t} MiB/s for a device p99 within "
+            f"{bound_ms:g} ms ({p99(i_max, t)}; {p99(i0, t0)} before)"
+        )
+        return Volume("gp3", size, iops=i_max, throughput_mib_s=t), [note], True
+    note = (
+        f"no gp3 of {size:g} GiB keeps the device p99 within {bound_ms:g} ms: {p99(i_max, t_max)} at its most "
+        f"({i_max} IOPS, {t_max} MiB/s), {p99(i0, t0)} as advised"
+    )
+    return advice, [note], False
+
+
 def _observed(trace: OpenLoop, probe: Volume) -> Tuple[float, float]:
     """(p99 EBS-counted IOPS, p99 MiB/s) over the trace's periods, counted as ``probe`` counts."""
     dt = float(trace.dt or 1.0)
@@ -636,6 +696,7 @@ def advise(
     alarm_minutes: float = 15.0,
     members: Optional[Mapping[str, Sequence[str]]] = None,
     max_in_flight: Union[str, float, None] = "auto",
+    p99_ms: Optional[float] = None,
 ) -> FleetAdvice:
     """Advise gp2 -> gp3 and io1/io2 -> gp3 (or io1 -> io2) migrations, priced in ``region`` and
     checked by replay.
@@ -707,6 +768,12 @@ def advise(
         volume (a striped set with metrics takes ``"measured"`` or ``"auto"``: its members'
         bounds differ period by period), or the batch job's. None: no bound (the metrics' load an
         unbounded queue; the batch job's own).
+    p99_ms : float, optional
+        A bound on the device latency's 99th percentile, ms, on the advice: a gp3 advice whose
+        p99 is above it gets more IOPS (the fewest that bring it within), then, at the most IOPS
+        its size allows, more throughput; an io1 or io2 volume moves to gp3 only if gp3 meets it
+        too. Needs the load's concurrency (a ValueError names the volumes without one). Where
+        gp3 cannot meet it, the reason says so, with the p99 at gp3's most.
 
     Examples
     --------
@@ -744,6 +811,11 @@ def advise(
         )
     batch = job if job is not None else BatchJob()
     mif = _check_in_flight(max_in_flight)
+    bound_ms: Optional[float] = None
+    if p99_ms is not None:
+        bound_ms = real(p99_ms, "p99_ms", "a number of milliseconds")
+        if not (math.isfinite(bound_ms) and bound_ms > 0):
+            raise ValueError(f"p99_ms={p99_ms!r} must be a positive number of milliseconds (or None)")
     if metrics is None:
         if mif == "measured":
             raise ValueError(
@@ -783,12 +855,17 @@ def advise(
                     job=batch,
                     alarm_minutes=warning,
                     max_in_flight=mif,
+                    p99_ms=bound_ms,
                 ).volumes
             )
         for vid, st in sets.items():
-            done[vid] = _advise_set(vid, st, p, inst, h, batch, warning, set_loads.get(vid), mif)
+            done[vid] = _advise_set(vid, st, p, inst, h, batch, warning, set_loads.get(vid), mif, bound_ms)
         return FleetAdvice(
-            region=p.region, prices_as_of=p.prices_as_of, headroom_pct=h, volumes=[done[vid] for vid in volumes]
+            region=p.region,
+            prices_as_of=p.prices_as_of,
+            headroom_pct=h,
+            volumes=[done[vid] for vid in volumes],
+            p99_ms=bound_ms,
         )
     vols: Dict[str, Volume] = {vid: v for vid, v in volumes.items() if isinstance(v, Volume)}  # no sets here
     loads: Dict[str, _Load] = {}
@@ -815,6 +892,12 @@ def advise(
     out: List[VolumeAdvice] = []
     for vid, vol in vols.items():
         load = loads.get(vid) or _job_load(vol, batch)
+        if bound_ms is not None and not load.bounded:
+            raise ValueError(
+                f"p99_ms={bound_ms:g} bounds the device latency, which needs the application's concurrency, and "
+                f"{vid}'s load has none ({load.description}): give max_in_flight= (or BatchJob(max_in_flight=)), "
+                "or metrics with VolumeQueueLength"
+            )
         current = vol
         if load.start_balance is not None and vol.has_bucket:
             current = dataclasses.replace(vol, burst_balance_pct=load.start_balance)
@@ -832,6 +915,9 @@ def advise(
             else:
                 basis = "to keep all of it on gp3 without a bucket"
                 advice, notes = gp3_for(vol.size_gib, max(vol.max_iops, vol.baseline_iops), vol.max_throughput_mib_s)
+            if bound_ms is not None:
+                advice, more, _ = _for_latency(advice, load, inst, bound_ms)
+                notes = [*notes, *more]
             what = _describe_gp2(vol)
         elif vol.type in ("io1", "io2"):
             what = f"{vol.type} {vol.size_gib:g} GiB at {vol.baseline_iops:g} IOPS"
@@ -858,6 +944,9 @@ def advise(
                 need = f"all it can do: {want[0]:g} IOPS, {want[1]:g} MiB/s"
             gp3, gp3_notes = gp3_for(vol.size_gib, *want)
             serves = gp3.baseline_iops >= want[0] - 1e-9 and gp3.max_throughput_mib_s >= want[1] - 1e-9
+            if serves and bound_ms is not None:
+                gp3, more, serves = _for_latency(gp3, load, inst, bound_ms)
+                gp3_notes = [*gp3_notes, *more]
             gp3_usd = monthly_cost(gp3, p).monthly_usd
             kept_usd = monthly_cost(kept, p).monthly_usd
             if serves and gp3_usd < kept_usd:
@@ -923,6 +1012,9 @@ def advise(
         )
         if a.spec != scen["defaults"].spec:
             words.append(_compare(outcomes["current"], outcomes["advice"], "the advice"))
+        if bound_ms is not None and a.p99_ms is not None:
+            within = "within" if a.p99_ms <= bound_ms else "above"
+            words.append(f"the advice's device p99 {_repr.latency(a.p99_ms)}, {within} the bound of {bound_ms:g} ms")
         words.append(
             f"${a.monthly_usd:.2f}/month against ${scen['current'].monthly_usd:.2f} now "
             f"and ${scen['defaults'].monthly_usd:.2f} with defaults"
@@ -949,7 +1041,7 @@ def advise(
                 alarm=alarm,
             )
         )
-    return FleetAdvice(region=p.region, prices_as_of=p.prices_as_of, headroom_pct=h, volumes=out)
+    return FleetAdvice(region=p.region, prices_as_of=p.prices_as_of, headroom_pct=h, volumes=out, p99_ms=bound_ms)
 
 
 def _check_in_flight(max_in_flight: Any) -> Union[str, float, None]:
@@ -1053,6 +1145,7 @@ def _advise_set(
     warning: float,
     measured: Optional[Tuple["pd.DataFrame", str]] = None,
     mif: Union[str, float, None] = "auto",
+    bound_ms: Optional[float] = None,
 ) -> VolumeAdvice:
     """A striped set's advice: one member's (alike members, each with its share of the job or of
     the measured demand), the set's N and chunk kept, priced as the members' sums."""
@@ -1078,6 +1171,7 @@ def _advise_set(
         job=member_job,
         alarm_minutes=warning,
         max_in_flight="auto" if measured is None else mif,
+        p99_ms=bound_ms,
     )[vid]
 
     def whole(sc: Scenario) -> Scenario:

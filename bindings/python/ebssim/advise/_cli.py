@@ -3,7 +3,7 @@
 ebssim cost --region REGION [--output-format normal|json] [--io-requests-per-month N] SPEC [SPEC ...]
 ebssim advise --region REGION [--metrics FILE]... [--queries FILE] [--device DEVICE=ID]... [--disk-info FILE]
               [--members SET_ID=ID,ID...]... [--volume-id ID]... [--instance TYPE] [--headroom PCT]
-              [--job-minutes M] [--job-io-size SIZE] [--max-in-flight N] [--alarm-minutes M]
+              [--job-minutes M] [--job-io-size SIZE] [--max-in-flight N] [--p99-ms MS] [--alarm-minutes M]
               [--recent-modifications ID=N]... [--output-format normal|json]
               INPUT [INPUT ...]
 
@@ -118,6 +118,13 @@ def add_parsers(sub: Any) -> None:
         help="the application's concurrency: auto (the metrics' VolumeQueueLength where they hold it), measured "
         "(required), none, or a number of I/Os (also the synthetic job's); with it each choice reports its "
         "device latency p50 and p99",
+    )
+    a.add_argument(
+        "--p99-ms",
+        type=float,
+        metavar="MS",
+        help="a bound on the advice's device p99: gp3 IOPS (then throughput) raised to keep within it; needs the "
+        "application's concurrency (--max-in-flight, or VolumeQueueLength in the metrics)",
     )
     a.add_argument("--alarm-minutes", type=float, default=15.0, metavar="M", help="BurstBalance alarm warning (15)")
     a.add_argument(
@@ -330,6 +337,7 @@ def run_advise(args: argparse.Namespace) -> Tuple[str, int]:
         job=BatchJob(minutes=args.job_minutes, io_size=args.job_io_size),
         alarm_minutes=alarm_minutes,
         max_in_flight=_in_flight(args.max_in_flight),
+        p99_ms=args.p99_ms,
         members={k: v for k, v in members.items() if k in volumes} if args.volume_id else members,
     )
     plan = modify_volume_plan(fleet, recent_modifications=recent)
