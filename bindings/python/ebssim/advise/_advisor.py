@@ -255,7 +255,8 @@ class FleetAdvice:
         """Counts and money: volumes that can use gp3's defaults, volumes that need provisioned
         performance, volumes left as they are, volumes whose job takes more than 1 % longer on gp3's
         defaults, the monthly totals and savings of migrating every volume with defaults versus
-        with the advice, and the throttled minutes of each choice over the fleet."""
+        with the advice, the throttled minutes of each choice over the fleet, and (with a bound
+        ``p99_ms``) the volumes whose advice's device p99 stays above it."""
         current = _total([v.current.monthly_usd for v in self.volumes])
         defaults = _total([v.defaults.monthly_usd for v in self.volumes])
         advice = _total([v.advice.monthly_usd for v in self.volumes])
@@ -337,7 +338,8 @@ class FleetAdvice:
         }
 
     def to_pandas(self) -> "pd.DataFrame":
-        """One row per volume: the three SPECs, their monthly cost, throttled and job minutes."""
+        """One row per volume: the three SPECs, their monthly cost, throttled and job minutes, and
+        device p99 in ms (None without a known concurrency)."""
         import pandas as pd
 
         rows = []
