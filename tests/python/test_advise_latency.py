@@ -95,10 +95,11 @@ def test_max_in_flight_of_advise_is_the_batch_jobs():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        (dict(max_in_flight="x"), r"max_in_flight='x' must be 'auto', 'measured'"),
+        (dict(max_in_flight="x"), r"max_in_flight='x' must be 'auto', 'peak'"),
         (dict(max_in_flight=0), r"max_in_flight=0 must be a positive number of I/Os"),
         (dict(max_in_flight=float("inf")), r"max_in_flight=inf must be a positive number"),
-        (dict(max_in_flight="measured"), r"max_in_flight='measured' takes each period's VolumeQueueLength"),
+        (dict(max_in_flight="measured"), r"max_in_flight='measured' takes the VolumeQueueLength of the metrics"),
+        (dict(max_in_flight="peak"), r"max_in_flight='peak' takes the VolumeQueueLength of the metrics"),
     ],
 )
 def test_bad_concurrency_is_named(kwargs, message):
@@ -152,7 +153,7 @@ def test_measured_queue_length_bounds_the_replay():
     # instead of a queue that grows to 3.6 M I/Os (20 minutes of latency). gp2 and the advice
     # keep up: 8 / s = 15,500 IOPS > 5,000, so the device holds an I/O for its service time s.
     db = advise({"vol-db": ebssim.gp2(2000)}, "eu-west-1", metrics=_metrics(8.0))["vol-db"]
-    assert "the measured VolumeQueueLength" in db.load
+    assert "the largest VolumeQueueLength measured" in db.load
     assert db.advice.spec == "gp3:size=2000,iops=6000,throughput=125"
     # (the 50th minute serves exactly the cap, the rest of the backlog: met, not exceeded, so
     # not throttled)
@@ -164,6 +165,35 @@ def test_measured_queue_length_bounds_the_replay():
     want_now = _expected(db.current.volume, s, in_flight=8)
     assert list(db.current.latency_ms.values()) == pytest.approx(want_now, rel=1e-9)
     assert db.defaults.p99_ms < 20  # device scale, not the 20-minute queue
+
+
+def test_carried_work_drains_at_the_peak_queue_or_at_each_periods():
+    # The 30-minute job (5,000 16-KiB reads a second, 8 outstanding) then an hour of nothing,
+    # measured at 0.1 outstanding (at least 1: min_in_flight). On gp3's defaults 3.6 M I/Os are
+    # carried past the job. "auto" (the peak, 8) drains them at the cap, 3,000 a second: done
+    # 20 minutes after, 50 in all. "measured" takes each period's queue: 1 in flight after the
+    # job, so they drain at 1 / s = 1,941 a second (s = 0.5 ms + 16 KiB / 1 GiB/s), 1,855 s,
+    # and the job ends in minute ceil((1,800 + 1,855) / 60) = 61.
+    quiet = pd.date_range("2024-05-01 00:30", periods=60, freq="1min", tz="UTC")
+    zero = pd.DataFrame(
+        {
+            "VolumeReadOps": 0.0,
+            "VolumeWriteOps": 0.0,
+            "VolumeReadBytes": 0.0,
+            "VolumeWriteBytes": 0.0,
+            "VolumeQueueLength": 0.1,
+        },
+        index=quiet,
+    )
+    m = pd.concat([_metrics(8.0), aws.metrics_from_wide(zero, "vol-db")], ignore_index=True)
+    auto = advise({"vol-db": ebssim.gp2(2000)}, "eu-west-1", metrics=m)["vol-db"]
+    per = advise({"vol-db": ebssim.gp2(2000)}, "eu-west-1", metrics=m, max_in_flight="measured")["vol-db"]
+    assert auto.defaults.job_minutes == 50.0
+    s = 0.0005 + KiB16 / 2**30
+    assert per.defaults.job_minutes == np.ceil((1800 + 3.6e6 * s) / 60)
+    assert "each period's measured VolumeQueueLength" in per.load
+    tr = aws.traces(m, gaps="zero", max_in_flight="peak")["vol-db"]
+    assert tr.max_in_flight == 8.0
 
 
 def test_auto_without_a_queue_length_is_an_unbounded_queue():
@@ -230,7 +260,9 @@ def test_moto_fixture_volume_queue_length_gives_latency_on_the_command_line(cli)
     )
     assert text.returncode == 0 and "device p50 ms" not in text.stdout
     bad = cli("advise", "--region", "us-east-1", "--max-in-flight", "lots", "gp2:size=100")
-    assert bad.returncode == 2 and "--max-in-flight 'lots': expected auto, measured, none or a number" in bad.stderr
+    assert (
+        bad.returncode == 2 and "--max-in-flight 'lots': expected auto, peak, measured, none or a number" in bad.stderr
+    )
 
 
 # --- a bound on the advice's device p99 ---

@@ -761,13 +761,16 @@ def advise(
     members : dict of str to list of str, optional
         ``{SET_ID: [member VolumeId, ...]}`` for striped sets among ``volumes``: whose metrics
         are the set's members' (one id per member).
-    max_in_flight : "auto", "measured", float or None
-        The application's concurrency. ``"auto"`` (default): with metrics, each period's measured
-        ``VolumeQueueLength`` for the volumes whose metrics hold it (``ebssim.aws.traces(...,
-        max_in_flight="measured")``), none for the others; without, the batch job's own
-        (``BatchJob(max_in_flight=...)``). ``"measured"``: the measured queue, required for every
-        volume (a ValueError names those without). A number: that many I/Os at most, for every
-        volume (a striped set with metrics takes ``"measured"`` or ``"auto"``: its members'
+    max_in_flight : "auto", "peak", "measured", float or None
+        The application's concurrency. ``"auto"`` (default): with metrics, the largest
+        ``VolumeQueueLength`` measured, for the volumes whose metrics hold it
+        (``ebssim.aws.traces(..., max_in_flight="peak")``: the most the application was seen to
+        keep outstanding, so that work a slower choice carries past the job drains at it), none
+        for the others; without, the batch job's own (``BatchJob(max_in_flight=...)``).
+        ``"peak"``: that, required for every volume (a ValueError names those without).
+        ``"measured"``: each period's measured queue instead (carried work then drains at the
+        later periods' queue, at least 1). A number: that many I/Os at most, for every volume (a
+        striped set with metrics takes ``"auto"``, ``"peak"`` or ``"measured"``: its members'
         bounds differ period by period), or the batch job's. None: no bound (the metrics' load an
         unbounded queue; the batch job's own).
     p99_ms : float, optional
@@ -819,10 +822,10 @@ def advise(
         if not (math.isfinite(bound_ms) and bound_ms > 0):
             raise ValueError(f"p99_ms={p99_ms!r} must be a positive number of milliseconds (or None)")
     if metrics is None:
-        if mif == "measured":
+        if mif in ("measured", "peak"):
             raise ValueError(
-                "max_in_flight='measured' takes each period's VolumeQueueLength from the metrics: give metrics, "
-                "or the batch job's concurrency as a number"
+                f"max_in_flight={mif!r} takes the VolumeQueueLength of the metrics: give metrics, or the batch job's "
+                "concurrency as a number"
             )
         if isinstance(mif, float):
             if batch.max_in_flight is not None and float(batch.max_in_flight) != mif:
@@ -1048,12 +1051,12 @@ def advise(
 
 def _check_in_flight(max_in_flight: Any) -> Union[str, float, None]:
     """``advise``'s ``max_in_flight``, checked: "auto", "measured", a positive number, or None."""
-    if max_in_flight is None or max_in_flight in ("auto", "measured"):
+    if max_in_flight is None or max_in_flight in ("auto", "measured", "peak"):
         return max_in_flight  # type: ignore[no-any-return]
     if isinstance(max_in_flight, str):
         raise ValueError(
-            f"max_in_flight={max_in_flight!r} must be 'auto', 'measured' (each period's VolumeQueueLength), "
-            "a number of I/Os or None"
+            f"max_in_flight={max_in_flight!r} must be 'auto', 'peak' (the largest VolumeQueueLength measured), "
+            "'measured' (each period's), a number of I/Os or None"
         )
     n = real(max_in_flight, "max_in_flight", "'auto', 'measured', a number of I/Os or None")
     if not (math.isfinite(n) and n > 0):
@@ -1066,15 +1069,18 @@ def _bounds(
 ) -> Dict[str, Tuple[Union[str, float, None], str]]:
     """Each volume's bound on outstanding I/Os for ``aws.traces``, and the words for it."""
     queued = set(metrics.loc[metrics["metric"] == "VolumeQueueLength", "volume_id"]) if len(metrics) else set()
-    measured = "the application's concurrency the measured VolumeQueueLength"
+    measured = "the application's concurrency each period's measured VolumeQueueLength"
+    peak = "the application's concurrency the largest VolumeQueueLength measured"
     out: Dict[str, Tuple[Union[str, float, None], str]] = {}
     for vid in vids:
         if mif == "auto":
             out[vid] = (
-                ("measured", measured)
+                ("peak", peak)
                 if vid in queued
                 else (None, "an unbounded queue (no VolumeQueueLength in the metrics: no device latency)")
             )
+        elif mif == "peak":
+            out[vid] = ("peak", peak)
         elif mif == "measured":
             out[vid] = ("measured", measured)
         elif mif is None:
@@ -1161,8 +1167,8 @@ def _advise_set(
     if measured is not None and isinstance(mif, float):
         raise ValueError(
             f"volumes[{vid!r}] is a striped set: max_in_flight={mif:g} cannot bound its members, whose share of the "
-            "set's I/Os in flight changes with each period's I/O size; use 'measured' or 'auto' (the members' "
-            "VolumeQueueLength), or None"
+            "set's I/Os in flight changes with each period's I/O size; use 'auto', 'peak' or 'measured' (the "
+            "members' VolumeQueueLength), or None"
         )
     one = advise(
         {vid: st.members[0]},

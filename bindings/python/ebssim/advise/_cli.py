@@ -115,9 +115,9 @@ def add_parsers(sub: Any) -> None:
         "--max-in-flight",
         default="auto",
         metavar="N",
-        help="the application's concurrency: auto (the metrics' VolumeQueueLength where they hold it), measured "
-        "(required), none, or a number of I/Os (also the synthetic job's); with it each choice reports its "
-        "device latency p50 and p99",
+        help="the application's concurrency: auto (the largest VolumeQueueLength of the metrics, where they hold "
+        "it), peak (that, required), measured (each period's), none, or a number of I/Os (also the synthetic "
+        "job's); with it each choice reports its device latency p50 and p99",
     )
     a.add_argument(
         "--p99-ms",
@@ -272,8 +272,8 @@ def _metrics(paths: List[str], queries: Any, devices: List[str], disk_info: Any)
 
 
 def _in_flight(text: str) -> Union[str, float, None]:
-    """``--max-in-flight``: auto, measured, none or a number of I/Os (checked by ``advise``)."""
-    if text in ("auto", "measured"):
+    """``--max-in-flight``: auto, peak, measured, none or a number of I/Os (checked by ``advise``)."""
+    if text in ("auto", "peak", "measured"):
         return text
     if text == "none":
         return None
@@ -281,7 +281,7 @@ def _in_flight(text: str) -> Union[str, float, None]:
         return float(text)
     except ValueError:
         raise ValueError(
-            f"--max-in-flight {text!r}: expected auto, measured, none or a number of I/Os in flight"
+            f"--max-in-flight {text!r}: expected auto, peak, measured, none or a number of I/Os in flight"
         ) from None
 
 

@@ -66,16 +66,19 @@ def traces(
         error.
     pattern, service_time_ms
         As for :class:`~ebssim.OpenLoop` (CloudWatch does not say whether I/O was sequential).
-    max_in_flight : "measured", float or None
+    max_in_flight : "measured", "peak", float or None
         The application's bound on outstanding I/Os (:class:`~ebssim.OpenLoop`): ``None``
         (default) none, every arrival queues at the device; a number, that bound throughout;
         ``"measured"``, each period's ``VolumeQueueLength`` (its Average, or the statistic
         present: the I/Os outstanding at the device on average, as the application kept them),
-        at least ``min_in_flight``, and ``min_in_flight`` in periods without a datapoint. With a
-        bound, demand a slower volume cannot carry waits in the application and is served later,
-        instead of queueing at the device (docs/replay.md, "Applications").
+        at least ``min_in_flight``, and ``min_in_flight`` in periods without a datapoint;
+        ``"peak"``, the largest of those, throughout (the most the application was seen to keep
+        outstanding: work a slower volume carries into a quiet period then drains at that
+        concurrency, not at the quiet period's). With a bound, demand a slower volume cannot
+        carry waits in the application and is served later, instead of queueing at the device
+        (docs/replay.md, "Applications").
     min_in_flight : float
-        The least bound of a period with ``max_in_flight="measured"`` (default 1: an application
+        The least bound of a period with ``max_in_flight="measured"`` or ``"peak"`` (default 1: an application
         with work waiting has at least one I/O outstanding; a period measured at 0.05 would
         otherwise hold its backlog at 0.05 I/Os in flight).
 
@@ -135,7 +138,9 @@ def traces(
     for vid in vids:
         bound: Any = max_in_flight
         if measured:
-            bound = _measured_in_flight(metrics, vid, grid, period, float(min_in_flight))
+            bound = _measured_in_flight(metrics, vid, grid, period, float(min_in_flight), str(max_in_flight))
+            if max_in_flight == "peak":
+                bound = float(bound.max())
         # CloudWatch's own names: from_pandas reads each Sum as the I/Os or bytes of its period.
         wide = (
             sums[sums["volume_id"] == vid]
@@ -164,28 +169,28 @@ def _check_in_flight(max_in_flight: Union[str, float, None], min_in_flight: floa
     if not (floor > 0 and math.isfinite(floor)):
         raise ValueError(f"min_in_flight={min_in_flight!r} must be a positive, finite number of I/Os")
     if isinstance(max_in_flight, str):
-        if max_in_flight != "measured":
+        if max_in_flight not in ("measured", "peak"):
             raise ValueError(
-                f"max_in_flight={max_in_flight!r} must be 'measured' (each period's VolumeQueueLength), a number "
-                f"of I/Os or None"
+                f"max_in_flight={max_in_flight!r} must be 'measured' (each period's VolumeQueueLength), 'peak' (the "
+                f"largest), a number of I/Os or None"
             )
         return True
     if max_in_flight is not None:
-        m = real(max_in_flight, "max_in_flight", "'measured', a number of I/Os or None")
+        m = real(max_in_flight, "max_in_flight", "'measured', 'peak', a number of I/Os or None")
         if not m > 0:
             raise ValueError(f"max_in_flight={max_in_flight!r} must be a positive number of I/Os")
     return False
 
 
 def _measured_in_flight(
-    metrics: "pd.DataFrame", vid: str, grid: "pd.DatetimeIndex", period: float, floor: float
+    metrics: "pd.DataFrame", vid: str, grid: "pd.DatetimeIndex", period: float, floor: float, how: str = "measured"
 ) -> np.ndarray:
     """Each period's bound on outstanding I/Os from ``VolumeQueueLength`` (its Average, else the
     statistic present), at least ``floor``, and ``floor`` where it has no datapoint."""
     ql = metrics[(metrics["volume_id"] == vid) & (metrics["metric"] == "VolumeQueueLength")]
     if ql.shape[0] == 0:
         raise ValueError(
-            f"{vid}: max_in_flight='measured' takes each period's VolumeQueueLength, and the metrics hold none for "
+            f"{vid}: max_in_flight={how!r} takes each period's VolumeQueueLength, and the metrics hold none for "
             f"it: fetch VolumeQueueLength (Average), or give max_in_flight= a number"
         )
     rows = ql[ql["stat"] == _preferred(ql)]
