@@ -357,11 +357,15 @@ def time_above_latency(r: "VolumeResult", ms: float) -> float:
     return float(np.count_nonzero(above)) * r.dt_s
 
 
-def spans_above_latency(r: "VolumeResult", ms: float) -> List[Span]:
-    """The stretches of the run with mean latency above ``ms``, in order (see :func:`time_above_latency`)."""
+def spans_above_latency(r: "VolumeResult", ms: float, *, at: str = "arrival") -> List[Span]:
+    """The stretches of the run with mean latency above ``ms``, in order (see :func:`time_above_latency`);
+    ``at="device"``: its device latency (:attr:`~ebssim.VolumeResult.device_latency_s`)."""
     threshold = _threshold(ms)
+    if at not in ("arrival", "device"):
+        raise ValueError(f"at={at!r} must be 'arrival' (from each I/O's arrival) or 'device' (from its submission)")
     _need_series(r, "spans_above_latency", "latency_s")
-    above = np.greater(r.latency_s, threshold / 1e3, where=~np.isnan(r.latency_s), out=np.zeros(r.n_steps, bool))
+    lat = np.asarray(r.latency_s if at == "arrival" else r.device_latency_s, dtype=np.float64)
+    above = np.greater(lat, threshold / 1e3, where=~np.isnan(lat), out=np.zeros(r.n_steps, bool))
     return _spans(above, r.t0_s, r.dt_s)
 
 

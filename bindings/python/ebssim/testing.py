@@ -175,6 +175,12 @@ class Plan:
         Seconds any limit (volume, instance, ``max_in_flight``) may hold a volume back at most.
     max_backlog_ops : float, optional
         I/Os waiting (queued or held in the application) never above this.
+    latency_at : {"arrival", "device"}
+        Where the latency criteria (``p99_ms``, ``percentiles_ms``, ``max_latency_ms``) count
+        from: each I/O's arrival (default: what the work waited in all) or its submission to the
+        device (``VolumeResult.device_latency_s``: what the volume's own latency metrics show).
+        They differ only for an open loop bounded by ``max_in_flight``, whose work above the
+        bound waits in the application. Not a criterion itself.
     """
 
     p99_ms: Optional[float] = None
@@ -187,11 +193,17 @@ class Plan:
     instance_bound_s: Optional[float] = None
     throttled_s: Optional[float] = None
     max_backlog_ops: Optional[float] = None
+    latency_at: str = "arrival"
     _percentiles: Dict[float, float] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if self.latency_at not in ("arrival", "device"):
+            raise ValueError(
+                f"latency_at={self.latency_at!r} must be 'arrival' (from each I/O's arrival) or 'device' "
+                "(from its submission to the device)"
+            )
         for f in fields(self):
-            if f.name in ("percentiles_ms", "no_cliff", "_percentiles"):
+            if f.name in ("percentiles_ms", "no_cliff", "_percentiles", "latency_at"):
                 continue
             v = getattr(self, f.name)
             if v is None:
@@ -231,7 +243,7 @@ class Plan:
             f.name
             for f in fields(self)
             # `is not`: a bound of 0 (throttled_s=0: never) is a criterion, though 0 == False
-            if f.name not in ("_percentiles", "percentiles_ms", "p99_ms")
+            if f.name not in ("_percentiles", "percentiles_ms", "p99_ms", "latency_at")
             and getattr(self, f.name) is not None
             and getattr(self, f.name) is not False
         ] + (["percentiles"] if self._percentiles else [])
@@ -311,12 +323,14 @@ class Plan:
             _need_per_step(r, "the plan's latency, balance and backlog checks", *names)
             if self.min_instance_balance_pct is not None and r.instance is not None:
                 _need_per_step(r.instance, "min_instance_balance_pct", "io_balance_pct", "byte_balance_pct")
+        device = self.latency_at == "device"
+        what = "device latency" if device else "latency"
         if self._percentiles:
-            got = r.latency_percentiles(list(self._percentiles))
+            got = r.latency_percentiles(list(self._percentiles), at=self.latency_at)
             for p, limit in self._percentiles.items():
-                out.append(_latency_check(r, f"p{p:g} latency <= {limit:g} ms", got[p], limit))
+                out.append(_latency_check(r, f"p{p:g} {what} <= {limit:g} ms", got[p], limit, self.latency_at))
         if self.max_latency_ms is not None:
-            out.append(_max_latency_check(r, self.max_latency_ms))
+            out.append(_max_latency_check(r, self.max_latency_ms, self.latency_at))
         if self.no_cliff:
             out.append(_cliff_check(r, None))
         if self.no_cliff_within_h is not None:
@@ -449,15 +463,16 @@ def _spans_text(r: VolumeResult, spans: List[Span], what: str) -> str:
     )
 
 
-def _latency_check(r: VolumeResult, criterion: str, got_ms: float, limit_ms: float) -> Check:
+def _latency_check(r: VolumeResult, criterion: str, got_ms: float, limit_ms: float, at: str = "arrival") -> Check:
     ok = got_ms <= limit_ms
     ratio = f" ({got_ms / limit_ms:.3g} x the plan)" if limit_ms > 0 and not ok else ""
     got = f"got {_repr.latency(got_ms)}{ratio}"
     if ok:
         return Check(criterion, True, got)
-    spans = spans_above_latency(r, limit_ms)
+    spans = spans_above_latency(r, limit_ms, at=at)
     if spans:
-        detail = _spans_text(r, spans, f"latency above {limit_ms:g} ms")
+        what = "device latency" if at == "device" else "latency"
+        detail = _spans_text(r, spans, f"{what} above {limit_ms:g} ms")
     else:
         detail = (
             f"no step's mean latency is above {limit_ms:g} ms: the spread of waits under a limit and of "
@@ -466,9 +481,10 @@ def _latency_check(r: VolumeResult, criterion: str, got_ms: float, limit_ms: flo
     return Check(criterion, False, got, detail)
 
 
-def _max_latency_check(r: VolumeResult, limit_ms: float) -> Check:
-    criterion = f"latency <= {limit_ms:g} ms in every step"
-    lat = r.latency_ms
+def _max_latency_check(r: VolumeResult, limit_ms: float, at: str = "arrival") -> Check:
+    what = "device latency" if at == "device" else "latency"
+    criterion = f"{what} <= {limit_ms:g} ms in every step"
+    lat = r.latency_ms if at == "arrival" else r.device_latency_ms
     done = ~np.isnan(lat)
     if not done.any():
         return Check(criterion, True, "no I/O completed")
@@ -477,8 +493,8 @@ def _max_latency_check(r: VolumeResult, limit_ms: float) -> Check:
     got = f"got {_repr.latency(worst)} at most, at {_repr.when(r.time_s[k])}"
     if worst <= limit_ms:
         return Check(criterion, True, got)
-    spans = spans_above_latency(r, limit_ms)
-    return Check(criterion, False, got, _spans_text(r, spans, f"latency above {limit_ms:g} ms"))
+    spans = spans_above_latency(r, limit_ms, at=at)
+    return Check(criterion, False, got, _spans_text(r, spans, f"{what} above {limit_ms:g} ms"))
 
 
 def _cliff_check(r: VolumeResult, within_h: Optional[float]) -> Check:

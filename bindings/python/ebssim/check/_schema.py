@@ -143,7 +143,7 @@ WORKLOAD_KINDS: Dict[str, Tuple[str, ...]] = {
 
 
 def _criteria() -> Dict[str, Key]:
-    """:class:`ebssim.testing.Plan`'s fields as keys: a flag, a mapping or a number each."""
+    """:class:`ebssim.testing.Plan`'s fields as keys: a flag, a mapping, a string or a number each."""
     from ..testing import Plan
 
     out: Dict[str, Key] = {}
@@ -151,7 +151,7 @@ def _criteria() -> Dict[str, Key]:
         if f.name.startswith("_"):
             continue
         ann = str(f.type)
-        kind = "flag" if ann == "bool" else "mapping" if "Mapping" in ann else "number"
+        kind = "flag" if ann == "bool" else "mapping" if "Mapping" in ann else "string" if ann == "str" else "number"
         out[f.name] = Key(kind, f"ebssim.testing.Plan's {f.name}")
     return out
 
