@@ -224,7 +224,8 @@ def _queued(vid: str, iops: float, queue: float) -> pd.DataFrame:
     return pd.concat([m, q], ignore_index=True)
 
 
-def test_a_sets_measured_queue_bounds_each_member(tmp_path):
+@pytest.mark.parametrize("how", ["measured", "peak"])  # the queue is the same in every period: one bound
+def test_a_sets_measured_queue_bounds_each_member(tmp_path, how):
     # The md device asks 8,000 IOPS of 16 KiB with 32 I/Os outstanding (its VolumeQueueLength).
     # 64 KiB chunks: one piece per I/O, member_share 1 / 2: each member is asked 4,000 IOPS with
     # 16 outstanding, and serves gp3's 3,000. With max_in_flight: measured the application holds
@@ -232,7 +233,7 @@ def test_a_sets_measured_queue_bounds_each_member(tmp_path):
     # are carried past each period (60,000 a minute, 1.8 M after 30 min). A member's 7.2 M I/Os
     # take 7.2 M / 3,000 = 2,400 s: the job's slowdown is 40 / 30 min.
     plan = _metrics_plan(
-        tmp_path, [_queued(MD, 8000, 32.0)], f"  {MD}: {GP3_SET}", "  max_in_flight: measured\n", "  no_cliff: true"
+        tmp_path, [_queued(MD, 8000, 32.0)], f"  {MD}: {GP3_SET}", f"  max_in_flight: {how}\n", "  no_cliff: true"
     )
     out = plan.run()
     for m in out.results[MD].members:
@@ -245,7 +246,7 @@ def test_a_sets_measured_queue_bounds_each_member(tmp_path):
         tmp_path,
         [_queued(A, 4000, 16.0), _queued(B, 4000, 16.0)],
         f"  md0: {GP3_SET}",
-        f"  members:\n    md0: [{A}, {B}]\n  max_in_flight: measured\n",
+        f"  members:\n    md0: [{A}, {B}]\n  max_in_flight: {how}\n",
         "  no_cliff: true",
     )
     for m in plan.run().results["md0"].members:

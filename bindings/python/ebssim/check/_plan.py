@@ -571,13 +571,13 @@ class _Metrics:
                 self.members[name] = sets[name]._member_ids(given)
             except ValueError as e:
                 raise r.error(key, str(e)) from None
-        if sets and "max_in_flight" in w and w["max_in_flight"] != "measured":
+        if sets and "max_in_flight" in w and w["max_in_flight"] not in ("measured", "peak"):
             raise r.error(
                 ["workload", "max_in_flight"],
                 f"the plan has the striped set {next(iter(sets))!r}, whose members replay shares of its demand: a "
                 "number of outstanding I/Os is not split over a set's members; give max_in_flight: measured (each "
-                "member's part of the measured VolumeQueueLength: the members' own, or the set's times its share) "
-                "or leave it out",
+                "member's part of the measured VolumeQueueLength: the members' own, or the set's times its share), "
+                "peak (the largest of those) or leave it out",
             )
         metrics = self.read(w, ids, r)
         have = set(metrics["volume_id"])

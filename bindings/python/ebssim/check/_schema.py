@@ -120,8 +120,8 @@ SCHEMA: Dict[str, Dict[str, Key]] = {
         "gaps": Key("string", "trace, metrics, prometheus: periods without data: error (default), zero or interpolate"),
         "max_in_flight": Key(
             "number-or-string",
-            "trace, metrics, prometheus: the application's bound on outstanding I/Os (metrics, prometheus: a number "
-            "or measured)",
+            "trace, metrics, prometheus: the application's bound on outstanding I/Os (metrics, prometheus: a number, "
+            "measured (each period's VolumeQueueLength) or peak (the largest))",
         ),
         "io_size": Key("size", "trace: the I/O size when the trace has no bytes, e.g. 16k"),
         "read_fraction": Key("number", "trace: the share of reads when the trace gives totals only"),
