@@ -31,6 +31,7 @@ import numpy.typing as npt
 from . import _repr
 from ._core import VolumeTotals
 from ._units import real
+from .latency import check_latency_at
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing_extensions import TypeGuard
@@ -361,8 +362,7 @@ def spans_above_latency(r: "VolumeResult", ms: float, *, at: str = "arrival") ->
     """The stretches of the run with mean latency above ``ms``, in order (see :func:`time_above_latency`);
     ``at="device"``: its device latency (:attr:`~ebssim.VolumeResult.device_latency_s`)."""
     threshold = _threshold(ms)
-    if at not in ("arrival", "device"):
-        raise ValueError(f"at={at!r} must be 'arrival' (from each I/O's arrival) or 'device' (from its submission)")
+    check_latency_at(at)
     _need_series(r, "spans_above_latency", "latency_s")
     lat = np.asarray(r.latency_s if at == "arrival" else r.device_latency_s, dtype=np.float64)
     above = np.greater(lat, threshold / 1e3, where=~np.isnan(lat), out=np.zeros(r.n_steps, bool))

@@ -43,6 +43,16 @@ FloatArray = npt.NDArray[np.float64]
 DIRECTIONS: Tuple[str, ...] = ("all", "read", "write")
 
 
+def check_latency_at(at: str, name: str = "at") -> str:
+    """``at``, where a latency counts from, checked: ``"arrival"`` (each I/O's arrival) or
+    ``"device"`` (its submission to the device); a ValueError naming ``name`` otherwise."""
+    if at not in ("arrival", "device"):
+        raise ValueError(
+            f"{name}={at!r} must be 'arrival' (from each I/O's arrival) or 'device' (from its submission to the device)"
+        )
+    return at
+
+
 def default_wait_spread(nitro: bool = True, in_flight: float = math.inf) -> Tuple[float, float]:
     """The default coefficients of variation of the wait under a volume's and under an instance's
     limits, on Nitro (``nitro=True``) or Xen instances, with ``in_flight`` I/Os in flight on the

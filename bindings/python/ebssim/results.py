@@ -41,7 +41,7 @@ from . import _core, _repr
 from ._core import CliffEpisode, InstanceSeries, InstanceTotals, VolumeSeries, VolumeTotals
 from ._units import real
 from .instances import Instance
-from .latency import LatencyModel, held_in_flight, latency_quantiles
+from .latency import LatencyModel, check_latency_at, held_in_flight, latency_quantiles
 from .recording import BOUND_NAMES, DEFAULT_INSTANCE_SERIES, DEFAULT_VOLUME_SERIES, _need_per_step
 from .volumes import Volume
 from .workloads import ClosedLoop, OpenLoop, PhasedClosedLoop, PiecewiseOpenLoop, Workload
@@ -730,8 +730,7 @@ class VolumeResult(_RecordedAxis):
         :attr:`latency_model` (e.g. ``dataclasses.replace(r.latency_model, wait_cv=0)``).
         """
         _need_per_step(self, "latency_percentiles", "iops", "latency_s")
-        if at not in ("arrival", "device"):
-            raise ValueError(f"at={at!r} must be 'arrival' (from each I/O's arrival) or 'device' (from its submission)")
+        check_latency_at(at)
         if isinstance(percentiles, (numbers.Number, str)):
             raise ValueError(f"percentiles={percentiles!r} must be a sequence of numbers, e.g. (50, 99)")
         ps = [real(p, f"percentiles[{i}]") for i, p in enumerate(percentiles)]

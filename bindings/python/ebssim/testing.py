@@ -39,6 +39,7 @@ import numpy as np
 from . import _repr
 from ._units import flag, real
 from .analysis import Span, _spans, bound_spans, spans_above_latency
+from .latency import check_latency_at
 from .recording import BOUND_NAMES
 from .results import InstanceResult, RunResult, VolumeResult
 from .workloads import OpenLoop, PiecewiseOpenLoop
@@ -197,11 +198,7 @@ class Plan:
     _percentiles: Dict[float, float] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if self.latency_at not in ("arrival", "device"):
-            raise ValueError(
-                f"latency_at={self.latency_at!r} must be 'arrival' (from each I/O's arrival) or 'device' "
-                "(from its submission to the device)"
-            )
+        check_latency_at(self.latency_at, "latency_at")
         for f in fields(self):
             if f.name in ("percentiles_ms", "no_cliff", "_percentiles", "latency_at"):
                 continue
@@ -323,8 +320,7 @@ class Plan:
             _need_per_step(r, "the plan's latency, balance and backlog checks", *names)
             if self.min_instance_balance_pct is not None and r.instance is not None:
                 _need_per_step(r.instance, "min_instance_balance_pct", "io_balance_pct", "byte_balance_pct")
-        device = self.latency_at == "device"
-        what = "device latency" if device else "latency"
+        what = _latency_word(self.latency_at)
         if self._percentiles:
             got = r.latency_percentiles(list(self._percentiles), at=self.latency_at)
             for p, limit in self._percentiles.items():
@@ -463,6 +459,11 @@ def _spans_text(r: VolumeResult, spans: List[Span], what: str) -> str:
     )
 
 
+def _latency_word(at: str) -> str:
+    """What a latency criterion counting from ``at`` is called in the report."""
+    return "device latency" if at == "device" else "latency"
+
+
 def _latency_check(r: VolumeResult, criterion: str, got_ms: float, limit_ms: float, at: str = "arrival") -> Check:
     ok = got_ms <= limit_ms
     ratio = f" ({got_ms / limit_ms:.3g} x the plan)" if limit_ms > 0 and not ok else ""
@@ -471,8 +472,7 @@ def _latency_check(r: VolumeResult, criterion: str, got_ms: float, limit_ms: flo
         return Check(criterion, True, got)
     spans = spans_above_latency(r, limit_ms, at=at)
     if spans:
-        what = "device latency" if at == "device" else "latency"
-        detail = _spans_text(r, spans, f"{what} above {limit_ms:g} ms")
+        detail = _spans_text(r, spans, f"{_latency_word(at)} above {limit_ms:g} ms")
     else:
         detail = (
             f"no step's mean latency is above {limit_ms:g} ms: the spread of waits under a limit and of "
@@ -482,7 +482,7 @@ def _latency_check(r: VolumeResult, criterion: str, got_ms: float, limit_ms: flo
 
 
 def _max_latency_check(r: VolumeResult, limit_ms: float, at: str = "arrival") -> Check:
-    what = "device latency" if at == "device" else "latency"
+    what = _latency_word(at)
     criterion = f"{what} <= {limit_ms:g} ms in every step"
     lat = r.latency_ms if at == "arrival" else r.device_latency_ms
     done = ~np.isnan(lat)

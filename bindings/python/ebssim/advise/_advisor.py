@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -617,19 +617,25 @@ def _for_latency(
         lat = play(i, t).latency_ms
         return "n/a" if lat is None else _repr.latency(lat[99.0])
 
+    def fewest(lo: int, hi: int, at: Callable[[int], Tuple[int, int]]) -> Optional[int]:
+        """The least x in [lo, hi] whose configuration at(x) meets the bound (None: not even hi)."""
+        if not _within(play(*at(hi)), bound_ms):
+            return None
+        return _smallest(lo, hi, lambda x: _within(play(*at(x)), bound_ms))
+
     if _within(play(i0, t0), bound_ms):
         return advice, [], True
     i_max = _largest(i0, 10**7, lambda i: _gp3_error(size, i, t0) is None)
-    if _within(play(i_max, t0), bound_ms):
-        i = _smallest(i0, i_max, lambda i: _within(play(i, t0), bound_ms))
+    i = fewest(i0, i_max, lambda i: (i, t0))
+    if i is not None:
         note = (
             f"IOPS raised from {i0} to {i} for a device p99 within {bound_ms:g} ms ({p99(i, t0)}; "
             f"{p99(i0, t0)} at {i0})"
         )
         return Volume("gp3", size, iops=i, throughput_mib_s=t0), [note], True
     t_max = _largest(t0, 10**6, lambda t: _gp3_error(size, i_max, t) is None)
-    if _within(play(i_max, t_max), bound_ms):
-        t = _smallest(t0, t_max, lambda t: _within(play(i_max, t), bound_ms))
+    t = fewest(t0, t_max, lambda t: (i_max, t))
+    if t is not None:
         note = (
             f"IOPS raised from {i0} to {i_max} and throughput from {t0} to {t} MiB/s for a device p99 within "
             f"{bound_ms:g} ms ({p99(i_max, t)}; {p99(i0, t0)} before)"
