@@ -543,6 +543,8 @@ void bind_simulation(py::module_& m) {
         .def("params", &Simulation::params, py::arg("i"), py::return_value_policy::copy)
         .def("credits", &Simulation::credits, py::arg("i"))
         .def("backlog_ops", &Simulation::backlog_ops, py::arg("i"))
+        .def("overshoot_saved_s", &Simulation::overshoot_saved_s, py::arg("i"),
+             "Seconds of volume i's IOPS and throughput limits saved for overshoot: (iops, throughput).")
         .def(
             "copy", [](const Simulation& s) { return s; },
             "A copy of the simulation, its state and clock included (runs on one leave the other as it was).")

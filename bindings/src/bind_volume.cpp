@@ -73,13 +73,16 @@ void bind_volume(py::module_& m) {
         .def_readonly("transfer_bytes_s", &VolumeParams::transfer_bytes_s)
         .def_readonly("latency_cv", &VolumeParams::latency_cv)
         .def_readonly("wait_cv", &VolumeParams::wait_cv)
+        .def_readonly("overshoot_s", &VolumeParams::overshoot_s)
+        .def_readonly("initial_overshoot_s", &VolumeParams::initial_overshoot_s)
         .def("latency_at", &VolumeParams::latency_at, py::arg("read_fraction"))
         .def("service_time_s", &VolumeParams::service_time_s, py::arg("io_bytes"), py::arg("read_fraction"));
 
     py::class_<VolumeSpec>(m, "VolumeSpec")
         .def(py::init([](const std::string& type, double size_gib, double iops, double throughput_mib_s,
                          double burst_balance_pct, double latency_ms, double transfer_mib_s, double read_latency_ms,
-                         double write_latency_ms, double latency_cv, double wait_cv) {
+                         double write_latency_ms, double latency_cv, double wait_cv, double overshoot_s,
+                         double overshoot_balance_s) {
                  VolumeSpec s;
                  s.type = parse_volume_type(type);
                  s.size_gib = size_gib;
@@ -92,12 +95,14 @@ void bind_volume(py::module_& m) {
                  s.write_latency_ms = write_latency_ms;
                  s.latency_cv = latency_cv;
                  s.wait_cv = wait_cv;
+                 s.overshoot_s = overshoot_s;
+                 s.overshoot_balance_s = overshoot_balance_s;
                  return s;
              }),
              py::arg("type"), py::arg("size_gib"), py::arg("iops") = unset, py::arg("throughput_mib_s") = unset,
              py::arg("burst_balance_pct") = unset, py::arg("latency_ms") = unset, py::arg("transfer_mib_s") = unset,
              py::arg("read_latency_ms") = unset, py::arg("write_latency_ms") = unset, py::arg("latency_cv") = unset,
-             py::arg("wait_cv") = unset)
+             py::arg("wait_cv") = unset, py::arg("overshoot_s") = unset, py::arg("overshoot_balance_s") = unset)
         .def_property_readonly("type", [](const VolumeSpec& s) { return std::string(to_string(s.type)); })
         .def_readonly("size_gib", &VolumeSpec::size_gib)
         .def_readonly("iops", &VolumeSpec::iops)
@@ -108,7 +113,9 @@ void bind_volume(py::module_& m) {
         .def_readonly("read_latency_ms", &VolumeSpec::read_latency_ms)
         .def_readonly("write_latency_ms", &VolumeSpec::write_latency_ms)
         .def_readonly("latency_cv", &VolumeSpec::latency_cv)
-        .def_readonly("wait_cv", &VolumeSpec::wait_cv);
+        .def_readonly("wait_cv", &VolumeSpec::wait_cv)
+        .def_readonly("overshoot_s", &VolumeSpec::overshoot_s)
+        .def_readonly("overshoot_balance_s", &VolumeSpec::overshoot_balance_s);
 
     m.def("make_volume", &make_volume, py::arg("spec"), py::arg("nitro") = true,
           "Validate a volume against AWS's rules and return its limit parameters.");

@@ -472,8 +472,8 @@ bool Simulation::run_shared(const std::vector<Workload>& ws, std::int64_t n, Run
     std::vector<double> read_fraction(nv);
     for (std::size_t i = 0; i < nv; ++i) {
         read_fraction[i] = read_fraction_of(ws[i]);
-        steppers.push_back(
-            make_stepper(params_[i], state_[i], ws[i], dt_s_, r.t0_s, rec != nullptr ? &rec[i] : nullptr, r.totals[i]));
+        steppers.push_back(make_stepper(params_[i], state_[i], overshoot_[i], ws[i], dt_s_, r.t0_s,
+                                        rec != nullptr ? &rec[i] : nullptr, r.totals[i]));
     }
     InstanceTotals& it = r.instance_totals;
     InstanceRecorder* out = recs.instance;

@@ -49,7 +49,9 @@ void Simulation::init_volumes(const std::vector<VolumeSpec>& volumes, bool nitro
             if (volumes.size() == 1) throw;
             throw ConfigError(fmt::format("volume {}: {}", i, e.what()));
         }
-        state_.push_back(State{params_.back().initial_credits, 0, 0, 0});
+        const VolumeParams& p = params_.back();
+        state_.push_back(State{p.initial_credits, 0, 0, 0});
+        overshoot_.push_back(OvershootState{p.initial_overshoot_s, p.initial_overshoot_s});
     }
 }
 
@@ -178,9 +180,11 @@ RunResult Simulation::run(const std::vector<Workload>& workloads, std::int64_t n
     // bad, the run is undone and the first offender reported, as if checked up front. An
     // interrupted run is undone the same way.
     const std::vector<State> saved = state_;
+    const std::vector<OvershootState> saved_overshoot = overshoot_;
     const double saved_io = inst_io_credits_, saved_bytes = inst_bytes_credits_;
     auto undo = [&] {
         state_ = saved;
+        overshoot_ = saved_overshoot;
         inst_io_credits_ = saved_io;
         inst_bytes_credits_ = saved_bytes;
     };

@@ -62,6 +62,7 @@ std::vector<std::size_t> FleetPools::run(std::span<const FleetItem> items, std::
             const Simulation& s = *items[members[j]].sim;
             pool.params_.push_back(s.params_[0]);
             pool.state_.push_back(s.state_[0]);
+            pool.overshoot_.push_back(s.overshoot_[0]);
             ws.push_back(items[members[j]].workloads->front());
         }
         RunLimits each = limits;  // every member is within its own limit (checked above)
@@ -77,6 +78,7 @@ std::vector<std::size_t> FleetPools::run(std::span<const FleetItem> items, std::
         for (std::size_t j = 0; j < members.size(); ++j) {
             const FleetItem& it = items[members[j]];
             it.sim->state_[0] = pool.state_[j];
+            it.sim->overshoot_[0] = pool.overshoot_[j];
             it.sim->step_ = pool.step_;
             RunResult one;
             one.t0_s = r.t0_s;

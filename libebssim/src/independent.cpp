@@ -76,8 +76,8 @@ double load(const OpenLoop& o, const VolumeParams& p, std::int64_t n, double dt)
 // Steps [k0, k1) of one volume alone, with jumps: constant stretches go to run_constant, all of
 // it for sources whose stretches are known, else the runs of equal values that a look every
 // scan_every steps finds (a noisy trace pays one comparison per scan_every steps).
-template <class Source>
-void step_range_jumping(Stepper<Source>& st, std::int64_t k0, std::int64_t k1) {
+template <class Source, bool Over>
+void step_range_jumping(Stepper<Source, Over>& st, std::int64_t k0, std::int64_t k1) {
     if constexpr (Source::runs_known) {
         for (std::int64_t k = k0; k < k1;) {
             const std::int64_t e = st.run_end(k, k1);
@@ -91,7 +91,7 @@ void step_range_jumping(Stepper<Source>& st, std::int64_t k0, std::int64_t k1) {
         for (std::int64_t k = k0; k < k1;) {
             std::int64_t run_end = -1;
             {
-                Stepper<Source> local = st;
+                Stepper<Source, Over> local = st;
                 while (k < k1) {
                     const std::int64_t stop = std::min(k1, k + scan_every);
                     for (; k < stop; ++k) {
@@ -143,8 +143,8 @@ void step_range_jumping(Stepper<Source>& st, std::int64_t k0, std::int64_t k1) {
 constexpr std::int64_t served_window = std::int64_t{1} << 15;
 static_assert(interrupt_every_volume_steps % served_window == 0);
 
-template <class Source>
-void served_filler(const Stepper<Source>& st, std::int64_t n, bool spare_core,
+template <class Source, bool Over>
+void served_filler(const Stepper<Source, Over>& st, std::int64_t n, bool spare_core,
                    std::optional<detail::ServedFiller>& filler) {
     if constexpr (std::is_same_v<Source, OpenSource>) {
         if (spare_core && n >= detail::served_filler_min_steps && st.recorder() != nullptr && st.can_serve_at_all()) {
@@ -161,10 +161,10 @@ void served_filler(const Stepper<Source>& st, std::int64_t n, bool spare_core,
     }
 }
 
-template <class Source>
-[[gnu::noinline]] bool step_all(const Stepper<Source>& st0, std::int64_t n, const InterruptCheck& interrupt,
+template <class Source, bool Over>
+[[gnu::noinline]] bool step_all(const Stepper<Source, Over>& st0, std::int64_t n, const InterruptCheck& interrupt,
                                 detail::ServedFiller* filler) {
-    Stepper<Source> st = st0;
+    Stepper<Source, Over> st = st0;
     const std::int64_t check = steps_per_check(1);
     const std::int64_t window = filler != nullptr ? filler->window() : 0;  // a windowed filler's
     const std::int64_t chunk = window > 0 ? window : check;
@@ -240,7 +240,7 @@ bool Simulation::run_independent(const std::vector<Workload>& ws, std::int64_t n
         const auto* o = std::get_if<OpenLoop>(&ws[i]);
         // (A trace whose bound changes per step is the scalar stepper's only: StepBoundSource.)
         if (o != nullptr && o->max_in_flight_steps.empty() && lockstep && !(options.jump && long_runs(*o, n))) {
-            open.push_back({&params_[i], &state_[i], o, &r.totals[i]});
+            open.push_back({&params_[i], &state_[i], &overshoot_[i], o, &r.totals[i]});
         } else {
             scalar.push_back(i);
         }
@@ -282,11 +282,13 @@ bool Simulation::run_independent(const std::vector<Workload>& ws, std::int64_t n
         // thread's volume), written back at its end.
         const std::size_t i = scalar[item - groups];
         State state = state_[i];
+        OvershootState over = overshoot_[i];
         VolumeTotals totals;
         // The recorder too is a copy (its interval sums are written in every step), written back.
         std::optional<VolumeRecorder> recorder;
         if (rec != nullptr) recorder.emplace(rec[i]);
-        AnyStepper any = make_stepper(params_[i], state, ws[i], dt_s_, r.t0_s, recorder ? &*recorder : nullptr, totals);
+        AnyStepper any =
+            make_stepper(params_[i], state, over, ws[i], dt_s_, r.t0_s, recorder ? &*recorder : nullptr, totals);
         const auto* trace = std::get_if<OpenLoop>(&ws[i]);
         const bool jump = options.jump && (trace == nullptr || has_runs(*trace, n));
         ok[item] = std::visit(
@@ -304,6 +306,7 @@ bool Simulation::run_independent(const std::vector<Workload>& ws, std::int64_t n
             },
             any);
         state_[i] = state;
+        overshoot_[i] = over;
         r.totals[i] = std::move(totals);
         if (recorder) rec[i] = *recorder;
     });

@@ -13,8 +13,8 @@ namespace ebssim::detail {
 
 /// Steps [k, end) offer what step k offers and no instance scales them: advance through
 /// them, jumping over the steady stretches (jump_steady) and stepping the rest.
-template <class Source>
-void Stepper<Source>::run_constant(std::int64_t k, std::int64_t end) noexcept {
+template <class Source, bool Over>
+void Stepper<Source, Over>::run_constant(std::int64_t k, std::int64_t end) noexcept {
     std::int64_t backoff = 1;
     while (k < end) {
         std::int64_t m = end - k >= min_jump ? jump_steady(k, end - k) : 0;
@@ -36,8 +36,8 @@ void Stepper<Source>::run_constant(std::int64_t k, std::int64_t end) noexcept {
 /// Whether outcome o of the step at credits c0 (no backlog before it) is steady: it leaves
 /// no backlog and either keeps the credits (d = 0: a fixed point) or moves them by d,
 /// unclamped, without ending a cliff episode.
-template <class Source>
-bool Stepper<Source>::steady(const StepOutcome& o, double c0, double& d) const noexcept {
+template <class Source, bool Over>
+bool Stepper<Source, Over>::steady(const StepOutcome& o, double c0, double& d) const noexcept {
     if constexpr (!Source::closed) {
         if (o.f != 1.0) return false;  // part of the arrivals waits: the backlog grows
     }
@@ -47,9 +47,10 @@ bool Stepper<Source>::steady(const StepOutcome& o, double c0, double& d) const n
 /// Whether outcome o of the step at credits c0 keeps them (d = 0: no bucket, or a fixed point
 /// that changes no cliff episode) or moves them by d, unclamped and without ending an episode:
 /// the credits of a jump (linear in the steps).
-template <class Source>
-bool Stepper<Source>::credit_step(const StepOutcome& o, double c0, double& d) const noexcept {
+template <class Source, bool Over>
+bool Stepper<Source, Over>::credit_step(const StepOutcome& o, double c0, double& d) const noexcept {
     d = 0;
+    if (!keeps_overshoot(o)) return false;  // the seconds saved for overshoot change: step it
     if (!lim_.bucket || (o.credits == c0 && !cliffs_.changes(c0))) return true;
     if (!(o.raw_credits > 0 && o.raw_credits < lim_.capacity)) return false;  // clamped: not linear
     if (cliffs_.changes(o.raw_credits)) return false;                         // ends an episode: step it
@@ -59,18 +60,18 @@ bool Stepper<Source>::credit_step(const StepOutcome& o, double c0, double& d) co
 
 /// Whether q, the outcome of the step at the credits a steady stretch predicts, is the step
 /// whose outcome is o (steady from c0 with change d).
-template <class Source>
-bool Stepper<Source>::same_step(const StepOutcome& o, const StepOutcome& q, double c0, double d) const noexcept {
+template <class Source, bool Over>
+bool Stepper<Source, Over>::same_step(const StepOutcome& o, const StepOutcome& q, double c0, double d) const noexcept {
     const bool credits_ok =
         d == 0 ? (!lim_.bucket || q.credits == c0) : (q.raw_credits > 0 && q.raw_credits < lim_.capacity);
     return q.bound == o.bound && q.f == o.f && q.served_cnt == o.served_cnt && q.served_ops == o.served_ops &&
-           q.served_bytes == o.served_bytes && credits_ok;
+           q.served_bytes == o.served_bytes && credits_ok && keeps_overshoot(q);
 }
 
 /// Apply the steady outcome o (share g of the instance) to the m steps from k.
-template <class Source>
-void Stepper<Source>::apply_steady(std::int64_t k, std::int64_t m, const StepOutcome& o, double c0, double d,
-                                   double g) noexcept {
+template <class Source, bool Over>
+void Stepper<Source, Over>::apply_steady(std::int64_t k, std::int64_t m, const StepOutcome& o, double c0, double d,
+                                         double g) noexcept {
     apply_run(k, m, o, c0, d, g < 1.0);
 }
 
@@ -90,8 +91,8 @@ void Stepper<Source>::apply_steady(std::int64_t k, std::int64_t m, const StepOut
 /// most once: the steps with step k's outcome are a prefix, found by galloping and
 /// bisection over j with outcome() itself (no rule restated). The jump stops jump_margin
 /// steps short of the first step that differs, which is stepped.
-template <class Source>
-std::int64_t Stepper<Source>::jump_steady(std::int64_t k, std::int64_t avail) noexcept {
+template <class Source, bool Over>
+std::int64_t Stepper<Source, Over>::jump_steady(std::int64_t k, std::int64_t avail) noexcept {
     if (has_backlog()) return 0;
     offer(k);
     const StepOutcome o = outcome(k, 1.0, Bound::demand);
@@ -131,8 +132,8 @@ std::int64_t Stepper<Source>::jump_steady(std::int64_t k, std::int64_t avail) no
 /// k's by rounding only (relative 1e-12). The jump stops jump_margin steps short of the
 /// first step that differs (the backlog's last steps, the bucket running dry), which is
 /// stepped. A recorded jump passes the latency's slope to Recorder::record_constant.
-template <class Source>
-std::int64_t Stepper<Source>::jump_backlog(std::int64_t k, std::int64_t avail) noexcept {
+template <class Source, bool Over>
+std::int64_t Stepper<Source, Over>::jump_backlog(std::int64_t k, std::int64_t avail) noexcept {
     if constexpr (Source::closed) {
         (void)k;
         (void)avail;
@@ -173,7 +174,7 @@ std::int64_t Stepper<Source>::jump_backlog(std::int64_t k, std::int64_t avail) n
             offer(k);
             const StepOutcome q = outcome(k, 1.0, Bound::demand);
             const bool credits_ok = d == 0 ? q.credits == c0 : (q.raw_credits > 0 && q.raw_credits < cap);
-            return q.bound == o.bound && q.f < 1.0 && credits_ok && q.backlog_counted > 0 &&
+            return q.bound == o.bound && q.f < 1.0 && credits_ok && q.backlog_counted > 0 && keeps_overshoot(q) &&
                    near(q.served_cnt, o.served_cnt, comp_tol) && near(q.served_ops, o.served_ops, comp_tol) &&
                    near(q.served_bytes, o.served_bytes, comp_tol) && near(q.latency, o.latency + jj * d_lat, 1e-10);
         };
@@ -225,8 +226,8 @@ std::int64_t Stepper<Source>::jump_backlog(std::int64_t k, std::int64_t avail) n
 /// predicted state. Not jumped: a throughput-bound volume with a credit bucket (its credits
 /// would follow the varying counted I/Os), and arrivals within 1e-6 of twice the amount
 /// served but not equal to it (old_sum's quotient loses its precision there).
-template <class Source>
-std::int64_t Stepper<Source>::jump_mixed(std::int64_t k, std::int64_t avail) noexcept {
+template <class Source, bool Over>
+std::int64_t Stepper<Source, Over>::jump_mixed(std::int64_t k, std::int64_t avail) noexcept {
     const bool by_cnt = bound_ == Bound::volume_iops;
     if (!by_cnt && lim_.bucket) return 0;
     const int q = by_cnt ? 2 : 1;  // index of the binding quantity in {ops, bytes, counted}
@@ -273,7 +274,7 @@ std::int64_t Stepper<Source>::jump_mixed(std::int64_t k, std::int64_t avail) noe
         const bool credits_ok = d == 0 ? r.credits == c0 : (r.raw_credits > 0 && r.raw_credits < cap);
         const double served = by_cnt ? r.served_cnt : r.served_bytes;
         const double left = by_cnt ? r.backlog_counted : r.backlog_bytes;
-        return r.bound == o.bound && r.f < 1.0 && credits_ok && left > 0 && r.rate > 0 &&
+        return r.bound == o.bound && r.f < 1.0 && credits_ok && left > 0 && r.rate > 0 && keeps_overshoot(r) &&
                std::abs(served - s) <= rel * s;
     };
     const std::int64_t m = jump_length(avail, same);
@@ -310,9 +311,9 @@ std::int64_t Stepper<Source>::jump_mixed(std::int64_t k, std::int64_t avail) noe
 
 /// Apply outcome o to the m steps from k: credits c0 + j d after step k + j - 1 (d = 0 at a
 /// fixed point), everything else as o says, every step.
-template <class Source>
-void Stepper<Source>::apply_run(std::int64_t k, std::int64_t m, const StepOutcome& o, double c0, double d,
-                                bool instance_bound) noexcept {
+template <class Source, bool Over>
+void Stepper<Source, Over>::apply_run(std::int64_t k, std::int64_t m, const StepOutcome& o, double c0, double d,
+                                      bool instance_bound) noexcept {
     const auto mm = static_cast<double>(m);
     if (lim_.bucket && d != 0) s_.credits = c0 + mm * d;
     s_.backlog_ops = o.backlog_ops;
@@ -325,8 +326,8 @@ void Stepper<Source>::apply_run(std::int64_t k, std::int64_t m, const StepOutcom
 
 /// The sums of m steps that each serve what outcome o serves (all but the latency, which each
 /// jump sums its own way), and what the next step needs to know of the last of them.
-template <class Source>
-void Stepper<Source>::add_run(std::int64_t m, const StepOutcome& o, bool instance_bound) noexcept {
+template <class Source, bool Over>
+void Stepper<Source, Over>::add_run(std::int64_t m, const StepOutcome& o, bool instance_bound) noexcept {
     const auto mm = static_cast<double>(m);
     acc_.demanded_ops += mm * o.demanded_ops;
     acc_.demanded_bytes += mm * o.demanded_bytes;
@@ -340,8 +341,9 @@ void Stepper<Source>::add_run(std::int64_t m, const StepOutcome& o, bool instanc
 
 /// The recorded outputs of m steps from k that all have outcome o, credits c0 + (j + 1) d
 /// at the end of step k + j: the recorder's fills, no per-step work beyond the stores.
-template <class Source>
-void Stepper<Source>::record_run(std::int64_t k, std::int64_t m, const StepOutcome& o, double c0, double d) noexcept {
+template <class Source, bool Over>
+void Stepper<Source, Over>::record_run(std::int64_t k, std::int64_t m, const StepOutcome& o, double c0,
+                                       double d) noexcept {
     out_->record_constant(k, m,
                           {{o.rate, o.served_cnt * inv_dt_, o.served_bytes * inv_dt_ * (1.0 / units::MiB)},
                            o.latency,

@@ -251,7 +251,8 @@ struct Lanes {
     D earned, burst_cap, tput_hi, tput_lo, capacity, st_fixed, latency_s, inv_transfer, mif_dt, unit, merge_min,
         inv_unit;
     M bucket, has_st, mif_finite, sequential;
-    D credits, b_ops, b_bytes, b_cnt;
+    D overshoot_s, inv_burst_cap, inv_tput_hi, inv_tput_lo;
+    D credits, b_ops, b_bytes, b_cnt, over_iops, over_bytes;
     M dry;
     D demanded_ops, demanded_bytes, served_ops, served_bytes, served_cnt, latency_ops_s;
     I steps_iops, steps_tput, steps_mif;
@@ -277,6 +278,12 @@ struct Lanes {
         has_st = mask(d.has_st, g);
         mif_finite = mask(d.mif_finite, g);
         sequential = mask(d.sequential, g);
+        overshoot_s = load<D>(d.overshoot_s, g);
+        inv_burst_cap = load<D>(d.inv_burst_cap, g);
+        inv_tput_hi = load<D>(d.inv_tput_hi, g);
+        inv_tput_lo = load<D>(d.inv_tput_lo, g);
+        over_iops = load<D>(d.overshoot_iops_s, g);
+        over_bytes = load<D>(d.overshoot_bytes_s, g);
         credits = load<D>(d.credits, g);
         b_ops = load<D>(d.backlog_ops, g);
         b_bytes = load<D>(d.backlog_bytes, g);
@@ -299,6 +306,8 @@ struct Lanes {
     }
 
     void store_to(LockstepGroup::Data& d, std::size_t g) const noexcept {
+        store(d.overshoot_iops_s, g, over_iops);
+        store(d.overshoot_bytes_s, g, over_bytes);
         store(d.credits, g, credits);
         store(d.backlog_ops, g, b_ops);
         store(d.backlog_bytes, g, b_bytes);
@@ -322,7 +331,7 @@ struct Lanes {
 // some lane counts sequential I/O, has its service time from the mean I/O size, has a finite
 // max_in_flight: work no lane needs is compiled out. Branchy: skip the divisions no lane needs
 // (below). Returns whether some lane needed them (was throttled, or completed and waited).
-template <class Ops, bool Seq, bool ModelSt, bool Mif, bool Branchy>
+template <class Ops, bool Seq, bool ModelSt, bool Mif, bool Over, bool Branchy>
 inline bool step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int64_t k, const typename Ops::D& o,
                  const typename Ops::D& b) {
     constexpr std::size_t V = Ops::lanes;
@@ -363,7 +372,21 @@ inline bool step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int6
     const D av_bytes = x.b_bytes + b;
     const D av_cnt = x.b_cnt + cnt;
     const D pool = pool_of(x.credits, x.earned);
-    const Caps<Ops> caps = limits_at<Ops>(x.credits, pool, x.burst_cap, x.tput_hi, x.tput_lo);
+    // Stepper::overshoot_caps where some lane overshoots: each cap extended by the seconds of it
+    // saved, and no pool for a volume without a bucket (lanes without overshoot save none: their
+    // caps stay as they are, and so does their counted cap, the pool of such a volume being its cap).
+    D burst = x.burst_cap;
+    D hi = x.tput_hi;
+    D lo = x.tput_lo;
+    D pool_lim = pool;
+    if constexpr (Over) {
+        const D inv_dt = zero + d.inv_dt;
+        burst = x.burst_cap + overshoot_extra(x.burst_cap, x.over_iops, inv_dt);
+        hi = x.tput_hi + overshoot_extra(x.tput_hi, x.over_bytes, inv_dt);
+        lo = x.tput_lo + overshoot_extra(x.tput_lo, x.over_bytes, inv_dt);
+        pool_lim = Ops::sel(x.bucket, pool, zero + std::numeric_limits<double>::infinity());
+    }
+    const Caps<Ops> caps = limits_at<Ops>(x.credits, pool_lim, burst, hi, lo);
     const D cap_cnt = caps.counted;
     const D cap_bytes = caps.bytes;
     // throttle(): both quotients, each by the scalar rule's division in the lanes where it
@@ -411,6 +434,18 @@ inline bool step(Lanes<Ops>& x, LockstepGroup::Data& d, std::size_t g, std::int6
     x.b_cnt = open_backlog(av_cnt, served_cnt);
     x.demanded_ops += o;
     x.demanded_bytes += b;
+
+    // Stepper::overshoot_step, at the credits before the step (which chose the throughput cap).
+    if constexpr (Over) {
+        const M rate_cap = Ops::eq(cap_cnt, burst);
+        const M hi_now = Ops::lt(zero, x.credits);
+        const D dt = zero + d.dt;
+        x.over_iops = overshoot_after<Ops>(x.over_iops, served_cnt, x.burst_cap, x.inv_burst_cap, dt, x.overshoot_s,
+                                           Ops::mand(iops_bound, rate_cap));
+        x.over_bytes =
+            overshoot_after<Ops>(x.over_bytes, served_bytes, Ops::sel(hi_now, x.tput_hi, x.tput_lo),
+                                 Ops::sel(hi_now, x.inv_tput_hi, x.inv_tput_lo), dt, x.overshoot_s, tput_bound);
+    }
 
     // The bucket (bucket_after); lanes without one keep their credits (0).
     const D c = bucket_after<Ops>(pool, served_cnt, x.capacity);
@@ -461,7 +496,7 @@ constexpr std::int64_t prefetch_ahead = 64;
 // Steps k .. k1 - 1 of the G vectors of pass `pass`, with step()'s branches around divisions
 // (Branchy) or without; returns the number of steps in which some lane was throttled or had
 // something queued (the steps that need those divisions).
-template <class Ops, std::size_t G, bool Seq, bool ModelSt, bool Mif, bool Branchy>
+template <class Ops, std::size_t G, bool Seq, bool ModelSt, bool Mif, bool Over, bool Branchy>
 inline std::int64_t run(Lanes<Ops> (&x)[G], LockstepGroup::Data& d, std::size_t pass, std::int64_t k, std::int64_t k1) {
     constexpr std::size_t V = Ops::lanes;
     using D = typename Ops::D;
@@ -481,8 +516,8 @@ inline std::int64_t run(Lanes<Ops> (&x)[G], LockstepGroup::Data& d, std::size_t 
         for (std::size_t i = 0; i < V; ++i) {
 #pragma GCC unroll 4
             for (std::size_t g = 0; g < G; ++g) {
-                busy += step<Ops, Seq, ModelSt, Mif, Branchy>(x[g], d, pass * G + g, k + static_cast<std::int64_t>(i),
-                                                              o[g][i], b[g][i]);
+                busy += step<Ops, Seq, ModelSt, Mif, Over, Branchy>(x[g], d, pass * G + g,
+                                                                    k + static_cast<std::int64_t>(i), o[g][i], b[g][i]);
             }
         }
     }
@@ -495,7 +530,7 @@ inline std::int64_t run(Lanes<Ops> (&x)[G], LockstepGroup::Data& d, std::size_t 
                 o[j] = x[g].ops[j][k];
                 b[j] = x[g].bytes[j][k];
             }
-            busy += step<Ops, Seq, ModelSt, Mif, Branchy>(x[g], d, pass * G + g, k, o, b);
+            busy += step<Ops, Seq, ModelSt, Mif, Over, Branchy>(x[g], d, pass * G + g, k, o, b);
         }
     }
     return busy;
@@ -510,7 +545,7 @@ constexpr std::int64_t adapt_every = 512;
 // needed the divisions, else the branch-free one. Both give the same results, to the bit. (The
 // branchy one paid on a calm trace and cost on fleets with some lane throttled in most steps,
 // whose branches mispredict; docs/design.md. The half and the 512 steps are not tuned.)
-template <class Ops, std::size_t G, bool Seq, bool ModelSt, bool Mif>
+template <class Ops, std::size_t G, bool Seq, bool ModelSt, bool Mif, bool Over>
 inline void steps(LockstepGroup::Data& d, std::int64_t k0, std::int64_t k1) {
     constexpr std::size_t V = Ops::lanes;
     static_assert(W % (G * V) == 0);
@@ -523,32 +558,42 @@ inline void steps(LockstepGroup::Data& d, std::int64_t k0, std::int64_t k1) {
             bool branchy = d.form == LockstepForm::automatic ? d.branchy : d.form == LockstepForm::branchy;
             for (std::int64_t k = k0; k < k1;) {
                 const std::int64_t end = std::min(k1, k + adapt_every);
-                const std::int64_t busy = branchy ? run<Ops, G, Seq, ModelSt, Mif, true>(x, d, pass, k, end)
-                                                  : run<Ops, G, Seq, ModelSt, Mif, false>(x, d, pass, k, end);
+                const std::int64_t busy = branchy ? run<Ops, G, Seq, ModelSt, Mif, Over, true>(x, d, pass, k, end)
+                                                  : run<Ops, G, Seq, ModelSt, Mif, Over, false>(x, d, pass, k, end);
                 if (d.form == LockstepForm::automatic) branchy = 2 * busy < end - k;
                 k = end;
             }
             d.branchy = branchy;
         } else {
-            run<Ops, G, Seq, ModelSt, Mif, true>(x, d, pass, k0, k1);
+            run<Ops, G, Seq, ModelSt, Mif, Over, true>(x, d, pass, k0, k1);
         }
         for (std::size_t g = 0; g < G; ++g) x[g].store_to(d, pass * G + g);
     }
 }
 
 // The variant of `steps` for the group's needs.
-template <class Ops, std::size_t G>
-inline void dispatch(LockstepGroup::Data& d, std::int64_t k0, std::int64_t k1) {
+template <class Ops, std::size_t G, bool Over>
+inline void dispatch_over(LockstepGroup::Data& d, std::int64_t k0, std::int64_t k1) {
     const bool seq = d.any_sequential, model = d.any_model_st, mif = d.any_mif;
-    if (!seq && model && !mif) return steps<Ops, G, false, true, false>(d, k0, k1);  // the usual case
+    if (!seq && model && !mif) return steps<Ops, G, false, true, false, Over>(d, k0, k1);  // the usual case
     if (seq) {
         if (mif) {
-            return model ? steps<Ops, G, true, true, true>(d, k0, k1) : steps<Ops, G, true, false, true>(d, k0, k1);
+            return model ? steps<Ops, G, true, true, true, Over>(d, k0, k1)
+                         : steps<Ops, G, true, false, true, Over>(d, k0, k1);
         }
-        return model ? steps<Ops, G, true, true, false>(d, k0, k1) : steps<Ops, G, true, false, false>(d, k0, k1);
+        return model ? steps<Ops, G, true, true, false, Over>(d, k0, k1)
+                     : steps<Ops, G, true, false, false, Over>(d, k0, k1);
     }
-    if (mif) return model ? steps<Ops, G, false, true, true>(d, k0, k1) : steps<Ops, G, false, false, true>(d, k0, k1);
-    return steps<Ops, G, false, false, false>(d, k0, k1);
+    if (mif) {
+        return model ? steps<Ops, G, false, true, true, Over>(d, k0, k1)
+                     : steps<Ops, G, false, false, true, Over>(d, k0, k1);
+    }
+    return steps<Ops, G, false, false, false, Over>(d, k0, k1);
+}
+template <class Ops, std::size_t G>
+inline void dispatch(LockstepGroup::Data& d, std::int64_t k0, std::int64_t k1) {
+    if (d.any_overshoot) return dispatch_over<Ops, G, true>(d, k0, k1);
+    dispatch_over<Ops, G, false>(d, k0, k1);
 }
 
 // One compiled kernel per instruction set, everything it calls inlined into it (flatten) and so
@@ -611,6 +656,13 @@ LockstepGroup::LockstepGroup(std::span<const LockstepVolume> volumes, double dt,
         d_.merge_min[l] = d_.count[l].merge_min_bytes;
         d_.inv_unit[l] = d_.count[l].inv_unit;
         d_.sequential[l] = d_.count[l].sequential ? -1 : 0;
+        d_.overshoot_s[l] = p.overshoot_s;
+        d_.inv_burst_cap[l] = 1.0 / lim.burst_cap;  // as Stepper's constructor
+        d_.inv_tput_hi[l] = 1.0 / lim.tput_hi;
+        d_.inv_tput_lo[l] = 1.0 / lim.tput_lo;
+        d_.overshoot_iops_s[l] = volumes_[l].overshoot->iops_s;
+        d_.overshoot_bytes_s[l] = volumes_[l].overshoot->bytes_s;
+        d_.any_overshoot |= p.overshoots();
         d_.credits[l] = s.credits;
         d_.backlog_ops[l] = s.backlog_ops;
         d_.backlog_bytes[l] = s.backlog_bytes;
@@ -641,6 +693,8 @@ bool LockstepGroup::finish() {
     for (std::size_t l = 0; l < used_; ++l) {
         VolumeState& s = *volumes_[l].state;
         s.credits = d_.credits[l];
+        volumes_[l].overshoot->iops_s = d_.overshoot_iops_s[l];
+        volumes_[l].overshoot->bytes_s = d_.overshoot_bytes_s[l];
         s.backlog_ops = d_.backlog_ops[l];
         s.backlog_bytes = d_.backlog_bytes[l];
         s.backlog_counted = d_.backlog_counted[l];

@@ -32,6 +32,7 @@ void set_lockstep_form(LockstepForm form) noexcept;
 struct LockstepVolume {
     const VolumeParams* params;
     VolumeState* state;
+    OvershootState* overshoot;
     const OpenLoop* workload;
     VolumeTotals* totals;
 };
@@ -73,6 +74,8 @@ public:
         // State.
         alignas(64) LaneArray credits, backlog_ops, backlog_bytes, backlog_counted;
         alignas(64) LaneMask dry;  // a cliff episode is open (mirror of cliffs[l].dry())
+        // Overshoot (Stepper<Source, true>): the depth, the caps' inverses, the seconds saved.
+        alignas(64) LaneArray overshoot_s, inv_burst_cap, inv_tput_hi, inv_tput_lo, overshoot_iops_s, overshoot_bytes_s;
         // Totals, from 0 at the start of the run.
         alignas(64) LaneArray demanded_ops, demanded_bytes, served_ops, served_bytes, served_counted, latency_ops_s;
         alignas(64) LaneMask steps_iops, steps_tput, steps_mif;  // steps bound by each limit
@@ -83,6 +86,7 @@ public:
         CliffTracker cliffs[lockstep_lanes];
         VolumeTotals* totals[lockstep_lanes];  // where each lane's cliff episodes go
         bool any_mif = false;                  // some lane has a finite max_in_flight
+        bool any_overshoot = false;            // some lane's volume overshoots
         bool any_sequential = false;           // some lane counts sequential I/O
         std::size_t used = lockstep_lanes;     // lanes holding real volumes (the first ones)
         bool any_model_st = false;             // some lane's service time follows the mean I/O size

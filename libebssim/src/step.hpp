@@ -215,6 +215,29 @@ template <class Ops, class D = typename Ops::D>
     }
 }
 
+/// Overshoot (docs/model.md, "Overshoot"): each rate limit of a volume (its IOPS cap and its
+/// throughput cap) is a token bucket of overshoot_s seconds of the limit, refilled at the limit's
+/// rate. `saved` seconds of it let a step of dt serve cap x (1 + saved / dt) instead of cap. What
+/// a step of cap `cap` per step extends it by:
+template <class D>
+[[nodiscard, gnu::always_inline]] inline D overshoot_extra(const D& cap, const D& saved, const D& inv_dt) noexcept {
+    return cap * (saved * inv_dt);
+}
+/// The seconds of a limit saved after a step that used `used` of it (cap per step `cap`, inv_cap
+/// = 1 / cap): saved + dt (1 - used / cap), at most `depth`, at least 0; 0 where `spent` (the
+/// limit held the step at its extended cap, which spends all). A step within the cap and its
+/// rounding margin (within_limit) loses none, so a full bucket stays full to the last bit under
+/// demand within the limit, and an empty one stays empty while the limit holds the steps.
+template <class Ops, class D = typename Ops::D>
+[[nodiscard, gnu::always_inline]] inline D overshoot_after(const D& saved, const D& used, const D& cap,
+                                                           const D& inv_cap, const D& dt, const D& depth,
+                                                           const typename Ops::M& spent) noexcept {
+    const D zero = D{} * 0.0;
+    const D r = saved + dt * (1.0 - used * inv_cap);
+    const typename Ops::M within = Ops::le(used, cap * throttle_tie);
+    return Ops::sel(spent, zero, Ops::sel(within, Ops::min(depth, Ops::max(saved, r)), Ops::max(zero, r)));
+}
+
 /// The volume's service time of an I/O of mean size `mean_bytes`: its latency plus the transfer.
 template <class D>
 [[nodiscard, gnu::always_inline]] inline D transfer_service_time(const D& latency_s, const D& mean_bytes,

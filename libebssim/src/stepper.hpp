@@ -40,6 +40,7 @@ struct StepOutcome {
     double backlog_ops, backlog_bytes, backlog_counted;  // at the end of the step
     double raw_credits;                                  // pool - served, before the clamp to [0, capacity]
     double credits;                                      // at the end of the step (unchanged without a bucket)
+    double overshoot_iops_s = 0, overshoot_bytes_s = 0;  // saved at the end of the step (with overshoot)
     double rate;                                         // completions per second
     double latency;                                      // NaN when nothing completed
 };
@@ -87,11 +88,11 @@ std::int64_t jump_length(std::int64_t avail, Same&& same) {
 
 // One volume's step, split in two so that an instance can scale what the volumes ask for
 // between `offer` and `commit`. Alone, the pair inlines into a tight loop.
-template <class Source>
+template <class Source, bool Over = false>
 class Stepper {
 public:
-    Stepper(const VolumeParams& p, VolumeState& s, Source src, double dt, double t0, VolumeRecorder* out,
-            VolumeTotals& tot)
+    Stepper(const VolumeParams& p, VolumeState& s, OvershootState& over, Source src, double dt, double t0,
+            VolumeRecorder* out, VolumeTotals& tot)
         : p_(&p),
           home_(&s),
           s_(s),
@@ -103,6 +104,16 @@ public:
           lim_(StepLimits::of(p, dt)),
           inv_dt_(1.0 / dt),
           inv_transfer_(1.0 / p.transfer_bytes_s) {
+        if constexpr (Over) {
+            ov_.inv_burst_cap = 1.0 / lim_.burst_cap;
+            ov_.inv_tput_hi = 1.0 / lim_.tput_hi;
+            ov_.inv_tput_lo = 1.0 / lim_.tput_lo;
+            ov_.depth = p.overshoot_s;
+            ov_.home = &over;
+            ov_.saved = over;
+        } else {
+            (void)over;
+        }
         if constexpr (std::is_same_v<Source, OpenSource>) served_ok_ = !(src.max_in_flight < inf) && served_kernel();
         if (out != nullptr && out->direct()) {
             sink_ = out->sink();
@@ -118,8 +129,12 @@ public:
         av_bytes_ = s_.backlog_bytes + a_.bytes;
         av_cnt_ = s_.backlog_counted + a_.counted;
         pool_ = pool_of(s_.credits, lim_.earned);
-        const Caps<ScalarOps> caps =
-            limits_at<ScalarOps>(s_.credits, pool_, lim_.burst_cap, lim_.tput_hi, lim_.tput_lo);
+        Caps<ScalarOps> caps;
+        if constexpr (Over) {
+            caps = overshoot_caps();
+        } else {
+            caps = limits_at<ScalarOps>(s_.credits, pool_, lim_.burst_cap, lim_.tput_hi, lim_.tput_lo);
+        }
         cap_cnt_ = caps.counted;
         const Throttle t = throttle(av_cnt_, av_bytes_, cap_cnt_, caps.bytes);
         f_ = t.f;
@@ -172,6 +187,11 @@ public:
         }
         o.raw_credits = pool_ - o.served_cnt;
         o.credits = lim_.bucket ? bucket_after<ScalarOps>(pool_, o.served_cnt, lim_.capacity) : s_.credits;
+        if constexpr (Over) {
+            o.overshoot_iops_s = ov_.saved.iops_s;
+            o.overshoot_bytes_s = ov_.saved.bytes_s;
+            overshoot_step(o.bound, o.served_cnt, o.served_bytes, o.overshoot_iops_s, o.overshoot_bytes_s);
+        }
         o.rate = o.served_ops * inv_dt_;
         o.latency = latency(k, o.rate, mean_waiting(s_.backlog_ops, o.backlog_ops));
         return o;
@@ -198,6 +218,9 @@ public:
             s_.backlog_counted = open_backlog(av_cnt_, served_cnt);
             acc_.demanded_ops += a_.ops;
             acc_.demanded_bytes += a_.bytes;
+        }
+        if constexpr (Over) {
+            overshoot_step(bound, served_cnt, served_bytes, ov_.saved.iops_s, ov_.saved.bytes_s);
         }
         if (lim_.bucket) {
             const double before = s_.credits;
@@ -235,7 +258,8 @@ public:
     [[nodiscard]] bool can_serve() const noexcept {
         if constexpr (std::is_same_v<Source, OpenSource>) {
             // (An open loop's backlog is never -0: x - x is +0, and it starts at +0.)
-            return served_ok_ && s_.backlog_ops == 0 && s_.backlog_bytes == 0 && s_.backlog_counted == 0;
+            return served_ok_ && s_.backlog_ops == 0 && s_.backlog_bytes == 0 && s_.backlog_counted == 0 &&
+                   overshoot_full();
         } else {
             return false;
         }
@@ -288,6 +312,7 @@ public:
     /// Every step loop calls it when it is done with the stepper.
     void flush() noexcept {
         *home_ = s_;
+        if constexpr (Over) *ov_.home = ov_.saved;
         tot_->demanded_ops += acc_.demanded_ops;
         tot_->demanded_bytes += acc_.demanded_bytes;
         tot_->served_ops += acc_.served_ops;
@@ -311,6 +336,16 @@ public:
     // together with the conditions jump_steady uses for one.
     [[nodiscard]] double credits() const noexcept { return s_.credits; }
     void set_credits(double c) noexcept { s_.credits = c; }
+    /// Whether outcome o leaves the seconds saved for overshoot as they are (always, without
+    /// overshoot): a condition of every jump, which applies one outcome to many steps.
+    [[nodiscard]] bool keeps_overshoot(const StepOutcome& o) const noexcept {
+        if constexpr (!Over) {
+            (void)o;
+            return true;
+        } else {
+            return o.overshoot_iops_s == ov_.saved.iops_s && o.overshoot_bytes_s == ov_.saved.bytes_s;
+        }
+    }
     [[nodiscard]] bool has_backlog() const noexcept {
         return s_.backlog_ops != 0 || s_.backlog_bytes != 0 || s_.backlog_counted != 0;
     }
@@ -366,6 +401,42 @@ private:
         }
     }
 
+    /// The caps of offer() with overshoot: each rate limit extended by the seconds of it saved
+    /// (overshoot_extra); the credits still bound the counted I/Os of a volume with a bucket, and
+    /// a volume without one has no pool to bound them.
+    [[nodiscard]] Caps<ScalarOps> overshoot_caps() noexcept {
+        const double burst = lim_.burst_cap + overshoot_extra(lim_.burst_cap, ov_.saved.iops_s, inv_dt_);
+        const double hi = lim_.tput_hi + overshoot_extra(lim_.tput_hi, ov_.saved.bytes_s, inv_dt_);
+        const double lo = lim_.tput_lo + overshoot_extra(lim_.tput_lo, ov_.saved.bytes_s, inv_dt_);
+        const double pool = lim_.bucket ? pool_ : inf;
+        const Caps<ScalarOps> caps = limits_at<ScalarOps>(s_.credits, pool, burst, hi, lo);
+        ov_.rate_cap = caps.counted == burst;  // the counted cap is the IOPS limit's, not the credits'
+        const bool hi_now = s_.credits > 0;    // limits_at's choice of the throughput cap
+        ov_.bytes_cap = hi_now ? lim_.tput_hi : lim_.tput_lo;
+        ov_.inv_bytes_cap = hi_now ? ov_.inv_tput_hi : ov_.inv_tput_lo;
+        return caps;
+    }
+    /// The seconds saved after a step that served served_cnt counted I/Os and served_bytes bytes
+    /// and was held by `bound` (overshoot_after on each limit).
+    [[gnu::always_inline]] void overshoot_step(Bound bound, double served_cnt, double served_bytes, double& iops_s,
+                                               double& bytes_s) const noexcept {
+        const double depth = ov_.depth;
+        iops_s = overshoot_after<ScalarOps>(iops_s, served_cnt, lim_.burst_cap, ov_.inv_burst_cap, dt_, depth,
+                                            bound == Bound::volume_iops && ov_.rate_cap);
+        bytes_s = overshoot_after<ScalarOps>(bytes_s, served_bytes, ov_.bytes_cap, ov_.inv_bytes_cap, dt_, depth,
+                                             bound == Bound::volume_throughput);
+    }
+    /// Whether both limits have their whole overshoot saved (always, without overshoot): then a
+    /// step within the limits keeps it so, and the served steps' kernel, which knows nothing of it,
+    /// may take such steps.
+    [[nodiscard]] bool overshoot_full() const noexcept {
+        if constexpr (Over) {
+            return ov_.saved.iops_s == ov_.depth && ov_.saved.bytes_s == ov_.depth;
+        } else {
+            return true;
+        }
+    }
+
     /// A cliff episode begins or ends in step k (credits before -> c; the instance's share g).
     [[gnu::always_inline]] void note_cliff(std::int64_t k, double before, double c, double g) noexcept {
         // The bucket drained at the rate the demand asked for while credits last (the
@@ -415,56 +486,77 @@ private:
     // Scratch between offer() and commit().
     Offer a_{};
     double av_ops_ = 0, av_bytes_ = 0, av_cnt_ = 0, pool_ = 0, cap_cnt_ = 0, f_ = 1;
+    // With overshoot only (none of it in a stepper without): the seconds saved, the caps' inverses; between offer()
+    // and commit(), whether the counted cap is the IOPS limit's (not the credits'), and the
+    // throughput cap per step before its extension, with its inverse.
+    struct OvershootScratch {
+        OvershootState* home = nullptr;  // where the seconds saved live (written by flush)
+        OvershootState saved;            // worked on here, as s_
+        double depth = 0, inv_burst_cap = 0, inv_tput_hi = 0, inv_tput_lo = 0, bytes_cap = 0, inv_bytes_cap = 0;
+        bool rate_cap = false;
+    };
+    struct NoOvershoot {};
+    [[no_unique_address]] std::conditional_t<Over, OvershootScratch, NoOvershoot> ov_;
     Bound bound_ = Bound::demand;
 };
 
+// Each source with and without overshoot (VolumeParams::overshoot_s): a volume without it steps
+// in a loop that has none of its arithmetic (a runtime test of it cost the closed loop 43 % in
+// the step-loop benchmarks: docs/performance.md).
 using AnyStepper = std::variant<Stepper<ClosedSource>, Stepper<OpenSource>, Stepper<IdleSource>, Stepper<PhasedSource>,
-                                Stepper<PiecewiseSource>, Stepper<StepBoundSource>>;
+                                Stepper<PiecewiseSource>, Stepper<StepBoundSource>, Stepper<ClosedSource, true>,
+                                Stepper<OpenSource, true>, Stepper<IdleSource, true>, Stepper<PhasedSource, true>,
+                                Stepper<PiecewiseSource, true>, Stepper<StepBoundSource, true>>;
 
-inline AnyStepper make_stepper(const VolumeParams& p, VolumeState& s, const Workload& w, double dt, double t0,
-                               VolumeRecorder* out, VolumeTotals& tot) {
+/// The stepper of source `src`, with overshoot or without as the volume has it.
+template <class Source>
+AnyStepper stepper_of(const VolumeParams& p, VolumeState& s, OvershootState& over, const Source& src, double dt,
+                      double t0, VolumeRecorder* out, VolumeTotals& tot) {
+    if (p.overshoots()) return Stepper<Source, true>(p, s, over, src, dt, t0, out, tot);
+    return Stepper<Source>(p, s, over, src, dt, t0, out, tot);
+}
+
+inline AnyStepper make_stepper(const VolumeParams& p, VolumeState& s, OvershootState& over, const Workload& w,
+                               double dt, double t0, VolumeRecorder* out, VolumeTotals& tot) {
     if (const auto* c = std::get_if<ClosedLoop>(&w)) {
         // The closed-loop rules of workload.hpp, shared with closed_loop_rate (burst.hpp).
         const double ops = offered_iops(p, *c) * dt;
-        return Stepper<ClosedSource>(p, s,
-                                     ClosedSource{{ops, ops * c->io_bytes, ops * counted_per_io(p, *c), true},
-                                                  c->in_flight,
-                                                  service_time_s(p, *c),
-                                                  c->think_time_s},
-                                     dt, t0, out, tot);
+        return stepper_of(p, s, over,
+                          ClosedSource{{ops, ops * c->io_bytes, ops * counted_per_io(p, *c), true},
+                                       c->in_flight,
+                                       service_time_s(p, *c),
+                                       c->think_time_s},
+                          dt, t0, out, tot);
     }
     if (const auto* ph = std::get_if<PhasedClosedLoop>(&w)) {
-        return Stepper<PhasedSource>(
-            p, s,
-            PhasedSource{ph->in_flight.data(), ph->think_time_s.data(), service_time_s(p, ph->loop), ph->loop.io_bytes,
-                         counted_per_io(p, ph->loop), dt},
-            dt, t0, out, tot);
+        return stepper_of(p, s, over,
+                          PhasedSource{ph->in_flight.data(), ph->think_time_s.data(), service_time_s(p, ph->loop),
+                                       ph->loop.io_bytes, counted_per_io(p, ph->loop), dt},
+                          dt, t0, out, tot);
     }
     if (const auto* o = std::get_if<OpenLoop>(&w)) {
         if (!o->max_in_flight_steps.empty()) {
-            return Stepper<StepBoundSource>(
-                p, s,
-                StepBoundSource{{o->ops.data(), o->bytes.data(), IoCounting(p, o->pattern), o->service_time_s,
-                                 o->max_in_flight, p.latency_at(o->read_fraction)},
-                                o->max_in_flight_steps.data()},
-                dt, t0, out, tot);
+            return stepper_of(p, s, over,
+                              StepBoundSource{{o->ops.data(), o->bytes.data(), IoCounting(p, o->pattern),
+                                               o->service_time_s, o->max_in_flight, p.latency_at(o->read_fraction)},
+                                              o->max_in_flight_steps.data()},
+                              dt, t0, out, tot);
         }
-        return Stepper<OpenSource>(p, s,
-                                   OpenSource{o->ops.data(), o->bytes.data(), IoCounting(p, o->pattern),
-                                              o->service_time_s, o->max_in_flight, p.latency_at(o->read_fraction)},
-                                   dt, t0, out, tot);
+        return stepper_of(p, s, over,
+                          OpenSource{o->ops.data(), o->bytes.data(), IoCounting(p, o->pattern), o->service_time_s,
+                                     o->max_in_flight, p.latency_at(o->read_fraction)},
+                          dt, t0, out, tot);
     }
     if (const auto* pw = std::get_if<PiecewiseOpenLoop>(&w)) {
-        return Stepper<PiecewiseSource>(
-            p, s,
-            PiecewiseSource{pw->change_steps.data(), pw->ops.data(), pw->bytes.data(), pw->change_steps.size(),
-                            IoCounting(p, pw->pattern), pw->service_time_s, pw->max_in_flight,
-                            p.latency_at(pw->read_fraction)},
-            dt, t0, out, tot);
+        return stepper_of(p, s, over,
+                          PiecewiseSource{pw->change_steps.data(), pw->ops.data(), pw->bytes.data(),
+                                          pw->change_steps.size(), IoCounting(p, pw->pattern), pw->service_time_s,
+                                          pw->max_in_flight, p.latency_at(pw->read_fraction)},
+                          dt, t0, out, tot);
     }
     IdleSource idle;
     idle.latency_s = p.latency_at(0.5);
-    return Stepper<IdleSource>(p, s, idle, dt, t0, out, tot);
+    return stepper_of(p, s, over, idle, dt, t0, out, tot);
 }
 
 }  // namespace ebssim::detail

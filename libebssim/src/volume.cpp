@@ -177,6 +177,25 @@ void fill_service_time(const VolumeSpec& s, VolumeParams& p) {
     }
 }
 
+// The limiter's token bucket (docs/model.md, "Overshoot"): its depth and starting balance.
+void fill_overshoot(const VolumeSpec& s, VolumeParams& p) {
+    p.overshoot_s = std::isnan(s.overshoot_s) ? 0.0 : s.overshoot_s;
+    require_finite(p.overshoot_s, "overshoot_s");
+    if (!(p.overshoot_s >= 0 && p.overshoot_s <= max_overshoot_s)) {
+        throw ConfigError(
+            fmt::format("overshoot_s={} must be between 0 and {:g} seconds (the seconds of its limits a volume "
+                        "saves below them and spends above them; max_overshoot_s={:g})",
+                        p.overshoot_s, max_overshoot_s, max_overshoot_s));
+    }
+    p.initial_overshoot_s = std::isnan(s.overshoot_balance_s) ? 0.0 : s.overshoot_balance_s;
+    require_finite(p.initial_overshoot_s, "overshoot_balance_s");
+    if (!(p.initial_overshoot_s >= 0 && p.initial_overshoot_s <= p.overshoot_s)) {
+        throw ConfigError(
+            fmt::format("overshoot_balance_s={} must be between 0 and overshoot_s={} (the seconds saved at the start)",
+                        p.initial_overshoot_s, p.overshoot_s));
+    }
+}
+
 // Types whose performance is not provisioned reject iops and throughput settings.
 void reject_provisioning(const VolumeSpec& s, std::string_view why_iops) {
     require_unset(s.iops, "iops", why_iops);
@@ -357,6 +376,7 @@ VolumeParams make_volume(const VolumeSpec& spec, bool nitro) {
     }
     p.nitro = nitro;
     p.wait_cv = std::isnan(spec.wait_cv) ? default_wait_spread(nitro).volume_cv : spec.wait_cv;
+    fill_overshoot(spec, p);
     return p;
 }
 

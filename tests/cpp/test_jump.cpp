@@ -383,12 +383,18 @@ void throttled_configurations(std::uint64_t seed, int iters, bool mixed) {
     auto pick = [&](int n) { return static_cast<int>(std::uniform_int_distribution<int>(0, n - 1)(rng)); };
     const VolumeType types[] = {VolumeType::gp2, VolumeType::gp3, VolumeType::io1, VolumeType::st1, VolumeType::sc1};
     const double dts[] = {0.001, 0.1, 1.0, 10.0};
+    std::mt19937_64 over_rng(seed + 100);
     for (int iter = 0; iter < iters; ++iter) {
         CAPTURE(iter);
         const VolumeType type = types[pick(5)];
         VolumeSpec spec = random_spec(type, uni);
         if ((type == VolumeType::gp2 || type == VolumeType::st1 || type == VolumeType::sc1) && pick(2) == 0)
             spec.burst_balance_pct = pick(3) == 0 ? 0.0 : uni(0, 100);
+        if (over_rng() % 3 == 0) {  // overshoot, from a second RNG (test "jump: equal to stepping ...")
+            spec.overshoot_s = 0.1 + static_cast<double>(over_rng() % 1000) * 0.0019;
+            spec.overshoot_balance_s = over_rng() % 2 == 0 ? 0.0 : spec.overshoot_s;
+        }
+        CAPTURE(spec.overshoot_s);
         const double dt = dts[pick(4)];
         Simulation a(std::vector<VolumeSpec>{spec}, dt);
         Simulation b(std::vector<VolumeSpec>{spec}, dt);
@@ -503,6 +509,7 @@ TEST_CASE("jump: equal to stepping over random configurations") {
     const VolumeType types[] = {VolumeType::gp2, VolumeType::gp3, VolumeType::io1,
                                 VolumeType::st1, VolumeType::sc1, VolumeType::standard};
     const double dts[] = {0.001, 0.01, 0.1, 1.0, 10.0, 60.0};
+    std::mt19937_64 over_rng(5);
     for (int iter = 0; iter < 400; ++iter) {
         CAPTURE(iter);
         const VolumeType type = types[pick(6)];
@@ -510,6 +517,14 @@ TEST_CASE("jump: equal to stepping over random configurations") {
         const bool bucket = type == VolumeType::gp2 || type == VolumeType::st1 || type == VolumeType::sc1 ||
                             type == VolumeType::standard;
         if (bucket && pick(2) == 0) spec.burst_balance_pct = pick(3) == 0 ? 0.0 : uni(0, 100);
+        // Overshoot (a second RNG, so the configurations above are those without it): a third of
+        // the volumes save 0.1 to 2 s of their limits, from empty, full or between.
+        if (over_rng() % 3 == 0) {
+            spec.overshoot_s = 0.1 + static_cast<double>(over_rng() % 1000) * 0.0019;
+            const auto b = over_rng() % 3;
+            spec.overshoot_balance_s = b == 0 ? 0.0 : b == 1 ? spec.overshoot_s : spec.overshoot_s * 0.37;
+        }
+        CAPTURE(spec.overshoot_s);
         const double dt = dts[pick(6)];
         Simulation a(std::vector<VolumeSpec>{spec}, dt);
         Simulation b(std::vector<VolumeSpec>{spec}, dt);
@@ -683,6 +698,7 @@ TEST_CASE("jump: volumes on an instance equal stepping over random configuration
     auto uni = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
     auto pick = [&](int n) { return static_cast<int>(std::uniform_int_distribution<int>(0, n - 1)(rng)); };
     const double dts[] = {0.01, 0.1, 1.0, 10.0};
+    std::mt19937_64 over_rng(6);
     int jumped_cliffs = 0;
     for (int iter = 0; iter < 250; ++iter) {
         CAPTURE(iter);
@@ -708,6 +724,10 @@ TEST_CASE("jump: volumes on an instance equal stepping over random configuration
             specs.push_back(t == 0   ? gp2_spec(std::round(uni(20, 2000)), pick(3) == 0 ? uni(0, 100) : 100.0)
                             : t == 1 ? gp3_spec(std::round(uni(50, 2000)), std::round(uni(3000, 16000)))
                                      : gp3_spec(std::round(uni(50, 2000))));
+            if (over_rng() % 3 == 0) {  // a second RNG, as in the test above
+                specs.back().overshoot_s = 0.1 + static_cast<double>(over_rng() % 1000) * 0.0019;
+                specs.back().overshoot_balance_s = over_rng() % 2 == 0 ? 0.0 : specs.back().overshoot_s;
+            }
         }
         const double dt = dts[pick(4)];
         Simulation a(specs, inst, dt);

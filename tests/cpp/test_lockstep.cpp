@@ -228,6 +228,8 @@ void check_case(const Case& c, const std::vector<std::int64_t>& runs, Coverage& 
             check_same(rs.totals[i], r1.totals[0]);
             CHECK_SAME(together.credits(i), alone[i].credits(0));
             CHECK_SAME(together.backlog_ops(i), alone[i].backlog_ops(0));
+            CHECK_SAME(together.overshoot_saved_s(i).first, alone[i].overshoot_saved_s(0).first);
+            CHECK_SAME(together.overshoot_saved_s(i).second, alone[i].overshoot_saved_s(0).second);
             cov.add(r.totals[i]);
         }
         k0 += n;
@@ -292,6 +294,35 @@ TEST_CASE("lockstep: random volumes, workloads and traces give the scalar loop's
     CHECK(cov.steps_bound[static_cast<int>(Bound::max_in_flight)] > 1000);
     CHECK(cov.cliffs > 20);
     CHECK(cov.cliffs_ended > 10);
+}
+
+TEST_CASE("lockstep: volumes that overshoot, among others that do not, give the scalar loop's results") {
+    // The random cases above with overshoot (VolumeSpec::overshoot_s) on about half the volumes,
+    // from empty, full or between: the kernel's Over variant, whose lanes without overshoot must
+    // stay exactly as the scalar loop without it steps them.
+    Coverage cov;
+    for_each_isa([&] {
+        Rng rng(20261205);
+        Rng over(99);
+        for (std::size_t volumes = 1; volumes <= 2 * W + 1; ++volumes) {
+            for (int rep = 0; rep < 3; ++rep) {
+                CAPTURE(volumes);
+                CAPTURE(rep);
+                const std::int64_t n1 = 1 + static_cast<std::int64_t>(pick(rng, 1500));
+                const std::int64_t n2 = static_cast<std::int64_t>(pick(rng, 1500));
+                Case c = random_case(rng, volumes, n1 + n2);
+                for (VolumeSpec& s : c.specs) {
+                    if (pick(over, 2) == 0) continue;
+                    s.overshoot_s = uniform(over, 0.05, 2.0);
+                    const double balances[] = {0.0, 1.0, 0.3};
+                    s.overshoot_balance_s = s.overshoot_s * pick(over, balances);
+                }
+                check_case(c, {n1, n2}, cov);
+            }
+        }
+    });
+    CHECK(cov.steps_bound[static_cast<int>(Bound::volume_iops)] > 1000);
+    CHECK(cov.steps_bound[static_cast<int>(Bound::volume_throughput)] > 1000);
 }
 
 TEST_CASE("lockstep: runs of 1 to 17 steps (blocks of steps, their remainders) from any offset") {

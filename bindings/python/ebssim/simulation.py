@@ -193,6 +193,28 @@ class Simulation:
         with self._state():
             return float(self._sim.credits(k % n))
 
+    def overshoot_saved_s(self, i: int = 0) -> Tuple[float, float]:
+        """Seconds of volume ``i``'s IOPS limit and of its throughput limit saved for overshoot
+        now (``overshoot_s``, docs/model.md "Overshoot"; ``(0.0, 0.0)`` for a volume without it).
+
+        ``i`` indexes :attr:`volumes` (negative from the end); outside them is an IndexError.
+
+        >>> import ebssim
+        >>> sim = ebssim.Simulation([ebssim.gp3(100, overshoot_s=1)], dt=0.25)
+        >>> sim.overshoot_saved_s()      # none saved at the start, by default
+        (0.0, 0.0)
+        >>> _ = sim.run([ebssim.Idle()], 0.5, record=False)
+        >>> sim.overshoot_saved_s()      # half a second idle saves half a second of each limit
+        (0.5, 0.5)
+        """
+        n = len(self.volumes)
+        k = integer(i, "i", "a volume index")
+        if not -n <= k < n:
+            raise IndexError(f"volume index {k} is out of range: the simulation has {n} volume{'s' * (n != 1)}")
+        with self._state():
+            iops_s, bytes_s = self._sim.overshoot_saved_s(k % n)
+        return float(iops_s), float(bytes_s)
+
     @contextlib.contextmanager
     def _state(self) -> Iterator[None]:
         """Hold the state (runs and reads, serialised). The wait is in slices of 50 ms: a Python

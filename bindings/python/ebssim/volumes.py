@@ -116,6 +116,13 @@ class Volume:
         Coefficient of variation of the wait of I/Os the volume's limits hold back, 0 (first come,
         first served: every I/O waits the mean) to 10: by default the platform's, 0.65 on Nitro
         and 0.1 on Xen (docs/model.md, "Latency percentiles").
+    overshoot_s : float, optional
+        Seconds of each of its rate limits (IOPS, throughput) the volume saves while it runs below
+        the limit and may spend above it, 0 to 10: the depth of the limiter's token bucket
+        (docs/model.md, "Overshoot"). Default 0: the limits hold from the first step.
+    overshoot_balance_s : float, optional
+        Seconds of each limit saved at the start, 0 (default: as after a stretch held at the
+        limits) to ``overshoot_s`` (after a second or more of idle).
     """
 
     type: str
@@ -129,6 +136,8 @@ class Volume:
     write_latency_ms: Optional[float] = None
     latency_cv: Optional[float] = None
     wait_cv: Optional[float] = None
+    overshoot_s: Optional[float] = None
+    overshoot_balance_s: Optional[float] = None
     _params: _core.VolumeParams = field(init=False, repr=False, compare=False)
 
     def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:  # the compiled part is rebuilt (ebssim._pickle)
@@ -152,6 +161,8 @@ class Volume:
             write_latency_ms=_opt(self.write_latency_ms, "write_latency_ms"),
             latency_cv=_opt(self.latency_cv, "latency_cv"),
             wait_cv=_opt(self.wait_cv, "wait_cv"),
+            overshoot_s=_opt(self.overshoot_s, "overshoot_s"),
+            overshoot_balance_s=_opt(self.overshoot_balance_s, "overshoot_balance_s"),
         )
 
     @property
@@ -239,6 +250,12 @@ class Volume:
         )
 
     @property
+    def overshoot(self) -> float:
+        """Seconds of each rate limit the volume may save and spend above it (``overshoot_s`` in
+        effect; 0: none)."""
+        return float(self._params.overshoot_s)
+
+    @property
     def has_bucket(self) -> bool:
         """True for the types with a burst bucket (gp2, st1, sc1, standard)."""
         return self.credit_capacity > 0
@@ -271,6 +288,8 @@ def gp2(
     write_latency_ms: Optional[float] = None,
     latency_cv: Optional[float] = None,
     wait_cv: Optional[float] = None,
+    overshoot_s: Optional[float] = None,
+    overshoot_balance_s: Optional[float] = None,
 ) -> Volume:
     """A gp2 volume: 3 IOPS per GiB (100..16,000), bursting to 3,000 on a 5.4 M credit bucket."""
     return Volume(
@@ -282,6 +301,8 @@ def gp2(
         write_latency_ms=write_latency_ms,
         latency_cv=latency_cv,
         wait_cv=wait_cv,
+        overshoot_s=overshoot_s,
+        overshoot_balance_s=overshoot_balance_s,
     )
 
 
@@ -295,6 +316,8 @@ def gp3(
     write_latency_ms: Optional[float] = None,
     latency_cv: Optional[float] = None,
     wait_cv: Optional[float] = None,
+    overshoot_s: Optional[float] = None,
+    overshoot_balance_s: Optional[float] = None,
 ) -> Volume:
     """A gp3 volume: 3,000 IOPS and 125 MiB/s included, provisioned up to 80,000 and 2,000 MiB/s."""
     return Volume(
@@ -307,6 +330,8 @@ def gp3(
         write_latency_ms=write_latency_ms,
         latency_cv=latency_cv,
         wait_cv=wait_cv,
+        overshoot_s=overshoot_s,
+        overshoot_balance_s=overshoot_balance_s,
     )
 
 
@@ -319,6 +344,8 @@ def io1(
     write_latency_ms: Optional[float] = None,
     latency_cv: Optional[float] = None,
     wait_cv: Optional[float] = None,
+    overshoot_s: Optional[float] = None,
+    overshoot_balance_s: Optional[float] = None,
 ) -> Volume:
     """An io1 volume: 100..64,000 provisioned IOPS, at most 50 per GiB; 256 KiB per IOPS up to
     500 MiB/s, 16 KiB per IOPS above 32,000 IOPS, 1,000 MiB/s at most."""
@@ -331,6 +358,8 @@ def io1(
         write_latency_ms=write_latency_ms,
         latency_cv=latency_cv,
         wait_cv=wait_cv,
+        overshoot_s=overshoot_s,
+        overshoot_balance_s=overshoot_balance_s,
     )
 
 
@@ -343,6 +372,8 @@ def io2(
     write_latency_ms: Optional[float] = None,
     latency_cv: Optional[float] = None,
     wait_cv: Optional[float] = None,
+    overshoot_s: Optional[float] = None,
+    overshoot_balance_s: Optional[float] = None,
 ) -> Volume:
     """An io2 (Block Express) volume: 100..256,000 IOPS, at most 1,000 per GiB; 0.25 MiB/s per
     IOPS (one 256 KiB operation each; AWS quotes 0.256) up to 4,000 MiB/s, reached at 16,000 IOPS."""
@@ -355,6 +386,8 @@ def io2(
         write_latency_ms=write_latency_ms,
         latency_cv=latency_cv,
         wait_cv=wait_cv,
+        overshoot_s=overshoot_s,
+        overshoot_balance_s=overshoot_balance_s,
     )
 
 
@@ -367,6 +400,8 @@ def st1(
     write_latency_ms: Optional[float] = None,
     latency_cv: Optional[float] = None,
     wait_cv: Optional[float] = None,
+    overshoot_s: Optional[float] = None,
+    overshoot_balance_s: Optional[float] = None,
 ) -> Volume:
     """An st1 (throughput-optimized HDD) volume: 40 MiB/s per TiB baseline, bursts to 250 MiB/s
     per TiB (both capped at 500), on a bucket worth the volume's size; every I/O up to 1 MiB
@@ -380,6 +415,8 @@ def st1(
         write_latency_ms=write_latency_ms,
         latency_cv=latency_cv,
         wait_cv=wait_cv,
+        overshoot_s=overshoot_s,
+        overshoot_balance_s=overshoot_balance_s,
     )
 
 
@@ -392,6 +429,8 @@ def sc1(
     write_latency_ms: Optional[float] = None,
     latency_cv: Optional[float] = None,
     wait_cv: Optional[float] = None,
+    overshoot_s: Optional[float] = None,
+    overshoot_balance_s: Optional[float] = None,
 ) -> Volume:
     """An sc1 (cold HDD) volume: 12 MiB/s per TiB baseline (cap 192), bursts to 80 MiB/s per TiB
     (cap 250)."""
@@ -404,6 +443,8 @@ def sc1(
         write_latency_ms=write_latency_ms,
         latency_cv=latency_cv,
         wait_cv=wait_cv,
+        overshoot_s=overshoot_s,
+        overshoot_balance_s=overshoot_balance_s,
     )
 
 
@@ -416,6 +457,8 @@ def standard(
     write_latency_ms: Optional[float] = None,
     latency_cv: Optional[float] = None,
     wait_cv: Optional[float] = None,
+    overshoot_s: Optional[float] = None,
+    overshoot_balance_s: Optional[float] = None,
 ) -> Volume:
     """A standard (magnetic, previous generation) volume; a simple assumed model: 100 IOPS
     baseline, bursts to 200 (docs/model.md)."""
@@ -428,6 +471,8 @@ def standard(
         write_latency_ms=write_latency_ms,
         latency_cv=latency_cv,
         wait_cv=wait_cv,
+        overshoot_s=overshoot_s,
+        overshoot_balance_s=overshoot_balance_s,
     )
 
 
@@ -447,6 +492,8 @@ _SPEC_KEYS = {
     "write_latency_ms": ("write_latency_ms", "ms"),
     "latency_cv": ("latency_cv", ""),
     "wait_cv": ("wait_cv", ""),
+    "overshoot": ("overshoot_s", "s"),
+    "overshoot_balance": ("overshoot_balance_s", "s"),
 }
 _SPEC_NUMBER = re.compile(r"([0-9]+(?:\.[0-9]+)?)(.*)", re.ASCII | re.DOTALL)
 _SPEC_FORM = "TYPE[:key=value,...], e.g. gp3:size=100,iops=3000"
@@ -457,12 +504,14 @@ def volume_from_spec(spec: str) -> Volume:
 
     Keys: ``size`` (GiB), ``iops``, ``throughput`` (MiB/s), ``burst_balance`` (percent),
     ``latency_ms`` (reads and writes alike) or ``read_latency_ms`` and ``write_latency_ms``,
-    ``latency_cv`` (the service time's spread) and ``wait_cv`` (the wait's under the volume's
-    limits), as :class:`Volume` takes them. A value is ASCII digits with an optional decimal part, optionally followed
-    by its key's unit (``size=100GiB``, ``throughput=250MiB/s``, ``burst_balance=50%``,
-    ``latency_ms=0.5ms``); signs, exponents, ``_`` and non-ASCII digits are refused, and so are
-    empty items (``gp2:,``). Omitted keys take the EC2 console's defaults for a new volume (the
-    C++ type table); configurations AWS would reject are ValueErrors naming the SPEC and the rule.
+    ``latency_cv`` (the service time's spread), ``wait_cv`` (the wait's under the volume's
+    limits), ``overshoot`` and ``overshoot_balance`` (seconds: ``overshoot_s`` and
+    ``overshoot_balance_s``), as :class:`Volume` takes them. A value is ASCII digits with an
+    optional decimal part, optionally followed by its key's unit (``size=100GiB``,
+    ``throughput=250MiB/s``, ``burst_balance=50%``, ``latency_ms=0.5ms``, ``overshoot=1s``);
+    signs, exponents, ``_`` and non-ASCII digits are refused, and so are empty items
+    (``gp2:,``). Omitted keys take the EC2 console's defaults for a new volume (the C++ type
+    table); configurations AWS would reject are ValueErrors naming the SPEC and the rule.
 
     Examples
     --------
@@ -509,6 +558,10 @@ def volume_spec(volume: Volume) -> str:
         parts.append(f"burst_balance={volume.burst_balance_pct:g}")
     for key in ("latency_ms", "read_latency_ms", "write_latency_ms", "latency_cv", "wait_cv"):
         value = getattr(volume, key)
+        if value is not None:
+            parts.append(f"{key}={value:g}")
+    for key, name in (("overshoot", "overshoot_s"), ("overshoot_balance", "overshoot_balance_s")):
+        value = getattr(volume, name)
         if value is not None:
             parts.append(f"{key}={value:g}")
     return f"{volume.type}:{','.join(parts)}"

@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ebssim/bound.hpp"
@@ -137,6 +138,11 @@ public:
     [[nodiscard]] const VolumeParams& params(std::size_t i) const { return params_[checked(i)]; }
     [[nodiscard]] double credits(std::size_t i) const { return state_[checked(i)].credits; }
     [[nodiscard]] double backlog_ops(std::size_t i) const { return state_[checked(i)].backlog_ops; }
+    /// Seconds of volume i's IOPS and throughput limits saved for overshoot (VolumeParams::overshoot_s).
+    [[nodiscard]] std::pair<double, double> overshoot_saved_s(std::size_t i) const {
+        const OvershootState& s = overshoot_[checked(i)];
+        return {s.iops_s, s.bytes_s};
+    }
     [[nodiscard]] bool has_instance() const noexcept { return instance_.has_value(); }
     [[nodiscard]] const InstanceParams& instance() const { return instance_.value(); }
     [[nodiscard]] double instance_io_credits() const noexcept { return inst_io_credits_; }
@@ -160,6 +166,7 @@ private:
 
     std::vector<VolumeParams> params_;
     std::vector<State> state_;
+    std::vector<OvershootState> overshoot_;  // one per volume, beside state_
     std::optional<InstanceParams> instance_;
     double inst_io_credits_ = 0;
     double inst_bytes_credits_ = 0;

@@ -77,6 +77,13 @@ struct VolumeSpec {
     /// platform's, default_wait_spread in latency.hpp).
     double wait_cv = unset;
     double transfer_mib_s = unset;  ///< per-I/O transfer rate for the size-dependent part of service time, MiB/s
+    /// Seconds of each of the volume's rate limits (IOPS, throughput) that it saves while it runs
+    /// below the limit and may spend above it: the depth of the limiter's token bucket
+    /// (docs/model.md, "Overshoot"). Default 0: the limits hold from the first step.
+    double overshoot_s = unset;
+    /// Seconds of each limit saved when the simulation starts, 0 to overshoot_s (default 0: as
+    /// after a stretch held at the limits; overshoot_s after an idle second or more).
+    double overshoot_balance_s = unset;
 };
 
 /// Limit parameters derived from a validated VolumeSpec; what the step loop reads.
@@ -92,13 +99,15 @@ struct VolumeParams {
     double burst_iops = 0;       ///< counted ops/s while credits remain (== baseline when no burst)
     double credit_capacity = 0;  ///< I/O credit bucket size; 0 = no bucket
     double initial_credits = 0;
-    double tput_burst_bytes_s = 0;  ///< throughput cap while credits remain
-    double tput_base_bytes_s = 0;   ///< throughput cap once credits are gone
-    double read_latency_s = 0;      ///< unloaded service time of a zero-byte read
-    double write_latency_s = 0;     ///< of a zero-byte write
-    double transfer_bytes_s = 0;    ///< service time grows by io_bytes / transfer_bytes_s
-    double latency_cv = 0;          ///< coefficient of variation of the service time
-    double wait_cv = 0;             ///< of the wait under this volume's limits
+    double tput_burst_bytes_s = 0;   ///< throughput cap while credits remain
+    double tput_base_bytes_s = 0;    ///< throughput cap once credits are gone
+    double read_latency_s = 0;       ///< unloaded service time of a zero-byte read
+    double write_latency_s = 0;      ///< of a zero-byte write
+    double transfer_bytes_s = 0;     ///< service time grows by io_bytes / transfer_bytes_s
+    double latency_cv = 0;           ///< coefficient of variation of the service time
+    double wait_cv = 0;              ///< of the wait under this volume's limits
+    double overshoot_s = 0;          ///< depth of each rate limit's token bucket, seconds of the limit
+    double initial_overshoot_s = 0;  ///< seconds of each limit saved at the start
 
     /// Unloaded latency of a zero-byte I/O of a mix with this share of reads: the I/O-weighted
     /// mean (exactly the common value when reads and writes take the same).
@@ -111,7 +120,13 @@ struct VolumeParams {
         return latency_at(read_fraction) + io_bytes / transfer_bytes_s;
     }
     [[nodiscard]] bool has_bucket() const noexcept { return credit_capacity > 0; }
+    [[nodiscard]] bool overshoots() const noexcept { return overshoot_s > 0; }
 };
+
+/// The largest overshoot_s a volume takes, seconds. The limiter's bucket measured on real volumes
+/// holds about a second (docs/model.md, "Overshoot"); tens of seconds would be a burst bucket,
+/// which gp2, st1 and sc1 model as such.
+inline constexpr double max_overshoot_s = 10.0;
 
 /// Validate a spec against AWS's rules and derive its limits; throws ConfigError naming the
 /// field, the value and the rule. `nitro` = false applies the limits of a volume attached to a
