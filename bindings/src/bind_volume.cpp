@@ -117,6 +117,8 @@ void bind_volume(py::module_& m) {
         .def_readonly("overshoot_s", &VolumeSpec::overshoot_s)
         .def_readonly("overshoot_balance_s", &VolumeSpec::overshoot_balance_s);
 
+    m.attr("nitro_overshoot_s") = nitro_overshoot_s;
+    m.attr("max_overshoot_s") = max_overshoot_s;
     m.def("make_volume", &make_volume, py::arg("spec"), py::arg("nitro") = true,
           "Validate a volume against AWS's rules and return its limit parameters.");
 }

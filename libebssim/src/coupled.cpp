@@ -112,6 +112,7 @@ public:
           want_bytes_(nv_),
           share_(nv_),
           g_(nv_),
+          base_(nv_, 1.0),
           bound_(nv_),
           o0_(nv_),
           c0_(nv_),
@@ -127,7 +128,10 @@ public:
                it.bytes_cliff_time_s,
                {},
                {},
-               {}} {}
+               {}} {
+        for (std::size_t i = 0; i < nv_; ++i)
+            any_over_ |= apply(st_[i], [](const auto& st) { return st.overshoots(); });
+    }
 
     /// Steps [0, n), asking `interrupt` between chunks (in_chunks), which also bound the jumps.
     void run(std::int64_t n, const InterruptCheck& interrupt, bool jump) {
@@ -192,14 +196,63 @@ private:
                 st.offer(k);
                 want_cnt_[i] = st.want_counted();
                 want_bytes_[i] = st.want_bytes();
+                if (any_over_) base_[i] = st.base_share();
             });
             sum_cnt += want_cnt_[i];
             sum_bytes += want_bytes_[i];
         }
     }
-    // The instance's decision on the offers at the buckets' credits: its bound, each volume's
-    // share g_ and bound bound_, and what the volumes use of its budgets.
+    // The instance's decision on the offers, volumes with overshoot among them (docs/model.md,
+    // "Overshoot"): the instance serves first what the volumes' limits allow at their rates (the
+    // share base_ of each offer), shared by decide_offers as any offers are when that is above its
+    // budget; what is left of its budget goes to the volumes' overshoot, each the same share of it.
     [[gnu::always_inline]] Decision decide(const Hot& h, double sum_cnt, double sum_bytes) {
+        if (!any_over_) return decide_offers(h, sum_cnt, sum_bytes);
+        double base_cnt = 0, base_bytes = 0;
+        for (std::size_t i = 0; i < nv_; ++i) {
+            base_cnt += base_[i] * want_cnt_[i];
+            base_bytes += base_[i] * want_bytes_[i];
+        }
+        // The base offers in want_cnt_ and want_bytes_ (the offers kept in ext_cnt_, ext_bytes_).
+        ext_cnt_ = want_cnt_;
+        ext_bytes_ = want_bytes_;
+        for (std::size_t i = 0; i < nv_; ++i) {
+            want_cnt_[i] *= base_[i];
+            want_bytes_[i] *= base_[i];
+        }
+        const auto [cap_io, cap_by] = caps(h, base_bytes);
+        const bool at_base = base_cnt > cap_io || base_bytes > cap_by;
+        for (std::size_t i = 0; i < nv_; ++i) apply(st_[i], [&](auto& st) { st.hold_at_base(at_base); });
+        if (at_base) {
+            // Held at the rates already: the base offers shared (g_ of each), and no overshoot.
+            const Decision d = decide_offers(h, base_cnt, base_bytes);
+            want_cnt_.swap(ext_cnt_);
+            want_bytes_.swap(ext_bytes_);
+            return d;
+        }
+        want_cnt_.swap(ext_cnt_);
+        want_bytes_.swap(ext_bytes_);
+        const auto [cap_io_x, cap_by_x] = caps(h, sum_bytes);
+        if (sum_cnt <= cap_io_x && sum_bytes <= cap_by_x) return decide_offers(h, sum_cnt, sum_bytes);
+        // The room left after the base offers, shared by the overshoot in proportion to it.
+        const double h_io = sum_cnt > cap_io_x ? (cap_io_x - base_cnt) / (sum_cnt - base_cnt) : 1.0;
+        const double h_by = sum_bytes > cap_by_x ? (cap_by_x - base_bytes) / (sum_bytes - base_bytes) : 1.0;
+        const double hh = std::clamp(std::min(h_io, h_by), 0.0, 1.0);
+        const Bound ib = h_io <= h_by ? Bound::instance_iops : Bound::instance_throughput;
+        double used_cnt = 0, used_bytes = 0;
+        for (std::size_t i = 0; i < nv_; ++i) {
+            const bool held = base_[i] < 1.0;
+            g_[i] = held ? base_[i] + hh * (1.0 - base_[i]) : 1.0;
+            bound_[i] = held ? ib : Bound::demand;
+            used_cnt += g_[i] * want_cnt_[i];
+            used_bytes += g_[i] * want_bytes_[i];
+        }
+        if (ib == Bound::instance_iops) used_cnt = std::min(used_cnt, cap_io_x);
+        if (ib == Bound::instance_throughput) used_bytes = std::min(used_bytes, cap_by_x);
+        return {ib, used_cnt, used_bytes};
+    }
+    // The instance's budgets per step at the buckets' credits, for the offers in want_bytes_ (sum_bytes in all).
+    [[gnu::always_inline]] std::pair<double, double> caps(const Hot& h, double sum_bytes) const {
         const double cap_io = h.io.cap();
         double cap_by = h.by.cap();
         // A Xen instance's EBS link is full duplex (docs/model.md, "Instances"): reads and writes
@@ -210,6 +263,12 @@ private:
             const double busier = std::max(reads, sum_bytes - reads);
             if (busier > 0) cap_by *= sum_bytes / busier;
         }
+        return {cap_io, cap_by};
+    }
+    // The instance's decision on the offers at the buckets' credits: its bound, each volume's
+    // share g_ and bound bound_, and what the volumes use of its budgets.
+    [[gnu::always_inline]] Decision decide_offers(const Hot& h, double sum_cnt, double sum_bytes) {
+        const auto [cap_io, cap_by] = caps(h, sum_bytes);
         const double g_io = sum_cnt > cap_io ? cap_io / sum_cnt : 1.0;
         const double g_by = sum_bytes > cap_by ? cap_by / sum_bytes : 1.0;
         Bound ib = Bound::demand;
@@ -409,6 +468,10 @@ private:
     double dt_, t0_, inv_dt_;
     std::vector<double> read_fraction_;  // each volume's workload's share of reads (its bytes' too)
     std::vector<double> want_cnt_, want_bytes_, share_, g_;
+    // With overshoot on some volume (any_over_): each offer's base share (Stepper::base_share),
+    // and the offers kept while decide() shares the base ones.
+    bool any_over_ = false;
+    std::vector<double> base_, ext_cnt_, ext_bytes_;
     std::vector<Bound> bound_;
     // A jump's probe: each volume's outcome, credits, change per step, share and bound at step k.
     std::vector<StepOutcome> o0_;

@@ -226,16 +226,31 @@ template <class D>
 /// The seconds of a limit saved after a step that used `used` of it (cap per step `cap`, inv_cap
 /// = 1 / cap): saved + dt (1 - used / cap), at most `depth`, at least 0; 0 where `spent` (the
 /// limit held the step at its extended cap, which spends all). A step within the cap and its
-/// rounding margin (within_limit) loses none, so a full bucket stays full to the last bit under
-/// demand within the limit, and an empty one stays empty while the limit holds the steps.
+/// rounding margin (within_limit) loses none, and one at the cap within that margin either side
+/// (used x throttle_tie >= cap) keeps what it had: so a full bucket stays full to the last bit
+/// under demand within the limit, and an empty one stays empty while the limit holds the steps
+/// (used / cap is a rounding error away from 1 there).
 template <class Ops, class D = typename Ops::D>
 [[nodiscard, gnu::always_inline]] inline D overshoot_after(const D& saved, const D& used, const D& cap,
                                                            const D& inv_cap, const D& dt, const D& depth,
                                                            const typename Ops::M& spent) noexcept {
     const D zero = D{} * 0.0;
-    const D r = saved + dt * (1.0 - used * inv_cap);
-    const typename Ops::M within = Ops::le(used, cap * throttle_tie);
-    return Ops::sel(spent, zero, Ops::sel(within, Ops::min(depth, Ops::max(saved, r)), Ops::max(zero, r)));
+    if constexpr (std::is_same_v<D, double>) {
+        // One value: branches, which keep the seconds saved off the chain from step to step where
+        // they stay; the same values as the selects below.
+        if (spent) return zero;
+        if (within_limit(used, cap)) {
+            if (saved == depth || cap <= used * throttle_tie) return saved;
+            return Ops::min(depth, Ops::max(saved, saved + dt * (1.0 - used * inv_cap)));
+        }
+        return Ops::max(zero, saved + dt * (1.0 - used * inv_cap));
+    } else {
+        const D r = saved + dt * (1.0 - used * inv_cap);
+        const typename Ops::M within = Ops::le(used, cap * throttle_tie);
+        const typename Ops::M at = Ops::le(cap, used * throttle_tie);
+        const D kept = Ops::sel(at, saved, Ops::min(depth, Ops::max(saved, r)));
+        return Ops::sel(spent, zero, Ops::sel(within, kept, Ops::max(zero, r)));
+    }
 }
 
 /// The volume's service time of an I/O of mean size `mean_bytes`: its latency plus the transfer.

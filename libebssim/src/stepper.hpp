@@ -153,6 +153,41 @@ public:
         return served_counted<ScalarOps>(bound_ == Bound::volume_iops, cap_cnt_, f_, av_cnt_);
     }
     [[nodiscard]] double want_bytes() const noexcept { return f_ * av_bytes_; }
+    /// Whether the volume overshoots (VolumeParams::overshoot_s > 0): the stepper's template flag.
+    [[nodiscard]] static constexpr bool overshoots() noexcept { return Over; }
+    /// The share of offer()'s step that the volume's limits allow at their rates, without the
+    /// seconds saved for overshoot (1 without overshoot): what an instance serves first, before
+    /// any volume's overshoot (Coupled::decide).
+    /// The offer at the rates is kept for hold_at_base.
+    [[nodiscard]] double base_share() noexcept {
+        if constexpr (Over) {
+            const Caps<ScalarOps> base =
+                limits_at<ScalarOps>(s_.credits, pool_, lim_.burst_cap, lim_.tput_hi, lim_.tput_lo);
+            const Throttle t = throttle(av_cnt_, av_bytes_, base.counted, base.bytes);
+            if (t.f < f_) {
+                ov_.base_f = t.f;
+                ov_.base_bound = t.bound;
+                ov_.base_cap = base.counted;
+            } else {
+                ov_.base_f = f_;
+                ov_.base_bound = bound_;
+                ov_.base_cap = cap_cnt_;
+            }
+            return f_ > 0 ? ov_.base_f / f_ : 1.0;
+        } else {
+            return 1.0;
+        }
+    }
+    /// Whether commit() and outcome() take the offer at the volume's rates (base_share, `at_base`)
+    /// or the whole offer, with what the seconds saved add: the instance's choice (Coupled::decide,
+    /// which sets it for every volume in every step; a volume alone never has it set).
+    void hold_at_base(bool at_base) noexcept {
+        if constexpr (Over) {
+            ov_.at_base = at_base;
+        } else {
+            (void)at_base;
+        }
+    }
     void prefetch(std::int64_t k) const noexcept { src_.prefetch(k); }
     /// False when some step of an open-loop trace was invalid (NaN, negative, ...).
     [[nodiscard]] bool input_ok() const noexcept { return input_ok_; }
@@ -373,6 +408,19 @@ private:
     /// the IOPS limit binds alone, so the bucket empties to exactly zero).
     [[gnu::always_inline]] void share(double g, Bound instance_bound, double& f, Bound& bound,
                                       double& served_cnt) const noexcept {
+        if constexpr (Over) {
+            if (ov_.at_base) {  // the instance shared the offer at the volume's rates (hold_at_base)
+                f = ov_.base_f;
+                bound = ov_.base_bound;
+                const double want = served_counted<ScalarOps>(bound == Bound::volume_iops, ov_.base_cap, f, av_cnt_);
+                if (g < 1.0) {
+                    f *= g;
+                    bound = instance_bound;
+                }
+                served_cnt = g < 1.0 ? g * want : want;
+                return;
+            }
+        }
         f = f_;
         bound = bound_;
         if (g < 1.0) {
@@ -405,26 +453,41 @@ private:
     /// (overshoot_extra); the credits still bound the counted I/Os of a volume with a bucket, and
     /// a volume without one has no pool to bound them.
     [[nodiscard]] Caps<ScalarOps> overshoot_caps() noexcept {
-        const double burst = lim_.burst_cap + overshoot_extra(lim_.burst_cap, ov_.saved.iops_s, inv_dt_);
-        const double hi = lim_.tput_hi + overshoot_extra(lim_.tput_hi, ov_.saved.bytes_s, inv_dt_);
-        const double lo = lim_.tput_lo + overshoot_extra(lim_.tput_lo, ov_.saved.bytes_s, inv_dt_);
-        const double pool = lim_.bucket ? pool_ : inf;
-        const Caps<ScalarOps> caps = limits_at<ScalarOps>(s_.credits, pool, burst, hi, lo);
-        ov_.rate_cap = caps.counted == burst;  // the counted cap is the IOPS limit's, not the credits'
-        const bool hi_now = s_.credits > 0;    // limits_at's choice of the throughput cap
-        ov_.bytes_cap = hi_now ? lim_.tput_hi : lim_.tput_lo;
-        ov_.inv_bytes_cap = hi_now ? ov_.inv_tput_hi : ov_.inv_tput_lo;
-        return caps;
+        // (None saved extends by exactly 0: the branches skip the products, not change a bit.)
+        double burst = lim_.burst_cap, hi = lim_.tput_hi, lo = lim_.tput_lo;
+        if (ov_.saved.iops_s != 0) burst += overshoot_extra(lim_.burst_cap, ov_.saved.iops_s, inv_dt_);
+        if (ov_.saved.bytes_s != 0) {
+            hi += overshoot_extra(lim_.tput_hi, ov_.saved.bytes_s, inv_dt_);
+            lo += overshoot_extra(lim_.tput_lo, ov_.saved.bytes_s, inv_dt_);
+        }
+        return limits_at<ScalarOps>(s_.credits, lim_.bucket ? pool_ : inf, burst, hi, lo);
     }
     /// The seconds saved after a step that served served_cnt counted I/Os and served_bytes bytes
     /// and was held by `bound` (overshoot_after on each limit).
+    /// Called before the step changes the credits (whose level chose the throughput cap), with
+    /// the seconds saved at offer(). The common steps are told apart first and change nothing: a
+    /// full bucket within its limit, an empty one at exactly the IOPS cap (overshoot_after gives
+    /// them the same values).
     [[gnu::always_inline]] void overshoot_step(Bound bound, double served_cnt, double served_bytes, double& iops_s,
                                                double& bytes_s) const noexcept {
         const double depth = ov_.depth;
-        iops_s = overshoot_after<ScalarOps>(iops_s, served_cnt, lim_.burst_cap, ov_.inv_burst_cap, dt_, depth,
-                                            bound == Bound::volume_iops && ov_.rate_cap);
-        bytes_s = overshoot_after<ScalarOps>(bytes_s, served_bytes, ov_.bytes_cap, ov_.inv_bytes_cap, dt_, depth,
-                                             bound == Bound::volume_throughput);
+        const bool full_within = iops_s == depth && within_limit(served_cnt, lim_.burst_cap);
+        if (!full_within && !(iops_s == 0 && served_cnt == lim_.burst_cap)) {
+            // Spent: the IOPS limit held the step at its extended cap (not the credits', and not
+            // at the rates an instance held it to, hold_at_base).
+            const double burst =
+                iops_s != 0 ? lim_.burst_cap + overshoot_extra(lim_.burst_cap, iops_s, inv_dt_) : lim_.burst_cap;
+            const bool spent = !ov_.at_base && bound == Bound::volume_iops && cap_cnt_ == burst;
+            iops_s =
+                overshoot_after<ScalarOps>(iops_s, served_cnt, lim_.burst_cap, ov_.inv_burst_cap, dt_, depth, spent);
+        }
+        const bool hi_now = s_.credits > 0;  // limits_at's choice of the throughput cap
+        const double bytes_cap = hi_now ? lim_.tput_hi : lim_.tput_lo;
+        if (!(bytes_s == depth && within_limit(served_bytes, bytes_cap))) {
+            bytes_s =
+                overshoot_after<ScalarOps>(bytes_s, served_bytes, bytes_cap, hi_now ? ov_.inv_tput_hi : ov_.inv_tput_lo,
+                                           dt_, depth, !ov_.at_base && bound == Bound::volume_throughput);
+        }
     }
     /// Whether both limits have their whole overshoot saved (always, without overshoot): then a
     /// step within the limits keeps it so, and the served steps' kernel, which knows nothing of it,
@@ -492,8 +555,11 @@ private:
     struct OvershootScratch {
         OvershootState* home = nullptr;  // where the seconds saved live (written by flush)
         OvershootState saved;            // worked on here, as s_
-        double depth = 0, inv_burst_cap = 0, inv_tput_hi = 0, inv_tput_lo = 0, bytes_cap = 0, inv_bytes_cap = 0;
-        bool rate_cap = false;
+        double depth = 0, inv_burst_cap = 0, inv_tput_hi = 0, inv_tput_lo = 0;
+        // The offer at the rates (base_share) and whether the instance holds the step to it.
+        double base_f = 1, base_cap = 0;
+        Bound base_bound = Bound::demand;
+        bool at_base = false;
     };
     struct NoOvershoot {};
     [[no_unique_address]] std::conditional_t<Over, OvershootScratch, NoOvershoot> ov_;

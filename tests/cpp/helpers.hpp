@@ -77,6 +77,13 @@ inline ebssim::OpenLoop open_loop(const std::vector<double>& ops, const std::vec
 inline constexpr double hdd_st_1m = 0.005 + 1.0 / 250.0;
 inline constexpr double hdd_st_4k = 0.005 + 4096.0 / (250.0 * MiB);
 
+/// The spec without overshoot (VolumeSpec::overshoot_s = 0): for a test of another rule whose
+/// hand-worked numbers assume the limits hold from the first step.
+inline ebssim::VolumeSpec no_overshoot(ebssim::VolumeSpec s) {
+    s.overshoot_s = 0;
+    return s;
+}
+
 /// io1 / io2 with provisioned IOPS (NaN: leave unset, to test the error).
 inline ebssim::VolumeSpec piops_spec(ebssim::VolumeType type, double size_gib, double iops) {
     ebssim::VolumeSpec s;

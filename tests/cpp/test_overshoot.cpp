@@ -43,8 +43,10 @@ TEST_CASE("overshoot: a full second lets the first held step serve twice the IOP
 }
 
 TEST_CASE("overshoot: none by default, and none saved at the start unless a balance is given") {
+    // The engine's default is none (nitro_overshoot_s is the fio front end's default on Nitro).
+    CHECK(make_volume(gp3_spec(100)).overshoot_s == 0.0);
+    CHECK(nitro_overshoot_s == 1.0);
     Simulation plain = single(gp3_spec(100));
-    CHECK(plain.params(0).overshoot_s == 0.0);
     CHECK(run1(plain, closed_loop(64, 4 * KiB), 10).totals[0].served_ops == near(30000));
     // overshoot_s = 1 without a balance starts empty: held from the first step it serves the cap.
     Simulation empty = single(with_overshoot(gp3_spec(100), 1.0, unset));
@@ -116,6 +118,27 @@ TEST_CASE("overshoot: a volume held by its instance keeps the second it did not 
     CHECK(sim.overshoot_saved_s(1).first == 1.0);
 }
 
+TEST_CASE("overshoot: an instance serves the volumes' rates first, then their overshoot from what is left") {
+    // m5.large (18,750 IOPS with its bucket full) and two volumes with a full second each: gp3
+    // 3,000 and gp3 10,000 IOPS, deep closed loops. At their rates they ask 13,000, which fits; with
+    // their seconds 26,000, which does not. The 5,750 left go to the 3,000 + 10,000 of overshoot,
+    // each the share 5,750 / 13,000: 3,000 x (1 + 0.44231) = 4,326.9 and 10,000 x 1.44231 =
+    // 14,423.1. Each spent 0.44231 s of its second: 0.55769 s stay.
+    const double h = 5750.0 / 13000.0;
+    const VolumeSpec a = with_overshoot(gp3_spec(1000), 1.0, 1.0);
+    const VolumeSpec b = with_overshoot(gp3_spec(1000, 10000), 1.0, 1.0);
+    Simulation sim(std::vector<VolumeSpec>{a, b}, m5_large(), 1.0);
+    const RunResult r = sim.run(std::vector<Workload>{closed_loop(64, 4 * KiB), closed_loop(64, 4 * KiB)}, 1, true);
+    CHECK(r.series[0].iops[0] == near(3000 * (1 + h)));
+    CHECK(r.series[1].iops[0] == near(10000 * (1 + h)));
+    CHECK(r.instance_series.iops[0] == near(18750));
+    CHECK(r.series[0].bound[0] == code(Bound::instance_iops));
+    CHECK(sim.overshoot_saved_s(0).first == near(1 - h));
+    CHECK(sim.overshoot_saved_s(1).first == near(1 - h));
+    // Where the rates alone are above the instance's budget, it shares them as without overshoot
+    // and nothing saved is spent: two gp3 16,000 on 18,750 (the test above).
+}
+
 TEST_CASE("overshoot: among open loops and in a fleet a volume gets what it gets alone") {
     // The lockstep kernel steps groups of totals-only open loops, with overshoot and without.
     // 30 s at about 1,000 IOPS then 10 s at about 4,000, fifteen times, 16 KiB (the trace varies
@@ -134,12 +157,12 @@ TEST_CASE("overshoot: among open loops and in a fleet a volume gets what it gets
     const VolumeSpec over = with_overshoot(gp3_spec(100), 1.0, 1.0);
     Simulation alone = single(over);
     const RunResult ra = run1(alone, w, 600, false);
-    Simulation plain = single(gp3_spec(100));
+    Simulation plain = single(no_overshoot(gp3_spec(100)));
     const RunResult rp = run1(plain, w, 600, false);
     CHECK(ra.totals[0].served_ops == near(rp.totals[0].served_ops + 3000));
     CHECK(ra.totals[0].backlog_ops == near(rp.totals[0].backlog_ops - 3000));
     // Among four volumes without overshoot in the lockstep kernel, and in a fleet: as alone.
-    std::vector<VolumeSpec> specs(5, gp3_spec(100));
+    std::vector<VolumeSpec> specs(5, no_overshoot(gp3_spec(100)));
     specs[2] = over;
     Simulation group(specs, 1.0);
     const RunResult rg = group.run(std::vector<Workload>(5, w), 600, false);
@@ -148,7 +171,7 @@ TEST_CASE("overshoot: among open loops and in a fleet a volume gets what it gets
     CHECK(rg.totals[0].served_ops == rp.totals[0].served_ops);
     CHECK(rg.totals[0].latency_ops_s == rp.totals[0].latency_ops_s);
     std::vector<Simulation> sims;
-    for (int i = 0; i < 4; ++i) sims.push_back(single(i == 1 ? over : gp3_spec(100)));
+    for (int i = 0; i < 4; ++i) sims.push_back(single(i == 1 ? over : no_overshoot(gp3_spec(100))));
     const std::vector<Workload> ws{w};
     std::vector<FleetItem> items;
     for (Simulation& s : sims) items.push_back(FleetItem{&s, &ws, 600, false, 1});
@@ -163,6 +186,7 @@ TEST_CASE("overshoot: validation names the field, the value and the limit") {
     };
     CHECK(err(-1, unset).find("overshoot_s=-1 must be between 0 and 10 seconds") != std::string::npos);
     CHECK(err(11, unset).find("overshoot_s=11 must be between 0 and 10") != std::string::npos);
+    CHECK(err(0, 1).find("overshoot_balance_s=1 must be between 0 and overshoot_s=0") != std::string::npos);
     CHECK(err(NaN, 1).find("overshoot_balance_s=1 must be between 0 and overshoot_s=0") != std::string::npos);
     CHECK(err(1, 2).find("overshoot_balance_s=2 must be between 0 and overshoot_s=1") != std::string::npos);
     CHECK(err(1, -0.5).find("overshoot_balance_s=-0.5") != std::string::npos);

@@ -91,7 +91,10 @@ def test_psync_vs_libaio_json(tmp_path: Path) -> None:
     common = "--filename=/dev/x --rw=randread --bs=16k --numjobs=4 --runtime=30 --time_based"
     psync = f"fio --name=ps {common} --ioengine=psync"
     libaio = f"fio --name=aio {common} --ioengine=libaio --iodepth=64"
-    proc = ebssim_fio(["--volume", f"/dev/x={FAST_GP3}", "--output-format", "json", psync, libaio], tmp_path)
+    # Without overshoot (the aio run would spend a second saved during the psync run: 31/30 of
+    # the cap, tests/python/test_fio_simulate.py::test_psync_vs_libaio_fixture_phases).
+    spec = f"/dev/x={FAST_GP3},overshoot=0"
+    proc = ebssim_fio(["--volume", spec, "--output-format", "json", psync, libaio], tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     res = read_json(proc.stdout.encode())
@@ -215,7 +218,9 @@ def test_size_limited_json(cli: Any, extra: str, runtime_ms: int, io_bytes: int)
 # 4. Phases, logs in the working directory, JSON shape
 # ---------------------------------------------------------------------------------------------
 
-TWO_VOLUMES = ["--volume", "/dev/nvme1n1=gp2:size=100", "--volume", "/dev/nvme2n1=gp2:size=100"]
+# Without overshoot: the phases' figures below hold from each phase's first second (overshoot
+# across phases: tests/python/test_examples.py::test_fio_phases_example).
+TWO_VOLUMES = ["--volume", "/dev/nvme1n1=gp2:size=100,overshoot=0", "--volume", "/dev/nvme2n1=gp2:size=100,overshoot=0"]
 
 
 def test_four_phase_fixture(cli: Any, tmp_path: Path) -> None:

@@ -127,11 +127,13 @@ def test_psync_vs_libaio_fixture_phases() -> None:
     # psync_qd4: iodepth=4 is capped at 1 -> 1 / s = 1,940.77 per job.
     for j in p.jobs[:4]:
         assert j.iops == pytest.approx(1 / S16K, rel=1e-9)
-    # libaio_qd4: 4 x 4 = 16 in flight offer 16 / s = 31,052 > 16,000 -> 4,000 per job,
-    # latency 16 / 16,000 = 1 ms.
+    # libaio_qd4: 4 x 4 = 16 in flight offer 16 / s = 31,052 > 16,000 -> 4,000 per job, latency
+    # 16 / 16,000 = 1 ms. The psync phase before it stayed below 16,000 IOPS and saved a second of
+    # the cap (overshoot, 1 s on Nitro): the first second serves 32,000 at 16 / 32,000 = 0.5 ms,
+    # so the 30 s serve 16,000 x 31 (4,000 x 31 / 30 per job) at a mean of 30 / 31 ms.
     for j in p.jobs[4:8]:
-        assert j.iops == pytest.approx(4000.0, rel=1e-9)
-        assert j.latency_mean_s == pytest.approx(1e-3, rel=1e-9)
+        assert j.iops == pytest.approx(4000.0 * 31 / 30, rel=1e-9)
+        assert j.latency_mean_s == pytest.approx(1e-3 * 30 / 31, rel=1e-9)
     # default_engine: no ioengine -> psync, iodepth=8 ignored: 1 / s.
     assert p.jobs[8].iops == pytest.approx(1 / S16K, rel=1e-9)
     assert p.jobs[8].latency_mean_s == pytest.approx(S16K, rel=1e-9)
@@ -296,7 +298,12 @@ def test_ramp_time_spends_credits_but_is_not_reported() -> None:
 
 
 def four_phase_volumes() -> Dict[str, Volume]:
-    return {"/dev/nvme1n1": Volume("gp2", size_gib=100), "/dev/nvme2n1": Volume("gp2", size_gib=100)}
+    # Without overshoot: the phases' credits below are worked with the limits holding from each
+    # phase's first second (overshoot across phases: test_psync_vs_libaio_fixture_phases).
+    return {
+        "/dev/nvme1n1": Volume("gp2", size_gib=100, overshoot_s=0),
+        "/dev/nvme2n1": Volume("gp2", size_gib=100, overshoot_s=0),
+    }
 
 
 def test_four_phase_fixture_jobs_groups_and_rates() -> None:
@@ -392,13 +399,16 @@ def test_stonewall_waits_for_the_longest_earlier_job(tmp_path: Path) -> None:
     j = by_name(run([str(jobfile)], vols))
     assert j["after"].groupid == 1 and j["short"].groupid == 0 and j["long"].groupid == 0
     # A spends 2,700/s for 100 s, then rests until "long" ends at 400 s: 300 x 300 = +90,000.
-    # "after" starts at 400 s with 5,400,000 - 270,000 + 90,000 = 5,220,000 credits and runs out
-    # 5,220,000 / 2,700 = 1,933.33 s later. (Starting at 100 s it would be 1,900 s.)
+    # "after" starts at 400 s with 5,400,000 - 270,000 + 90,000 = 5,220,000 credits. The rest saved
+    # a second of the 3,000 IOPS cap (overshoot): its first second serves 6,000, spending 5,700,
+    # and the rest runs out (5,220,000 - 5,700) / 2,700 = 1,931.22 s later: the cliff 1,932.22 s
+    # in. (Starting at 100 s it would be about 1,900 s.)
     credits = GP2_CREDITS - 2700 * 100 + 300 * 300
-    cliff = credits / 2700
+    cliff = 1 + (credits - 5700) / 2700
     assert j["after"].cliff_time_s == pytest.approx(cliff, abs=1e-6)
-    # IOPS = (1,933.33 x 3,000 + 566.67 x 300) / 2,500 = 2,388.
-    assert j["after"].iops == pytest.approx((cliff * 3000 + (2500 - cliff) * 300) / 2500, rel=1e-9)
+    # IOPS = (6,000 + (cliff - 1) x 3,000 + (2,500 - cliff) x 300) / 2,500: the credits, spent
+    # either way, give the same total as without overshoot, 2,388.
+    assert j["after"].iops == pytest.approx((6000 + (cliff - 1) * 3000 + (2500 - cliff) * 300) / 2500, rel=1e-9)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -436,7 +446,9 @@ def test_volume_unused_by_a_run_rests() -> None:
     back = by_name(run([r1, r2, r3], vols))["back"]
     # A rests through run 2: +300 x 1,000 = 300,000 credits, which last 300,000 / 2,700 = 111.1 s
     # at 3,000 IOPS. IOPS = (111.1 x 3,000 + 888.9 x 300) / 1,000 = 600.
-    assert back.cliff_time_s == pytest.approx(300_000 / 2700, abs=1e-6)
+    # The rest also saved a second of the cap (overshoot): the first second serves 6,000 from
+    # 300,300, and the 294,300 left last 109 s: the cliff at 110 s; the same 600 IOPS.
+    assert back.cliff_time_s == pytest.approx(1 + (300_300 - 6000) / 2700, abs=1e-6)
     assert back.iops == pytest.approx(600.0, rel=1e-9)
 
 

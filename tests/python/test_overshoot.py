@@ -28,6 +28,26 @@ def test_none_by_default_and_none_saved_at_the_start():
     v = gp3(100, overshoot_s=1)
     assert v.overshoot == 1.0
     assert simulate(v, ClosedLoop(64, "4k"), 10).totals.served_ops == pytest.approx(30000)
+    # After an idle second, the first held second serves 6,000.
+    sim = ebssim.Simulation([v])
+    sim.run([Idle()], 1, record=False)
+    assert sim.run([ClosedLoop(64, "4k")], 2)[0].iops[0] == pytest.approx(6000)
+
+
+def test_the_fio_front_end_gives_nitro_volumes_a_second():
+    # 16 x 16 KiB in flight on gp3 3,000 IOPS for 10 s after 5 s of one I/O at a time (about
+    # 1,940 IOPS, below the cap): the second run spends the second the first saved, 3,000 x 11 / 10.
+    slow = "fio --name=a --filename=/dev/x --rw=randread --bs=16k --ioengine=psync --runtime=5 --time_based"
+    deep = (
+        "fio --name=b --filename=/dev/x --rw=randread --bs=16k --ioengine=libaio --iodepth=16 --runtime=10 --time_based"
+    )
+    jobs = ebssim.fio.predict([slow, deep], {"/dev/x": gp3(100)}, log_dir=None).jobs
+    assert jobs[1].iops == pytest.approx(3000 * 11 / 10, rel=1e-9)
+    # A stated depth wins; on a Xen instance none by default.
+    stated = ebssim.fio.predict([slow, deep], {"/dev/x": gp3(100, overshoot_s=0)}, log_dir=None).jobs
+    assert stated[1].iops == pytest.approx(3000, rel=1e-9)
+    xen = ebssim.fio.predict([slow, deep], {"/dev/x": gp3(100)}, instance="c4.xlarge", log_dir=None).jobs
+    assert xen[1].iops == pytest.approx(3000, rel=1e-9)
 
 
 def test_time_below_the_cap_saves_its_unused_share():

@@ -45,7 +45,9 @@ def gp2_volumes(draw) -> Volume:
     size = draw(st.one_of(st.integers(1, 1200), st.sampled_from([1, 33, 170, 171, 333, 334, 999, 1000, 16384])))
     # Small balances make the bucket run dry inside a short trace.
     pct = draw(st.one_of(st.sampled_from([0.0, 1e-4, 0.01, 0.1, 100.0]), st.floats(0, 100)))
-    return gp2(size, burst_balance_pct=pct)
+    # Without overshoot: the invariants below are the limit rule's (served <= the cap in every
+    # step); overshoot has its own property (test_overshoot_is_a_token_bucket_of_its_depth).
+    return gp2(size, burst_balance_pct=pct, overshoot_s=0)
 
 
 @st.composite
@@ -55,7 +57,7 @@ def gp3_volumes(draw) -> Volume:
     iops = draw(st.integers(3000, max_iops))
     max_tput = int(min(2000, max(125, 0.25 * iops)))
     tput = draw(st.integers(125, max_tput))
-    return gp3(size, iops=iops, throughput_mib_s=tput)
+    return gp3(size, iops=iops, throughput_mib_s=tput, overshoot_s=0)
 
 
 volumes = st.one_of(gp2_volumes(), gp3_volumes())
@@ -304,3 +306,49 @@ def test_totals_without_recording_match(v, data):
             assert math.isnan(getattr(bare.totals, key))
         else:
             assert getattr(bare.totals, key) == value
+
+
+@st.composite
+def overshooting(draw):
+    """A gp3 volume with overshoot (0.05 to 3 s, from empty, full or between), a step, a trace."""
+    v = draw(gp3_volumes())
+    depth = draw(st.floats(0.05, 3))
+    balance = draw(st.sampled_from([0.0, 1.0, 0.37])) * depth
+    v = gp3(
+        v.size_gib, iops=v.iops, throughput_mib_s=v.throughput_mib_s, overshoot_s=depth, overshoot_balance_s=balance
+    )
+    dt = draw(st.sampled_from([1.0, 0.5, 0.001]))
+    ops, nbytes = draw(traces(v, dt))
+    pattern = draw(st.sampled_from(["random", "sequential"]))
+    return v, dt, ops, nbytes, pattern
+
+
+@PROFILE
+@given(overshooting(), st.data())
+def test_overshoot_is_a_token_bucket_of_its_depth(scenario, data):
+    """Over any stretch of steps, a limit lets through at most its rate for the stretch plus its
+    depth (overshoot_s): the defining property of a token bucket. Runs split anywhere give the
+    same series (the seconds saved carry over), and every I/O is served or still queued."""
+    v, dt, ops, nbytes, pattern = scenario
+    depth = v.overshoot
+    r = simulate(v, OpenLoop(ops, nbytes, pattern=pattern), dt=dt)
+    cnt = np.concatenate([[0.0], np.cumsum(r.ebs_iops * dt)])
+    by = np.concatenate([[0.0], np.cumsum(r.throughput_mib_s * MiB * dt)])
+    n = ops.shape[0]
+    span = np.arange(n + 1) * dt
+    # Every stretch [a, b): sums by prefix differences, all pairs at once.
+    window = span[None, :] - span[:, None]
+    upper = np.triu(np.ones((n + 1, n + 1), dtype=bool), 1)
+    allowed_cnt = v.max_iops * (window + depth)
+    allowed_by = v.max_throughput_mib_s * MiB * (window + depth)
+    assert np.all((cnt[None, :] - cnt[:, None])[upper] <= allowed_cnt[upper] * (1 + 1e-9) + 1e-6)
+    assert np.all((by[None, :] - by[:, None])[upper] <= allowed_by[upper] * (1 + 1e-9) + 1e-3)
+    t = r.totals
+    assert t["demanded_ops"] == pytest.approx(t["served_ops"] + t["backlog_ops"], rel=REL, abs=1e-9)
+    # Two runs = one run.
+    k = data.draw(st.integers(0, n))
+    sim = Simulation([v], dt=dt)
+    parts = [sim.run([OpenLoop(ops[a:b], nbytes[a:b], pattern=pattern)])[0] for a, b in ((0, k), (k, n)) if b > a]
+    for name in ("iops", "ebs_iops", "throughput_mib_s", "latency_s", "bound"):
+        joined = np.concatenate([getattr(p, name) for p in parts])
+        np.testing.assert_allclose(joined, getattr(r, name), rtol=1e-12, atol=1e-12, equal_nan=True)

@@ -50,7 +50,20 @@ if TYPE_CHECKING:
         simulate,
     )
     from .stripes import StripedResult, StripedSet, striped, target_from_spec
-    from .volumes import VOLUME_TYPES, Volume, VolumeTypeInfo, gp2, gp3, io1, io2, sc1, st1, standard, volume_types
+    from .volumes import (
+        NITRO_OVERSHOOT_S,
+        VOLUME_TYPES,
+        Volume,
+        VolumeTypeInfo,
+        gp2,
+        gp3,
+        io1,
+        io2,
+        sc1,
+        st1,
+        standard,
+        volume_types,
+    )
     from .workloads import (
         ClosedLoop,
         Idle,
@@ -66,6 +79,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BOUND_NAMES",
+    "NITRO_OVERSHOOT_S",
     "INSTANCE_SERIES",
     "LatencyModel",
     "LatencyPercentiles",
@@ -180,6 +194,7 @@ _EXPORTS = {
         "simulate",
     ),
     ".volumes": (
+        "NITRO_OVERSHOOT_S",
         "VOLUME_TYPES",
         "Volume",
         "VolumeTypeInfo",

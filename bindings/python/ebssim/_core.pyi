@@ -132,6 +132,9 @@ class VolumeSpec(metaclass=_pybind11_type):
     @property
     def overshoot_balance_s(self) -> float: ...
 
+nitro_overshoot_s: float
+max_overshoot_s: float
+
 def make_volume(spec: VolumeSpec, nitro: bool = ...) -> VolumeParams: ...
 
 # bind_workload.cpp

@@ -22,6 +22,7 @@ __all__ = [
     "st1",
     "sc1",
     "standard",
+    "NITRO_OVERSHOOT_S",
     "VOLUME_TYPES",
     "VolumeTypeInfo",
     "volume_types",
@@ -34,6 +35,10 @@ _TYPES: Mapping[str, VolumeTypeInfo] = MappingProxyType({t.name: t for t in _cor
 
 #: The EBS volume types, in the order AWS lists them.
 VOLUME_TYPES: Tuple[str, ...] = tuple(_TYPES)
+
+#: Seconds of each limit the limiter saves on Nitro (overshoot, docs/model.md): what the fio front
+#: end gives a volume that does not state ``overshoot_s``; the engine's own default is 0.
+NITRO_OVERSHOOT_S: float = float(_core.nitro_overshoot_s)
 
 
 def volume_types() -> Mapping[str, VolumeTypeInfo]:

@@ -16,7 +16,7 @@ from ..volumes import VOLUME_TYPES, Volume, volume_types
 from . import _native, _range, _rules
 from ._inputs import Capture, JobData, Source, load
 from ._latency import fit_latency, with_latency
-from ._levels import MIN_RELATIVE_CHANGE, Level, first_drop, fit_levels, window_weights
+from ._levels import MIN_RELATIVE_CHANGE, Level, first_drop, fit_levels, overshoot_transients, window_weights
 from ._result import Fit, Parameter, Phase
 
 FloatArray = npt.NDArray[np.float64]
@@ -658,10 +658,12 @@ def _fit_provisioned(
     iops_range = _rules.iops_range(vtype)
     assert iops_range is not None  # gp3, io1, io2 provision their IOPS
     least_iops, most_iops = iops_range
+    transient = overshoot_transients(levels)
     sat = [
         lv
         for lv in levels
-        if lv.iops < (1 - MIN_RELATIVE_CHANGE) * lv.job.demand_iops(probe) or rate_limits == "volume"
+        if (lv.iops < (1 - MIN_RELATIVE_CHANGE) * lv.job.demand_iops(probe) or rate_limits == "volume")
+        and id(lv) not in transient
     ]
     held = [lv.job for lv in levels if lv not in sat]  # held by their own rate caps or think time: demand-bound
     if not sat:

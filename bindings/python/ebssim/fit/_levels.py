@@ -9,6 +9,7 @@ from typing import List, Optional, Tuple
 import numpy as np
 import numpy.typing as npt
 
+from ..volumes import NITRO_OVERSHOOT_S
 from . import _native
 from ._inputs import Capture, JobData
 
@@ -16,6 +17,9 @@ FloatArray = npt.NDArray[np.float64]
 
 #: Adjacent levels closer than this fraction of the larger are one level (fio's and EBS's jitter).
 MIN_RELATIVE_CHANGE = 0.03
+
+#: The overshoot after time below a limit (docs/model.md, "Overshoot"; the default on Nitro).
+OVERSHOOT_S = NITRO_OVERSHOOT_S
 
 
 @dataclass
@@ -163,3 +167,23 @@ def first_drop(levels: List[Level]) -> Optional[Tuple[Level, Level]]:
         if b.iops < (1 - MIN_RELATIVE_CHANGE) * a.iops and b.job.io_bytes == a.job.io_bytes:
             return a, b
     return None
+
+
+def overshoot_transients(levels: List[Level]) -> set[int]:
+    """The ids of levels that are a job's overshoot, not a cap: its first level when that lasts at
+    most two windows of at most OVERSHOOT_S each and the job's next level is lower (after time
+    below a limit, a volume runs above it for a moment by up to OVERSHOOT_S of it)."""
+    out: set[int] = set()
+    jobs: dict[int, List[Level]] = {}
+    for lv in levels:
+        jobs.setdefault(id(lv.job), []).append(lv)
+    for ls in jobs.values():
+        ls.sort(key=lambda lv: lv.start_s)
+        first = ls[0]
+        if (
+            len(ls) >= 2
+            and first.end_s - first.start_s <= 2 * OVERSHOOT_S * (1 + 1e-9)
+            and ls[1].iops < (1 - MIN_RELATIVE_CHANGE) * first.iops
+        ):
+            out.add(id(first))
+    return out
