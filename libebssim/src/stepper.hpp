@@ -463,8 +463,8 @@ private:
         return limits_at<ScalarOps>(s_.credits, lim_.bucket ? pool_ : inf, burst, hi, lo);
     }
     /// The seconds saved after a step that served served_cnt counted I/Os and served_bytes bytes
-    /// and was held by `bound` (overshoot_after on each limit).
-    /// Called before the step changes the credits (whose level chose the throughput cap), with
+    /// and was held by `bound` (overshoot_after on each limit). Called before the step changes
+    /// the credits (whose level chose the throughput cap), with
     /// the seconds saved at offer(). The common steps are told apart first and change nothing: a
     /// full bucket within its limit, an empty one at exactly the IOPS cap (overshoot_after gives
     /// them the same values).
@@ -549,9 +549,9 @@ private:
     // Scratch between offer() and commit().
     Offer a_{};
     double av_ops_ = 0, av_bytes_ = 0, av_cnt_ = 0, pool_ = 0, cap_cnt_ = 0, f_ = 1;
-    // With overshoot only (none of it in a stepper without): the seconds saved, the caps' inverses; between offer()
-    // and commit(), whether the counted cap is the IOPS limit's (not the credits'), and the
-    // throughput cap per step before its extension, with its inverse.
+    // With overshoot only (none of it in a stepper without): the seconds saved and where they
+    // live, the depth, the caps' inverses, and the offer at the rates that an instance may hold
+    // the step to (base_share, hold_at_base).
     struct OvershootScratch {
         OvershootState* home = nullptr;  // where the seconds saved live (written by flush)
         OvershootState saved;            // worked on here, as s_
