@@ -113,6 +113,8 @@ public:
           share_(nv_),
           g_(nv_),
           base_(nv_, 1.0),
+          spare_cnt_(nv_),
+          spare_bytes_(nv_),
           bound_(nv_),
           o0_(nv_),
           c0_(nv_),
@@ -208,37 +210,32 @@ private:
     // budget; what is left of its budget goes to the volumes' overshoot, each the same share of it.
     [[gnu::always_inline]] Decision decide(const Hot& h, double sum_cnt, double sum_bytes) {
         if (!any_over_) return decide_offers(h, sum_cnt, sum_bytes);
+        // The base offers, swapped into want_cnt_ and want_bytes_ while decide_offers may share
+        // them (the whole offers wait in spare_cnt_ and spare_bytes_ meanwhile).
         double base_cnt = 0, base_bytes = 0;
         for (std::size_t i = 0; i < nv_; ++i) {
-            base_cnt += base_[i] * want_cnt_[i];
-            base_bytes += base_[i] * want_bytes_[i];
+            spare_cnt_[i] = base_[i] * want_cnt_[i];
+            spare_bytes_[i] = base_[i] * want_bytes_[i];
+            base_cnt += spare_cnt_[i];
+            base_bytes += spare_bytes_[i];
         }
-        // The base offers in want_cnt_ and want_bytes_ (the offers kept in ext_cnt_, ext_bytes_).
-        ext_cnt_ = want_cnt_;
-        ext_bytes_ = want_bytes_;
-        for (std::size_t i = 0; i < nv_; ++i) {
-            want_cnt_[i] *= base_[i];
-            want_bytes_[i] *= base_[i];
-        }
+        want_cnt_.swap(spare_cnt_);
+        want_bytes_.swap(spare_bytes_);
         const auto [cap_io, cap_by] = caps(h, base_bytes);
         const bool at_base = base_cnt > cap_io || base_bytes > cap_by;
         for (std::size_t i = 0; i < nv_; ++i) apply(st_[i], [&](auto& st) { st.hold_at_base(at_base); });
-        if (at_base) {
-            // Held at the rates already: the base offers shared (g_ of each), and no overshoot.
-            const Decision d = decide_offers(h, base_cnt, base_bytes);
-            want_cnt_.swap(ext_cnt_);
-            want_bytes_.swap(ext_bytes_);
-            return d;
-        }
-        want_cnt_.swap(ext_cnt_);
-        want_bytes_.swap(ext_bytes_);
+        // Held at the rates already: the base offers shared (g_ of each), and no overshoot.
+        const Decision held_at_base = at_base ? decide_offers(h, base_cnt, base_bytes) : Decision{};
+        want_cnt_.swap(spare_cnt_);
+        want_bytes_.swap(spare_bytes_);
+        if (at_base) return held_at_base;
         const auto [cap_io_x, cap_by_x] = caps(h, sum_bytes);
         if (sum_cnt <= cap_io_x && sum_bytes <= cap_by_x) return decide_offers(h, sum_cnt, sum_bytes);
         // The room left after the base offers, shared by the overshoot in proportion to it.
         const double h_io = sum_cnt > cap_io_x ? (cap_io_x - base_cnt) / (sum_cnt - base_cnt) : 1.0;
         const double h_by = sum_bytes > cap_by_x ? (cap_by_x - base_bytes) / (sum_bytes - base_bytes) : 1.0;
         const double hh = std::clamp(std::min(h_io, h_by), 0.0, 1.0);
-        const Bound ib = h_io <= h_by ? Bound::instance_iops : Bound::instance_throughput;
+        const Bound ib = instance_bound(h_io, h_by);
         double used_cnt = 0, used_bytes = 0;
         for (std::size_t i = 0; i < nv_; ++i) {
             const bool held = base_[i] < 1.0;
@@ -247,8 +244,18 @@ private:
             used_cnt += g_[i] * want_cnt_[i];
             used_bytes += g_[i] * want_bytes_[i];
         }
-        if (ib == Bound::instance_iops) used_cnt = std::min(used_cnt, cap_io_x);
-        if (ib == Bound::instance_throughput) used_bytes = std::min(used_bytes, cap_by_x);
+        return decision(ib, used_cnt, used_bytes, cap_io_x, cap_by_x);
+    }
+    // The limit that holds the volumes, from the share of their offers each budget allows: the
+    // smaller share, a tie going to the IOPS budget.
+    static Bound instance_bound(double g_io, double g_by) noexcept {
+        return g_io <= g_by ? Bound::instance_iops : Bound::instance_throughput;
+    }
+    // The decision of bound ib with what the volumes use of the budgets, exactly the budget where
+    // it binds (so that the instance bucket empties to exactly zero).
+    static Decision decision(Bound ib, double used_cnt, double used_bytes, double cap_io, double cap_by) noexcept {
+        if (ib == Bound::instance_iops) used_cnt = std::min(used_cnt, cap_io);
+        if (ib == Bound::instance_throughput) used_bytes = std::min(used_bytes, cap_by);
         return {ib, used_cnt, used_bytes};
     }
     // The instance's budgets per step at the buckets' credits, for the offers in want_bytes_ (sum_bytes in all).
@@ -272,7 +279,7 @@ private:
         const double g_io = sum_cnt > cap_io ? cap_io / sum_cnt : 1.0;
         const double g_by = sum_bytes > cap_by ? cap_by / sum_bytes : 1.0;
         Bound ib = Bound::demand;
-        if (g_io < 1.0 || g_by < 1.0) ib = g_io <= g_by ? Bound::instance_iops : Bound::instance_throughput;
+        if (g_io < 1.0 || g_by < 1.0) ib = instance_bound(g_io, g_by);
         double used_cnt = 0, used_bytes = 0;
         if (ib == Bound::demand || !fair_) {
             const double gg = std::min(g_io, g_by);
@@ -294,10 +301,7 @@ private:
                 used_bytes += share_[i] * want_bytes_[i];
             }
         }
-        // Exact at the cap, so the instance bucket empties to exactly zero.
-        if (ib == Bound::instance_iops) used_cnt = std::min(used_cnt, cap_io);
-        if (ib == Bound::instance_throughput) used_bytes = std::min(used_bytes, cap_by);
-        return {ib, used_cnt, used_bytes};
+        return decision(ib, used_cnt, used_bytes, cap_io, cap_by);
     }
 
     // One step of every volume and of the instance.
@@ -469,9 +473,9 @@ private:
     std::vector<double> read_fraction_;  // each volume's workload's share of reads (its bytes' too)
     std::vector<double> want_cnt_, want_bytes_, share_, g_;
     // With overshoot on some volume (any_over_): each offer's base share (Stepper::base_share),
-    // and the offers kept while decide() shares the base ones.
+    // and the other offers, base or whole, while decide() swaps them (spare_cnt_, spare_bytes_).
     bool any_over_ = false;
-    std::vector<double> base_, ext_cnt_, ext_bytes_;
+    std::vector<double> base_, spare_cnt_, spare_bytes_;
     std::vector<Bound> bound_;
     // A jump's probe: each volume's outcome, credits, change per step, share and bound at step k.
     std::vector<StepOutcome> o0_;
