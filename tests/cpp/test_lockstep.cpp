@@ -236,6 +236,28 @@ void check_case(const Case& c, const std::vector<std::int64_t>& runs, Coverage& 
     }
 }
 
+// The random cases, on every instruction set: 1 to 2W + 1 volumes, `reps` cases of each, each
+// two runs (state, credits and backlog, carries over), each case given to alter(case, rng2)
+// before it runs (rng2 seeded with alter_seed on each instruction set).
+template <class Alter>
+void random_cases(std::uint64_t seed, int reps, std::uint64_t alter_seed, Coverage& cov, Alter&& alter) {
+    for_each_isa([&] {
+        Rng rng(seed);
+        Rng other(alter_seed);
+        for (std::size_t volumes = 1; volumes <= 2 * W + 1; ++volumes) {
+            for (int rep = 0; rep < reps; ++rep) {
+                CAPTURE(volumes);
+                CAPTURE(rep);
+                const std::int64_t n1 = 1 + static_cast<std::int64_t>(pick(rng, 1500));
+                const std::int64_t n2 = static_cast<std::int64_t>(pick(rng, 1500));
+                Case c = random_case(rng, volumes, n1 + n2);
+                alter(c, other);
+                check_case(c, {n1, n2}, cov);
+            }
+        }
+    });
+}
+
 // Volumes of one kind each (gp2 on noisy traces, gp3, st1 sequential), as a fleet is.
 void fleet_case() {
     Rng rng(7);
@@ -274,19 +296,7 @@ void fleet_case() {
 
 TEST_CASE("lockstep: random volumes, workloads and traces give the scalar loop's results to the last bit") {
     Coverage cov;
-    for_each_isa([&] {
-        Rng rng(20261130);
-        for (std::size_t volumes = 1; volumes <= 2 * W + 1; ++volumes) {
-            for (int rep = 0; rep < 4; ++rep) {
-                CAPTURE(volumes);
-                CAPTURE(rep);
-                const std::int64_t n1 = 1 + static_cast<std::int64_t>(pick(rng, 1500));
-                const std::int64_t n2 = static_cast<std::int64_t>(pick(rng, 1500));
-                const Case c = random_case(rng, volumes, n1 + n2);
-                check_case(c, {n1, n2}, cov);  // two runs: state (credits, backlog) carries over
-            }
-        }
-    });
+    random_cases(20261130, 4, 0, cov, [](Case&, Rng&) {});
     // Every limit bound some steps, and buckets ran dry and earned again.
     CHECK(cov.steps_bound[static_cast<int>(Bound::demand)] > 1000);
     CHECK(cov.steps_bound[static_cast<int>(Bound::volume_iops)] > 1000);
@@ -301,24 +311,12 @@ TEST_CASE("lockstep: volumes that overshoot, among others that do not, give the 
     // from empty, full or between: the kernel's Over variant, whose lanes without overshoot must
     // stay exactly as the scalar loop without it steps them.
     Coverage cov;
-    for_each_isa([&] {
-        Rng rng(20261205);
-        Rng over(99);
-        for (std::size_t volumes = 1; volumes <= 2 * W + 1; ++volumes) {
-            for (int rep = 0; rep < 3; ++rep) {
-                CAPTURE(volumes);
-                CAPTURE(rep);
-                const std::int64_t n1 = 1 + static_cast<std::int64_t>(pick(rng, 1500));
-                const std::int64_t n2 = static_cast<std::int64_t>(pick(rng, 1500));
-                Case c = random_case(rng, volumes, n1 + n2);
-                for (VolumeSpec& s : c.specs) {
-                    if (pick(over, 2) == 0) continue;
-                    s.overshoot_s = uniform(over, 0.05, 2.0);
-                    const double balances[] = {0.0, 1.0, 0.3};
-                    s.overshoot_balance_s = s.overshoot_s * pick(over, balances);
-                }
-                check_case(c, {n1, n2}, cov);
-            }
+    random_cases(20261205, 3, 99, cov, [](Case& c, Rng& over) {
+        for (VolumeSpec& s : c.specs) {
+            if (pick(over, 2) == 0) continue;
+            s.overshoot_s = uniform(over, 0.05, 2.0);
+            const double balances[] = {0.0, 1.0, 0.3};
+            s.overshoot_balance_s = s.overshoot_s * pick(over, balances);
         }
     });
     CHECK(cov.steps_bound[static_cast<int>(Bound::volume_iops)] > 1000);
