@@ -186,12 +186,18 @@ class Simulation:
             with self._state():
                 got = tuple(float(self._sim.credits(k)) for k in range(span.start, span.stop))
             return got if isinstance(self.targets[i], VolumeGroup) else got[0]
+        k = self._volume_index(i, "a volume index" if self.targets is None else "a volume index or a target's name")
+        with self._state():
+            return float(self._sim.credits(k))
+
+    def _volume_index(self, i: Any, what: str) -> int:
+        """``i`` as an index of :attr:`volumes` from 0 (negative counts from the end); ``what`` is
+        what ``i`` may be, for the ValueError; outside the volumes an IndexError."""
         n = len(self.volumes)
-        k = integer(i, "i", "a volume index" if self.targets is None else "a volume index or a target's name")
+        k = integer(i, "i", what)
         if not -n <= k < n:
             raise IndexError(f"volume index {k} is out of range: the simulation has {n} volume{'s' * (n != 1)}")
-        with self._state():
-            return float(self._sim.credits(k % n))
+        return k % n
 
     def overshoot_saved_s(self, i: int = 0) -> Tuple[float, float]:
         """Seconds of volume ``i``'s IOPS limit and of its throughput limit saved for overshoot
@@ -207,12 +213,9 @@ class Simulation:
         >>> sim.overshoot_saved_s()      # half a second idle saves half a second of each limit
         (0.5, 0.5)
         """
-        n = len(self.volumes)
-        k = integer(i, "i", "a volume index")
-        if not -n <= k < n:
-            raise IndexError(f"volume index {k} is out of range: the simulation has {n} volume{'s' * (n != 1)}")
+        k = self._volume_index(i, "a volume index")
         with self._state():
-            iops_s, bytes_s = self._sim.overshoot_saved_s(k % n)
+            iops_s, bytes_s = self._sim.overshoot_saved_s(k)
         return float(iops_s), float(bytes_s)
 
     @contextlib.contextmanager
