@@ -30,7 +30,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import ebssim
 import ebssim.fio
@@ -200,20 +200,28 @@ def _runs03() -> List[Run]:
     ]
 
 
-def _idle_before05() -> Dict[str, Optional[float]]:
-    """Per raw file of 05, the seconds its device was idle before the run: the time from the end
-    of the device's previous run (fio's end-of-run `timestamp_ms`) minus this run's runtime; None
-    for a device's first run, which followed minutes of the other devices' runs."""
+def runs05_in_order() -> List[Tuple[int, str, float, str, Dict[str, Any]]]:
+    """05's runs in the order they ran: fio's end-of-run `timestamp_ms`, the device, the runtime
+    in seconds, the raw file's name and the job's write section, from each raw file's JSON (also
+    scripts/overshoot.py's)."""
     import json
 
     runs = []
     for f in sorted((DATA / D05 / "raw" / "fio_results").glob("*.log")):
         text = f.read_text()
         doc = json.loads(text[text.index("{") :])
-        runs.append((doc["timestamp_ms"], f.name.split("_")[-2], doc["jobs"][0]["write"]["runtime"] / 1e3, f.name))
+        write = doc["jobs"][0]["write"]
+        runs.append((int(doc["timestamp_ms"]), f.name.split("_")[-2], write["runtime"] / 1e3, f.name, write))
+    return sorted(runs, key=lambda r: r[0])
+
+
+def _idle_before05() -> Dict[str, Optional[float]]:
+    """Per raw file of 05, the seconds its device was idle before the run: the time from the end
+    of the device's previous run (fio's end-of-run `timestamp_ms`) minus this run's runtime; None
+    for a device's first run, which followed minutes of the other devices' runs."""
     last: Dict[str, int] = {}
     out: Dict[str, Optional[float]] = {}
-    for end_ms, device, runtime, name in sorted(runs):
+    for end_ms, device, runtime, name, _ in runs05_in_order():
         out[name] = None if device not in last else (end_ms - last[device]) / 1e3 - runtime
         last[device] = end_ms
     return out

@@ -11,10 +11,8 @@ between fio's end-of-run timestamps minus the run's runtime).
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from accuracy import runs05_in_order  # this directory: the runs as the accuracy report reads them
 
-DATA = next((Path(__file__).resolve().parents[1] / "tests" / "data" / "real-ebs").glob("05_*")) / "raw" / "fio_results"
 INSTANCE_MIB_S = 1250e6 / 2**20  # r5b.large's maximum EBS bandwidth, 1,250 MB/s
 # device: (IOPS cap, throughput cap MiB/s), PROVENANCE 05
 CAPS = {
@@ -26,18 +24,11 @@ CAPS = {
 
 
 def main() -> None:
-    runs = []
-    for f in sorted(DATA.glob("*.log")):
-        text = f.read_text()
-        doc = json.loads(text[text.index("{") :])
-        job = doc["jobs"][0]["write"]
-        device = f.name.split("_")[-2]
-        bs_kib = float(f.name.split("kb_")[0].split("-")[-1])
-        runs.append((doc["timestamp_ms"], device, bs_kib, job["runtime"] / 1e3, job["io_bytes"] / 1024.0))
-    runs.sort()
     print(f"{'device':8} {'bs KiB':>6} {'limit':>22} {'idle before s':>17} {'extra s of the limit':>20}")
     previous, last_device = None, ""
-    for end_ms, device, bs, runtime, mib in runs:
+    for end_ms, device, runtime, name, write in runs05_in_order():
+        bs = float(name.split("kb_")[0].split("-")[-1])
+        mib = write["io_bytes"] / 1024.0
         iops, tput = CAPS[device]
         limits = {"IOPS": iops * bs / 1024, "volume MiB/s": tput, "instance MiB/s": INSTANCE_MIB_S}
         which = min(limits, key=lambda k: limits[k])
